@@ -1,0 +1,43 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const SERVICES = ['ingest', 'consumer', 'query'];
+
+/** A service may import services/shared and itself, never another service (they deploy apart). */
+const serviceBoundaries = SERVICES.map((service) => ({
+  files: [`services/${service}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: SERVICES.filter((other) => other !== service).map((other) => ({
+          group: [`**/${other}/*`, `**/${other}`],
+          message: `services/${service} must not import services/${other}: share through services/shared or a schema`,
+        })),
+      },
+    ],
+  },
+}));
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', 'data/**', '.local/**', 'bench/results/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      'no-console': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    files: ['services/shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: SERVICES.map((s) => `**/${s}/*`), message: 'services/shared holds primitives only and imports no service' }] },
+      ],
+    },
+  },
+  ...serviceBoundaries,
+);
