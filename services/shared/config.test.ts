@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+describe('loadConfig', () => {
+  it('runs fully embedded with no variable set', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 8080, services: ['ingest', 'consumer', 'query'], logLevel: 'info', kafka: null, redis: null });
+    expect(config.clickhouse).toEqual({ url: null, database: 'callmeter', username: null, password: null });
+    expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it('switches each dependency to its real service by its own variable', () => {
+    const config = loadConfig({ KAFKA_BROKERS: 'k1:9092, k2:9092', REDIS_URL: 'redis://r:6379', CLICKHOUSE_URL: 'http://ch:8123', SERVICES: 'consumer,query' });
+    expect(config.kafka?.brokers).toEqual(['k1:9092', 'k2:9092']);
+    expect(config.redis?.url).toBe('redis://r:6379');
+    expect(config.clickhouse.url).toBe('http://ch:8123');
+    expect(config.services).toEqual(['consumer', 'query']);
+  });
+
+  it('names every bad variable in one error', () => {
+    const bad = { PORT: 'eighty', LOG_LEVEL: 'loud', KAFKA_BROKERS: 'nohost', CLICKHOUSE_URL: 'ftp://x', CLICKHOUSE_DATABASE: 'drop table', REDIS_URL: '::', SERVICES: 'billing' };
+    let error: unknown;
+    try {
+      loadConfig(bad);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const named = (error as ConfigError).problems.map((problem) => problem.split(':')[0]);
+    expect(named.sort()).toEqual(['CLICKHOUSE_DATABASE', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'LOG_LEVEL', 'PORT', 'REDIS_URL', 'SERVICES']);
+  });
+
+  it('never echoes the password of a bad URL', () => {
+    expect(() => loadConfig({ REDIS_URL: 'http://user:secret@host' })).toThrow(/\*\*\*@host/);
+    expect(() => loadConfig({ REDIS_URL: 'http://user:secret@host' })).not.toThrow(/secret/);
+  });
+
+  it('returns a frozen object', () => {
+    const config = loadConfig({ KAFKA_BROKERS: 'k:1' });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.kafka?.brokers)).toBe(true);
+  });
+});
+
+describe('the README configuration table', () => {
+  it('lists exactly the variables the config reads', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const source = await readFile(new URL('./config.ts', import.meta.url), 'utf8');
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const read = new Set([...source.matchAll(/(?:read\.\w+\(|env\.)'?([A-Z][A-Z0-9_]+)/g)].map((match) => match[1]));
+    const documented = new Set([...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((match) => match[1]));
+    expect([...documented].sort()).toEqual([...read].sort());
+  });
+});

@@ -1,0 +1,158 @@
+import path from 'node:path';
+
+export const SERVICE_NAMES = ['ingest', 'consumer', 'query'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly services: readonly ServiceName[];
+  readonly dataDir: string;
+  readonly logLevel: LogLevel;
+  readonly shutdownTimeoutMs: number;
+  readonly corsOrigins: readonly string[];
+  /** Absent: records go straight from ingest to the writer in this process (embedded mode). */
+  readonly kafka: { readonly brokers: readonly string[]; readonly clientId: string; readonly groupId: string; readonly topicSuffix: string } | null;
+  readonly clickhouse: {
+    /** Absent: the embedded engine (chdb) with its data under dataDir. */
+    readonly url: string | null;
+    readonly database: string;
+    readonly username: string | null;
+    readonly password: string | null;
+  };
+  /** Absent: live state lives in this process's memory. */
+  readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Reads and validates the environment once. Every bad variable is collected and reported
+ * in one error, so a deployment fails with the whole list rather than one fix at a time.
+ */
+export function loadConfig(env: Env): Config {
+  const problems: string[] = [];
+  const read = new EnvReader(env, problems);
+
+  const port = read.integer('PORT', 8080, 0, 65535);
+  const host = read.string('HOST', '0.0.0.0');
+  const listed = read.list('SERVICES', [...SERVICE_NAMES]);
+  const services = listed.filter((name): name is ServiceName => (SERVICE_NAMES as readonly string[]).includes(name));
+  if (services.length !== listed.length || services.length === 0) {
+    problems.push(`SERVICES: "${listed.join(',')}" must name some of ${SERVICE_NAMES.join(', ')}`);
+  }
+  const dataDir = path.resolve(read.string('DATA_DIR', './data'));
+  const logLevel = read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info');
+  const shutdownTimeoutMs = read.integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000);
+  const corsOrigins = read.list('CORS_ORIGINS', []);
+
+  const brokers = read.list('KAFKA_BROKERS', []);
+  for (const broker of brokers) {
+    if (!/^[^\s:/]+:\d{1,5}$/.test(broker)) problems.push(`KAFKA_BROKERS: "${broker}" is not host:port`);
+  }
+  const kafka =
+    brokers.length === 0
+      ? null
+      : {
+          brokers,
+          clientId: read.string('KAFKA_CLIENT_ID', 'callmeter'),
+          groupId: read.string('KAFKA_GROUP_ID', 'callmeter-consumer'),
+          topicSuffix: read.identifier('KAFKA_TOPIC_SUFFIX', '', /^[A-Za-z0-9._-]*$/),
+        };
+
+  const clickhouseUrl = read.optionalUrl('CLICKHOUSE_URL', ['http:', 'https:']);
+  const clickhouse = {
+    url: clickhouseUrl,
+    database: read.identifier('CLICKHOUSE_DATABASE', 'callmeter', /^[A-Za-z_][A-Za-z0-9_]{0,62}$/),
+    username: env.CLICKHOUSE_USER ?? null,
+    password: env.CLICKHOUSE_PASSWORD ?? null,
+  };
+
+  const redisUrl = read.optionalUrl('REDIS_URL', ['redis:', 'rediss:']);
+  const redis = redisUrl === null ? null : { url: redisUrl, keyPrefix: read.string('REDIS_KEY_PREFIX', 'callmeter:') };
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, kafka, clickhouse, redis });
+}
+
+class EnvReader {
+  constructor(
+    private readonly env: Env,
+    private readonly problems: string[],
+  ) {}
+
+  private raw(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  string(name: string, fallback: string): string {
+    return this.raw(name) ?? fallback;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!/^\d+$/.test(value) || parsed < min || parsed > max) {
+      this.problems.push(`${name}: "${value}" is not an integer between ${min} and ${max}`);
+      return fallback;
+    }
+    return parsed;
+  }
+
+  list(name: string, fallback: string[]): string[] {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    return value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    this.problems.push(`${name}: "${value}" is not one of ${allowed.join(', ')}`);
+    return fallback;
+  }
+
+  identifier(name: string, fallback: string, pattern: RegExp): string {
+    const value = this.raw(name) ?? fallback;
+    if (!pattern.test(value)) this.problems.push(`${name}: "${value}" does not match ${pattern.source}`);
+    return value;
+  }
+
+  optionalUrl(name: string, protocols: readonly string[]): string | null {
+    const value = this.raw(name);
+    if (value === undefined) return null;
+    try {
+      const url = new URL(value);
+      if (protocols.includes(url.protocol)) return value;
+    } catch {
+      // reported below
+    }
+    this.problems.push(`${name}: "${redact(value)}" is not a ${protocols.join(' or ')} URL`);
+    return null;
+  }
+}
+
+function redact(value: string): string {
+  return value.replace(/\/\/[^@/]*@/, '//***@');
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
