@@ -1,0 +1,28 @@
+import type { Middleware } from 'koa';
+import { AppError, statusOf } from '../errors.ts';
+import type { RequestState } from './request-context.ts';
+import { sendJson } from './send-json.ts';
+
+/**
+ * Registered first: turns every thrown error into the wire format the existing clients know.
+ * AppErrors carry their own detail; anything else is a 500 whose details go only to the log.
+ */
+export function errorMiddleware(): Middleware<RequestState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      if (error instanceof AppError) {
+        ctx.set(error.headers);
+        const body = { detail: error.detail };
+        sendJson(ctx, statusOf(error.code), body);
+        if (error.code === 'DEPENDENCY_UNAVAILABLE' || error.code === 'INTERNAL') {
+          ctx.state.log.warn({ err: error.cause ?? error, code: error.code }, 'request_failed');
+        }
+        return;
+      }
+      ctx.state.log.error({ err: error }, 'request_unhandled_error');
+      sendJson(ctx, 500, { detail: 'Internal Server Error', request_id: ctx.state.requestId });
+    }
+  };
+}
