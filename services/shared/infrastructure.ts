@@ -1,0 +1,60 @@
+import type { Kafka } from 'kafkajs';
+import { createClickHouse, type ClickHouse } from './clickhouse/client.ts';
+import { migrate } from './clickhouse/migrate.ts';
+import type { Config } from './config.ts';
+import type { DependencyCheck } from './http/health.ts';
+import { createKafka } from './kafka/client.ts';
+import { ensureTopics, topicSpecs, type TopicKey, type TopicSpec } from './kafka/topics.ts';
+import type { Shutdown } from './lifecycle.ts';
+import type { Logger } from './logger.ts';
+import { createRedis, type Redis } from './redis/client.ts';
+
+export interface Infrastructure {
+  readonly clickhouse: ClickHouse;
+  /** null in the embedded mode (no KAFKA_BROKERS): records go straight from ingest to the writer. */
+  readonly kafka: { readonly client: Kafka; readonly topics: Readonly<Record<TopicKey, TopicSpec>> } | null;
+  /** null in the embedded mode (no REDIS_URL): live state stays in this process's memory. */
+  readonly redis: Redis | null;
+  readonly checks: readonly DependencyCheck[];
+}
+
+/**
+ * Builds and connects the clients this process's configuration asks for, applies the ClickHouse
+ * migrations and creates missing Kafka topics, and registers each client with the shutdown.
+ */
+export async function connectInfrastructure(config: Config, log: Logger, shutdown: Shutdown): Promise<Infrastructure> {
+  const clickhouse = await createClickHouse(config);
+  shutdown.add('clickhouse', () => clickhouse.client.close());
+  await migrate(clickhouse, log.child({ component: 'migrations' }));
+  const checks: DependencyCheck[] = [
+    {
+      name: 'clickhouse',
+      check: async () => {
+        const ping = await clickhouse.client.ping();
+        if (!ping.success) throw ping.error;
+      },
+    },
+  ];
+
+  let kafka: Infrastructure['kafka'] = null;
+  if (config.kafka !== null) {
+    const client = createKafka(config.kafka, log);
+    const admin = client.admin();
+    await admin.connect();
+    shutdown.add('kafka-admin', () => admin.disconnect());
+    const topics = topicSpecs(config.kafka.topicSuffix);
+    await ensureTopics(admin, topics);
+    checks.push({ name: 'kafka', check: async () => void (await admin.describeCluster()) });
+    kafka = { client, topics };
+  }
+
+  let redis: Redis | null = null;
+  if (config.redis !== null) {
+    const client = createRedis(config.redis);
+    await client.connect();
+    shutdown.add('redis', async () => void (await client.quit()));
+    checks.push({ name: 'redis', check: async () => void (await client.ping()) });
+    redis = client;
+  }
+  return { clickhouse, kafka, redis, checks };
+}

@@ -1,0 +1,15 @@
+import { Redis } from 'ioredis';
+import type { Config } from '../config.ts';
+
+export type { Redis };
+export type RedisConfig = NonNullable<Config['redis']>;
+
+/** Connects lazily so that building the app never touches the network; `connect()` is explicit. */
+export function createRedis(config: RedisConfig): Redis {
+  return new Redis(config.url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 2,
+    enableOfflineQueue: true,
+    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2_000),
+  });
+}
