@@ -1,0 +1,27 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+
+export interface Spawned {
+  readonly child: ChildProcess;
+  /** Resolves with the exit code once the process has exited. */
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts a server process with its output in a log file (tests read it when a start fails). */
+export function spawnLogged(command: string, args: readonly string[], logFile: string): Spawned {
+  const log = createWriteStream(logFile, { flags: 'a' });
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, exited };
+}
+
+/** SIGTERM, then SIGKILL if the process is still there after graceMs. */
+export async function stopProcess(spawned: Spawned, graceMs: number): Promise<void> {
+  if (spawned.child.exitCode !== null || spawned.child.signalCode !== null) return;
+  spawned.child.kill('SIGTERM');
+  const timer = setTimeout(() => spawned.child.kill('SIGKILL'), graceMs);
+  await spawned.exited;
+  clearTimeout(timer);
+}

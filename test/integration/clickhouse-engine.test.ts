@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
+import { migrate } from '../../services/shared/clickhouse/migrate.ts';
+import { createLogger } from '../../services/shared/logger.ts';
+import { isolate, testConfig } from '../support/harness.ts';
+
+function makeUsageRow(overrides: Record<string, unknown> = {}) {
+  return {
+    id: randomUUID(),
+    user_id: 'user-1',
+    agent_id: 'agent-1',
+    session_id: randomUUID(),
+    provider: 'google',
+    service: 'llm',
+    event_type: 'llm_tokens',
+    quantity: '1',
+    unit: 'token',
+    unit_cost: '0.0000003',
+    cost: '0.0000003',
+    cost_source: 'computed',
+    occurred_at: '2026-11-22 01:00:00.000',
+    received_at: '2026-11-22 01:00:00.000',
+    ...overrides,
+  };
+}
+
+describe('the ClickHouse engine behind @clickhouse/client', () => {
+  const isolation = isolate('clickhouse');
+  const log = createLogger('warn');
+  let ch: ClickHouse;
+
+  beforeAll(async () => {
+    ch = await createClickHouse(testConfig(isolation));
+  });
+
+  afterAll(async () => {
+    await ch.client.close();
+  });
+
+  it('applies every migration once and records it', async () => {
+    const first = await migrate(ch, log);
+    const second = await migrate(ch, log);
+    expect(first).toContain(1);
+    expect(second).toEqual([]);
+    const result = await ch.client.query({ query: `SELECT version FROM ${ch.database}.schema_migrations ORDER BY version`, format: 'JSONEachRow' });
+    expect((await result.json<{ version: number }>()).map((row) => Number(row.version))).toEqual(first);
+  });
+
+  it('sums Decimal costs exactly and reads them back as decimal strings', async () => {
+    const rows = Array.from({ length: 1000 }, () => makeUsageRow({ user_id: 'sum-user' }));
+    await ch.client.insert({ table: `${ch.database}.usage_events`, values: rows, format: 'JSONEachRow' });
+    const result = await ch.client.query({
+      query: `SELECT sum(cost) AS total, count() AS events FROM ${ch.database}.usage_events WHERE user_id = {user_id:String}`,
+      query_params: { user_id: 'sum-user' },
+      format: 'JSONEachRow',
+    });
+    expect(await result.json()).toEqual([{ total: '0.0003', events: '1000' }]);
+  });
+
+  it('stores a batch replayed with the same insert_deduplication_token once', async () => {
+    const rows = [makeUsageRow({ user_id: 'replay-user', cost: '0.011550' }), makeUsageRow({ user_id: 'replay-user', cost: '0.001032' })];
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await ch.client.insert({
+        table: `${ch.database}.usage_events`,
+        values: rows,
+        format: 'JSONEachRow',
+        clickhouse_settings: { insert_deduplication_token: 'usage-0-42-43' },
+      });
+    }
+    const result = await ch.client.query({
+      query: `SELECT sum(cost) AS total, count() AS events FROM ${ch.database}.usage_events WHERE user_id = {user_id:String}`,
+      query_params: { user_id: 'replay-user' },
+      format: 'JSONEachRow',
+    });
+    expect(await result.json()).toEqual([{ total: '0.012582', events: '2' }]);
+  });
+});

@@ -1,0 +1,50 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort } from '../../infra/local/free-port.ts';
+import { eventually } from './harness.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
+
+export interface CallmeterProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  output(): string;
+  /** Sends the signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs services/main.ts as a separate process, the way `npm start` does, and waits for /healthz. */
+export async function startCallmeter(env: Record<string, string>, timeoutMs = 60_000): Promise<CallmeterProcess> {
+  const port = await freePort();
+  const child = spawn(TSX, ['services/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const alive = eventually(async () => {
+    if (child.exitCode !== null) throw new Error(`callmeter exited with ${child.exitCode}: ${output}`);
+    const response = await fetch(`${url}/healthz`);
+    if (response.status !== 200) throw new Error(`healthz answered ${response.status}`);
+  }, timeoutMs);
+  try {
+    await alive;
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    url,
+    child,
+    output: () => output,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

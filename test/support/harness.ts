@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '../../services/shared/config.ts';
+
+export interface Isolation {
+  readonly suffix: string;
+  readonly database: string;
+  readonly keyPrefix: string;
+  readonly dataDir: string;
+}
+
+/** Each integration file gets its own ClickHouse database, topic suffix, Redis key prefix and data folder. */
+export function isolate(label: string): Isolation {
+  const suffix = `${label}_${randomBytes(4).toString('hex')}`;
+  return {
+    suffix,
+    database: `test_${suffix}`,
+    keyPrefix: `test:${suffix}:`,
+    dataDir: mkdtempSync(path.join(os.tmpdir(), `callmeter-${label}-`)),
+  };
+}
+
+/** The environment a callmeter process of this test file would be started with. */
+export function serviceEnv(isolation: Isolation, overrides: Record<string, string> = {}): Record<string, string> {
+  const services = inject('services');
+  return {
+    KAFKA_BROKERS: services.kafkaBrokers,
+    KAFKA_TOPIC_SUFFIX: isolation.suffix,
+    KAFKA_GROUP_ID: `callmeter-${isolation.suffix}`,
+    REDIS_URL: services.redisUrl,
+    REDIS_KEY_PREFIX: isolation.keyPrefix,
+    ...(services.clickhouseUrl === null ? {} : { CLICKHOUSE_URL: services.clickhouseUrl }),
+    CLICKHOUSE_DATABASE: isolation.database,
+    DATA_DIR: isolation.dataDir,
+    LOG_LEVEL: 'warn',
+    ...overrides,
+  };
+}
+
+export function testConfig(isolation: Isolation, overrides: Record<string, string> = {}): Config {
+  return loadConfig(serviceEnv(isolation, overrides));
+}
+
+/** Polls until check() stops throwing, for at most timeoutMs; the last failure is rethrown. */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    }
+  }
+}
