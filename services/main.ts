@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   shutdown.installSignalHandlers();
 
   const infra = await connectInfrastructure(config, log, shutdown);
-  const app = createHttpApp({ service, log, routers: [], checks: infra.checks });
+  const app = createHttpApp({ service, log, routes: [], checks: infra.checks, corsOrigins: config.corsOrigins });
   const http = await listen(app, config.port, config.host);
   shutdown.add('http', http.close);
   log.info({ port: config.port, services: config.services, embedded: describeMode(config) }, 'callmeter_started');

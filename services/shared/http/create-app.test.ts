@@ -1,15 +1,15 @@
 import type { AddressInfo } from 'node:net';
-import Router from '@koa/router';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
-import { createHttpApp } from './create-app.ts';
+import { createHttpApp, type RouteRegistrar } from './create-app.ts';
+import { sendJson } from './send-json.ts';
 
 const servers: { close: () => void }[] = [];
 afterEach(() => servers.splice(0).forEach((server) => server.close()));
 
-async function serve(router: Router): Promise<string> {
-  const app = createHttpApp({ service: 'test', log: createLogger('silent'), routers: [router], checks: [] });
+async function serve(register: RouteRegistrar, corsOrigins: string[] = []): Promise<string> {
+  const app = createHttpApp({ service: 'test', log: createLogger('silent'), routes: [register], checks: [], corsOrigins });
   const server = app.listen(0, '127.0.0.1');
   servers.push(server);
   await new Promise((resolve) => server.once('listening', resolve));
@@ -18,10 +18,11 @@ async function serve(router: Router): Promise<string> {
 
 describe('the HTTP app', () => {
   it('answers an unexpected error with a generic 500 that names the request id and leaks nothing', async () => {
-    const router = new Router().get('/boom', () => {
-      throw new Error('password=hunter2 at db.internal');
-    });
-    const url = await serve(router);
+    const url = await serve((router) =>
+      router.get('/boom', () => {
+        throw new Error('password=hunter2 at db.internal');
+      }),
+    );
     const response = await fetch(`${url}/boom`, { headers: { 'x-request-id': 'req-123' } });
     expect(response.status).toBe(500);
     expect(response.headers.get('x-request-id')).toBe('req-123');
@@ -29,14 +30,15 @@ describe('the HTTP app', () => {
   });
 
   it('maps AppError codes to their status with the detail body and headers', async () => {
-    const router = new Router()
-      .get('/conflict', () => {
-        throw AppError.of('CONFLICT', 'Cannot move session from COMPLETED to ACTIVE');
-      })
-      .get('/busy', () => {
-        throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable', { headers: { 'Retry-After': '1' } });
-      });
-    const url = await serve(router);
+    const url = await serve((router) =>
+      router
+        .get('/conflict', () => {
+          throw AppError.of('CONFLICT', 'Cannot move session from COMPLETED to ACTIVE');
+        })
+        .get('/busy', () => {
+          throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable', { headers: { 'Retry-After': '1' } });
+        }),
+    );
     const conflict = await fetch(`${url}/conflict`);
     expect([conflict.status, await conflict.text()]).toEqual([409, '{"detail":"Cannot move session from COMPLETED to ACTIVE"}']);
     const busy = await fetch(`${url}/busy`);
@@ -44,8 +46,87 @@ describe('the HTTP app', () => {
   });
 
   it('replaces an unsafe incoming request id with a fresh one', async () => {
-    const url = await serve(new Router());
+    const url = await serve(() => undefined);
     const response = await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'bad id\twith spaces' } });
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+// The route order of the replaced service: the list before create, the read before the update.
+const sessionRoutes: RouteRegistrar = (router) => {
+  const ok = (ctx: Parameters<Parameters<typeof router.get>[1]>[0]) => sendJson(ctx, 200, { path: ctx.path });
+  router.get('/api/sessions/', ok).post('/api/sessions/', ok).get('/api/sessions/:session_id', ok).patch('/api/sessions/:session_id', ok);
+  router.get('/api/costs/summary', ok).post('/api/telephony/numbers/release', ok);
+};
+
+describe('FastAPI routing decisions', () => {
+  it('answers a known path with another method 405, allowing only the first matching route', async () => {
+    const url = await serve(sessionRoutes);
+    for (const [method, path, allow] of [
+      ['PATCH', '/api/sessions/', 'GET'],
+      ['DELETE', '/api/sessions/abc', 'GET'],
+      ['GET', '/api/telephony/numbers/release', 'POST'],
+    ]) {
+      const response = await fetch(`${url}${path}`, { method });
+      expect([response.status, response.headers.get('allow'), await response.text()]).toEqual([405, allow, '{"detail":"Method Not Allowed"}']);
+    }
+  });
+
+  it('never serves HEAD: 405 with an empty body', async () => {
+    const url = await serve(sessionRoutes);
+    const response = await fetch(`${url}/api/costs/summary`, { method: 'HEAD' });
+    expect([response.status, response.headers.get('allow'), await response.text()]).toEqual([405, 'GET', '']);
+  });
+
+  it('redirects 307 to the path with the trailing slash toggled, keeping the query', async () => {
+    const url = await serve(sessionRoutes);
+    const added = await fetch(`${url}/api/sessions?page=2&limit=5`, { method: 'POST', redirect: 'manual' });
+    expect([added.status, added.headers.get('location'), added.headers.get('content-length'), await added.text()]).toEqual([
+      307,
+      `${url}/api/sessions/?page=2&limit=5`,
+      '0',
+      '',
+    ]);
+    const removed = await fetch(`${url}/api/costs/summary/`, { redirect: 'manual' });
+    expect([removed.status, removed.headers.get('location')]).toEqual([307, `${url}/api/costs/summary`]);
+  });
+
+  it('answers 404 {"detail":"Not Found"} when no route matches either way, and matches case exactly', async () => {
+    const url = await serve(sessionRoutes);
+    for (const path of ['/api/nothing', '/API/costs/summary', '/api/sessions/a/b']) {
+      const response = await fetch(`${url}${path}`);
+      expect([response.status, response.headers.get('content-type'), await response.text()]).toEqual([404, 'application/json', '{"detail":"Not Found"}']);
+    }
+  });
+});
+
+describe('CORS for the dashboards', () => {
+  const dashboard = 'https://dash.example.com';
+
+  it('answers a preflight from an allowed origin with credentials allowed and the asked headers', async () => {
+    const url = await serve(sessionRoutes, [dashboard]);
+    const response = await fetch(`${url}/api/costs/summary`, {
+      method: 'OPTIONS',
+      headers: { origin: dashboard, 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-user-id' },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('access-control-allow-origin')).toBe(dashboard);
+    expect(response.headers.get('access-control-allow-credentials')).toBe('true');
+    expect(response.headers.get('access-control-allow-headers')).toBe('x-user-id');
+    expect(response.headers.get('access-control-allow-methods')).toContain('PATCH');
+  });
+
+  it('refuses a preflight from an unknown origin and adds no CORS header to its requests', async () => {
+    const url = await serve(sessionRoutes, [dashboard]);
+    const preflight = await fetch(`${url}/api/costs/summary`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } });
+    expect([preflight.status, await preflight.text()]).toEqual([400, 'Disallowed CORS origin']);
+    const simple = await fetch(`${url}/api/costs/summary`, { headers: { origin: 'https://evil.example' } });
+    expect(simple.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('marks simple and error responses to an allowed origin', async () => {
+    const url = await serve(sessionRoutes, [dashboard]);
+    const missing = await fetch(`${url}/api/nothing`, { headers: { origin: dashboard } });
+    expect([missing.status, missing.headers.get('access-control-allow-origin'), missing.headers.get('vary')]).toEqual([404, dashboard, 'Origin']);
   });
 });

@@ -1,21 +1,26 @@
 import Koa from 'koa';
-import type Router from '@koa/router';
-import { AppError } from '../errors.ts';
+import Router from '@koa/router';
 import type { Logger } from '../logger.ts';
+import { cors } from './cors.ts';
 import { errorMiddleware } from './error-middleware.ts';
-import { healthRoutes, type DependencyCheck } from './health.ts';
+import { fastapiRouting } from './fastapi-routing.ts';
+import { registerHealthRoutes, type DependencyCheck } from './health.ts';
 import { createHttpMetrics } from './metrics.ts';
 import { requestContext, type RequestState } from './request-context.ts';
+
+/** Adds a service's routes to the app's one router; registration order decides 405 Allow headers. */
+export type RouteRegistrar = (router: Router) => void;
 
 export interface HttpAppOptions {
   readonly service: string;
   readonly log: Logger;
-  readonly routers: readonly Router[];
+  readonly routes: readonly RouteRegistrar[];
   readonly checks: readonly DependencyCheck[];
+  readonly corsOrigins?: readonly string[];
 }
 
 /** The one Koa app shape every process serves: request ids, metrics, error mapping, health, routes. */
-export function createHttpApp({ service, log, routers, checks }: HttpAppOptions): Koa<RequestState> {
+export function createHttpApp({ service, log, routes, checks, corsOrigins = [] }: HttpAppOptions): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.proxy = false;
   // Errors are answered by the error middleware; Koa's own handler would only log them twice.
@@ -23,12 +28,13 @@ export function createHttpApp({ service, log, routers, checks }: HttpAppOptions)
   const metrics = createHttpMetrics(service);
   app.use(requestContext(log));
   app.use(metrics.middleware);
+  app.use(cors(corsOrigins));
   app.use(errorMiddleware());
-  for (const router of [healthRoutes(service, checks, metrics.registry), ...routers]) {
-    app.use(router.routes());
-  }
-  app.use(() => {
-    throw AppError.of('NOT_FOUND', 'Not Found');
-  });
+  // Starlette matches paths exactly: a trailing slash and letter case both make another path.
+  const router = new Router({ strict: true, sensitive: true });
+  registerHealthRoutes(router, service, checks, metrics.registry);
+  for (const register of routes) register(router);
+  app.use(fastapiRouting(router));
+  app.use(router.routes());
   return app;
 }

@@ -1,4 +1,5 @@
-import Router, { type RouterContext } from '@koa/router';
+import type Router from '@koa/router';
+import type { RouterContext } from '@koa/router';
 import type { Registry } from 'prom-client';
 import { sendJson } from './send-json.ts';
 
@@ -10,8 +11,7 @@ export interface DependencyCheck {
 const CHECK_TIMEOUT_MS = 2_000;
 
 /** /healthz and /health say the process is up; /readyz asks every dependency; /metrics for Prometheus. */
-export function healthRoutes(service: string, checks: readonly DependencyCheck[], registry: Registry): Router {
-  const router = new Router();
+export function registerHealthRoutes(router: Router, service: string, checks: readonly DependencyCheck[], registry: Registry): void {
   const alive = (ctx: RouterContext) => sendJson(ctx, 200, { status: 'ok', service });
   router.get('/healthz', alive);
   router.get('/health', alive);
@@ -26,7 +26,6 @@ export function healthRoutes(service: string, checks: readonly DependencyCheck[]
     ctx.body = await registry.metrics();
     ctx.set('Content-Type', registry.contentType);
   });
-  return router;
 }
 
 async function runCheck({ name, check }: DependencyCheck): Promise<{ name: string; error: string | null }> {

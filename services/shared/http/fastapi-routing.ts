@@ -1,0 +1,38 @@
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { AppError } from '../errors.ts';
+
+/**
+ * Starlette's routing decisions, in front of the router: a path that matches with another method
+ * is a 405 whose Allow names only the FIRST matching route's methods; HEAD is never served (405,
+ * empty body); a path that matches only with its trailing slash toggled is a 307 that keeps the
+ * query; anything else is 404 {"detail":"Not Found"}.
+ */
+export function fastapiRouting(router: Router): Middleware {
+  return async (ctx, next) => {
+    const method = ctx.method === 'HEAD' ? 'HEAD_IS_NOT_SERVED' : ctx.method;
+    const match = router.match(ctx.path, method);
+    if (match.route) return next();
+    const first = match.path[0];
+    if (first !== undefined) {
+      const allow = first.methods.filter((m) => m !== 'HEAD').join(', ');
+      if (ctx.method === 'HEAD') {
+        ctx.status = 405;
+        ctx.set('Allow', allow);
+        return;
+      }
+      throw AppError.of('METHOD_NOT_ALLOWED', 'Method Not Allowed', { headers: { Allow: allow } });
+    }
+    const toggled = ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : `${ctx.path}/`;
+    if (toggled !== '' && router.match(toggled, method).path.length > 0) {
+      const host = ctx.get('host') || ctx.req.socket.localAddress || 'localhost';
+      // Starlette's RedirectResponse: empty body, no content type.
+      ctx.body = '';
+      ctx.status = 307;
+      ctx.remove('Content-Type');
+      ctx.set('Location', `${ctx.protocol}://${host}${toggled}${ctx.querystring === '' ? '' : `?${ctx.querystring}`}`);
+      return;
+    }
+    throw AppError.of('NOT_FOUND', 'Not Found');
+  };
+}
