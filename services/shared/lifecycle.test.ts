@@ -26,3 +26,28 @@ describe('Shutdown', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 });
+
+describe('listen', () => {
+  it('lets a request in flight finish when the server is closed, and takes no new connection', async () => {
+    const { default: Koa } = await import('koa');
+    const { listen } = await import('./lifecycle.ts');
+    const app = new Koa();
+    let release: () => void = () => undefined;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    app.use(async (ctx) => {
+      await slow;
+      ctx.body = 'done';
+    });
+    const http = await listen(app, 0, '127.0.0.1');
+    const port = (http.server.address() as { port: number }).port;
+    const inFlight = fetch(`http://127.0.0.1:${port}/`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const closed = http.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
+    release();
+    const response = await inFlight;
+    expect([response.status, await response.text()]).toEqual([200, 'done']);
+    await closed;
+  });
+});

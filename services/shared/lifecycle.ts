@@ -64,9 +64,16 @@ export async function listen(app: Koa, port: number, host: string): Promise<{ se
     server.once('listening', resolve);
     server.once('error', reject);
   });
+  // close() waits for every connection to end; keep-alive connections become idle once their
+  // in-flight request is answered, so they are swept until the server has closed.
   const close = () =>
     new Promise<void>((resolve, reject) => {
-      server.close((error) => (error ? reject(error) : resolve()));
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      server.close((error) => {
+        clearInterval(sweep);
+        if (error) reject(error);
+        else resolve();
+      });
       server.closeIdleConnections();
     });
   return { server, close };
