@@ -3,6 +3,7 @@ import { createHttpApp } from './shared/http/create-app.ts';
 import { connectInfrastructure } from './shared/infrastructure.ts';
 import { listen, Shutdown } from './shared/lifecycle.ts';
 import { createLogger } from './shared/logger.ts';
+import { startConsumer } from './consumer/start.ts';
 
 /**
  * The composition root of every deployment: `npm start` runs all three services in one process
@@ -16,6 +17,9 @@ async function main(): Promise<void> {
   shutdown.installSignalHandlers();
 
   const infra = await connectInfrastructure(config, log, shutdown);
+  if (config.services.includes('consumer')) {
+    await startConsumer({ infra, log, shutdown, groupId: config.kafka?.groupId ?? 'embedded' });
+  }
   const app = createHttpApp({ service, log, routes: [], checks: infra.checks, corsOrigins: config.corsOrigins });
   const http = await listen(app, config.port, config.host);
   shutdown.add('http', http.close);

@@ -4,7 +4,6 @@ import { freePort } from '../../infra/local/free-port.ts';
 import { eventually } from './harness.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 
 export interface CallmeterProcess {
   readonly url: string;
@@ -17,7 +16,9 @@ export interface CallmeterProcess {
 /** Runs services/main.ts as a separate process, the way `npm start` does, and waits for /healthz. */
 export async function startCallmeter(env: Record<string, string>, timeoutMs = 60_000): Promise<CallmeterProcess> {
   const port = await freePort();
-  const child = spawn(TSX, ['services/main.ts'], {
+  // One process (node with tsx as its loader), so that a signal reaches callmeter itself; the tsx
+  // CLI would run it as a child that outlives a SIGKILL of its parent.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/main.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],

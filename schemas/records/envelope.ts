@@ -1,0 +1,28 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
+export const RECORD_KINDS = ['session', 'telephony_number'] as const;
+
+/**
+ * Every record on the record path (a Kafka value, or the embedded direct path). The payload is
+ * validated by the schema of its kind, on both sides.
+ */
+export const envelopeSchema = {
+  $id: 'callmeter/records/envelope',
+  type: 'object',
+  additionalProperties: false,
+  required: ['schema_version', 'id', 'kind', 'key', 'occurred_at', 'received_at', 'payload'],
+  properties: {
+    schema_version: { const: 1 },
+    /** Unique per record; a resend of the same change carries the same id. */
+    id: { type: 'string', format: 'uuid' },
+    kind: { enum: RECORD_KINDS },
+    /** Partition key: all records of one session share it, so they stay in order. */
+    key: { type: 'string', minLength: 1, maxLength: 512 },
+    occurred_at: { type: 'string', format: 'date-time' },
+    received_at: { type: 'string', format: 'date-time' },
+    payload: { type: 'object' },
+  },
+} as const;
+
+export type Envelope = FromSchema<typeof envelopeSchema>;
+export type RecordKind = Envelope['kind'];

@@ -1,0 +1,117 @@
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { Logger } from '../shared/logger.ts';
+import { encodePlan, OffsetPlans } from './offset-plan.ts';
+
+export interface RecordBatch {
+  readonly topic: string;
+  readonly partition: number;
+  readonly messages: readonly KafkaMessage[];
+  /** Deterministic for the same offsets: the ClickHouse insert_deduplication_token prefix. */
+  readonly token: string;
+}
+
+/** Stores a batch; must be safe to repeat with the same token (inserts are deduplicated by it). */
+export type BatchHandler = (batch: RecordBatch) => Promise<void>;
+
+export interface BatchRunnerOptions {
+  readonly kafka: Kafka;
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  readonly handle: BatchHandler;
+  readonly log: Logger;
+}
+
+const MAX_BACKOFF_MS = 5_000;
+
+/**
+ * The one consumer loop: for each fetched batch, plan → store → commit. Offsets are committed only
+ * after the handler stored the batch; while a dependency is down the batch is retried with backoff
+ * (heartbeating, so the group keeps the partition), and never skipped.
+ */
+export async function startBatchRunner({ kafka, groupId, topics, handle, log }: BatchRunnerOptions): Promise<{ stop: () => Promise<void> }> {
+  const admin = kafka.admin();
+  await admin.connect();
+  const plans = new OffsetPlans(admin, groupId);
+  // A consumer killed without leaving holds its partitions until its session expires: kept short.
+  const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000, maxBytesPerPartition: 4 * 1024 * 1024 });
+  await consumer.connect();
+  // After a rebalance this process may own partitions another member committed: ask the broker.
+  consumer.on(consumer.events.GROUP_JOIN, () => plans.forgetAll());
+  for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: 4,
+    eachBatch: (payload) => runBatch(payload, { consumer, plans, groupId, handle, log }),
+  });
+  return {
+    stop: async () => {
+      await consumer.disconnect();
+      await admin.disconnect();
+    },
+  };
+}
+
+interface RunContext {
+  readonly consumer: Consumer;
+  readonly plans: OffsetPlans;
+  readonly groupId: string;
+  readonly handle: BatchHandler;
+  readonly log: Logger;
+}
+
+async function runBatch(payload: EachBatchPayload, { consumer, plans, groupId, handle, log }: RunContext): Promise<void> {
+  const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+  const { topic, partition } = batch;
+  if (batch.isEmpty()) return;
+  const first = batch.firstOffset()!;
+  const plan = await plans.planFor(topic, partition, first);
+  let messages = batch.messages;
+  if (plan !== null) {
+    messages = messages.filter((m) => BigInt(m.offset) <= BigInt(plan.last));
+    if (messages.at(-1)?.offset !== plan.last) {
+      // The replay fetched less than the planned batch: fetch again from its start.
+      log.info({ topic, partition, first, planned_last: plan.last }, 'consumer_replay_refetch');
+      consumer.seek({ topic, partition, offset: first });
+      return;
+    }
+  }
+  const last = messages.at(-1)!.offset;
+  const token = `${groupId}:${topic}:${partition}:${first}-${last}`;
+  await consumer.commitOffsets([{ topic, partition, offset: first, metadata: encodePlan(last) }]);
+  const stored = await storeWithBackoff(() => handle({ topic, partition, messages, token }), { heartbeat, isRunning, isStale, log, token });
+  if (!stored) return;
+  const next = (BigInt(last) + 1n).toString();
+  await consumer.commitOffsets([{ topic, partition, offset: next, metadata: null }]);
+  plans.committed(topic, partition, next);
+  resolveOffset(last);
+  await heartbeat();
+}
+
+interface BackoffContext {
+  readonly heartbeat: () => Promise<void>;
+  readonly isRunning: () => boolean;
+  readonly isStale: () => boolean;
+  readonly log: Logger;
+  readonly token: string;
+}
+
+/** True once stored; false when the consumer stops or loses the partition first (the next owner replays). */
+async function storeWithBackoff(store: () => Promise<void>, { heartbeat, isRunning, isStale, log, token }: BackoffContext): Promise<boolean> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await store();
+      return true;
+    } catch (error) {
+      log.warn({ err: error, token, attempt }, 'consumer_batch_store_failed');
+    }
+    const delay = Math.min(100 * 2 ** attempt, MAX_BACKOFF_MS);
+    const until = Date.now() + delay;
+    while (Date.now() < until) {
+      if (!isRunning() || isStale()) return false;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500, until - Date.now())));
+      await heartbeat().catch(() => undefined);
+    }
+    if (!isRunning() || isStale()) return false;
+  }
+}

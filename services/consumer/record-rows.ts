@@ -1,0 +1,39 @@
+import type { TableKey } from '../shared/clickhouse/tables.ts';
+import type { Envelope } from '../shared/records/envelope.ts';
+import type { SessionRecord, TelephonyNumberRecord } from '../shared/records/payloads.ts';
+
+/** Where a record came from: its Kafka partition and offset, or -1 on the embedded direct path. */
+export interface RecordSource {
+  readonly partition: number;
+  readonly offset: string;
+}
+
+export interface TableRow {
+  readonly table: TableKey;
+  readonly row: Record<string, unknown>;
+}
+
+/** The ClickHouse row of a validated record: one pure mapping per kind. */
+export function toTableRow(envelope: Envelope, source: RecordSource): TableRow {
+  switch (envelope.kind) {
+    case 'session':
+      return { table: 'sessions', row: sessionRow(envelope.payload as SessionRecord, envelope.id, source) };
+    case 'telephony_number':
+      return { table: 'telephonyNumbers', row: numberRow(envelope.payload as TelephonyNumberRecord, envelope.id) };
+  }
+}
+
+function sessionRow(session: SessionRecord, recordId: string, source: RecordSource): Record<string, unknown> {
+  return {
+    ...session,
+    session_data: JSON.stringify(session.session_data),
+    analysis: session.analysis === null ? null : JSON.stringify(session.analysis),
+    record_id: recordId,
+    kafka_partition: source.partition,
+    kafka_offset: source.offset,
+  };
+}
+
+function numberRow(number: TelephonyNumberRecord, recordId: string): Record<string, unknown> {
+  return { ...number, record_id: recordId };
+}

@@ -1,0 +1,78 @@
+import type { KafkaMessage } from 'kafkajs';
+import type { ClickHouse } from '../shared/clickhouse/client.ts';
+import { insertRows } from '../shared/clickhouse/insert-rows.ts';
+import type { TableKey } from '../shared/clickhouse/tables.ts';
+import type { BatchingProducer } from '../shared/kafka/batching-producer.ts';
+import type { Logger } from '../shared/logger.ts';
+import { decodeRecord, type Envelope } from '../shared/records/envelope.ts';
+import type { RecordBatch } from './batch-runner.ts';
+import { toTableRow, type RecordSource } from './record-rows.ts';
+
+export interface SourcedEnvelope {
+  readonly envelope: Envelope;
+  readonly source: RecordSource;
+}
+
+interface DeadLetter {
+  readonly message: KafkaMessage;
+  readonly reason: string;
+}
+
+export interface RecordWriterDeps {
+  readonly ch: ClickHouse;
+  readonly log: Logger;
+  /** Where dead letters are published too (Kafka mode); they always go to the dead_letters table. */
+  readonly deadLetterTopic: { readonly producer: BatchingProducer; readonly topic: string } | null;
+}
+
+/**
+ * The steps after a batch is read: decode → validate → route (ok / dead letter) → write, one insert
+ * per table carrying the batch token, so that a replay of the same batch stores nothing new.
+ */
+export function createRecordWriter({ ch, log, deadLetterTopic }: RecordWriterDeps) {
+  async function storeEnvelopes(items: readonly SourcedEnvelope[], token: string): Promise<void> {
+    const byTable = new Map<TableKey, Record<string, unknown>[]>();
+    for (const { envelope, source } of items) {
+      const { table, row } = toTableRow(envelope, source);
+      byTable.set(table, [...(byTable.get(table) ?? []), row]);
+    }
+    for (const [table, rows] of byTable) await insertRows(ch, table, rows, token);
+  }
+
+  async function storeDeadLetters(batch: RecordBatch, dead: readonly DeadLetter[]): Promise<void> {
+    if (dead.length === 0) return;
+    log.warn({ topic: batch.topic, partition: batch.partition, count: dead.length, reason: dead[0]!.reason }, 'records_dead_lettered');
+    const rows = dead.map(({ message, reason }) => ({
+      kind: message.headers?.kind?.toString() ?? 'unknown',
+      reason,
+      topic: batch.topic,
+      kafka_partition: batch.partition,
+      kafka_offset: message.offset,
+      record: message.value?.toString('utf8') ?? '',
+    }));
+    await insertRows(ch, 'deadLetters', rows, batch.token);
+    if (deadLetterTopic === null) return;
+    const records = dead.map(({ message, reason }) => ({
+      key: message.key?.toString() ?? '',
+      value: message.value ?? Buffer.alloc(0),
+      headers: { reason, topic: batch.topic, partition: String(batch.partition), offset: message.offset },
+    }));
+    await deadLetterTopic.producer.publish(deadLetterTopic.topic, records);
+  }
+
+  async function handleBatch(batch: RecordBatch): Promise<void> {
+    const good: SourcedEnvelope[] = [];
+    const dead: DeadLetter[] = [];
+    for (const message of batch.messages) {
+      const decoded = decodeRecord(message.value);
+      if (decoded.ok) good.push({ envelope: decoded.envelope, source: { partition: batch.partition, offset: message.offset } });
+      else dead.push({ message, reason: decoded.reason });
+    }
+    await storeEnvelopes(good, batch.token);
+    await storeDeadLetters(batch, dead);
+  }
+
+  return { storeEnvelopes, handleBatch };
+}
+
+export type RecordWriter = ReturnType<typeof createRecordWriter>;

@@ -1,0 +1,16 @@
+import type { ClickHouse } from './client.ts';
+
+/** The closed set of tables; SQL names a table only through this map, never from input. */
+export const TABLES = {
+  usageEvents: 'usage_events',
+  sessions: 'sessions',
+  sessionsCurrent: 'sessions_current',
+  telephonyNumbers: 'telephony_numbers',
+  deadLetters: 'dead_letters',
+} as const;
+
+export type TableKey = keyof typeof TABLES;
+
+export function tableName(ch: ClickHouse, table: TableKey): string {
+  return `${ch.database}.${TABLES[table]}`;
+}

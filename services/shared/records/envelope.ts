@@ -1,0 +1,45 @@
+import { randomUUID } from 'node:crypto';
+import type { IHeaders } from 'kafkajs';
+import { envelopeSchema, type Envelope, type RecordKind } from '../../../schemas/records/envelope.ts';
+import { payloadProblem, recordAjv } from './payloads.ts';
+
+export type { Envelope, RecordKind };
+
+const validateEnvelope = recordAjv.compile(envelopeSchema);
+
+export function makeEnvelope(kind: RecordKind, key: string, payload: Record<string, unknown>, occurredAt: Date, receivedAt: Date, id = randomUUID()): Envelope {
+  return { schema_version: 1, id, kind, key, occurred_at: occurredAt.toISOString(), received_at: receivedAt.toISOString(), payload };
+}
+
+export interface EncodedRecord {
+  readonly key: string;
+  readonly value: Buffer;
+  readonly headers: IHeaders;
+}
+
+export function encodeRecord(envelope: Envelope): EncodedRecord {
+  return {
+    key: envelope.key,
+    value: Buffer.from(JSON.stringify(envelope)),
+    headers: { kind: envelope.kind, schema_version: String(envelope.schema_version), record_id: envelope.id },
+  };
+}
+
+export type Decoded = { readonly ok: true; readonly envelope: Envelope } | { readonly ok: false; readonly reason: string };
+
+/** Never throws: a record that cannot be read is a reason for the DLQ, not a crash. */
+export function decodeRecord(value: Buffer | null): Decoded {
+  if (value === null) return { ok: false, reason: 'empty record value' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value.toString('utf8'));
+  } catch {
+    return { ok: false, reason: 'record value is not JSON' };
+  }
+  if (!validateEnvelope(parsed)) {
+    const first = validateEnvelope.errors?.[0];
+    return { ok: false, reason: `invalid envelope: ${first?.instancePath || '/'} ${first?.message ?? ''}`.trim() };
+  }
+  const problem = payloadProblem(parsed.kind, parsed.payload);
+  return problem === null ? { ok: true, envelope: parsed } : { ok: false, reason: problem };
+}

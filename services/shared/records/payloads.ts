@@ -1,0 +1,28 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { RecordKind } from '../../../schemas/records/envelope.ts';
+import { sessionRecordSchema, type SessionRecord } from '../../../schemas/records/session.ts';
+import { telephonyNumberRecordSchema, type TelephonyNumberRecord } from '../../../schemas/records/telephony-number.ts';
+
+export type { SessionRecord, TelephonyNumberRecord };
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }));
+
+const validators: { [K in RecordKind]: ValidateFunction } = {
+  session: recordAjv.compile(sessionRecordSchema),
+  telephony_number: recordAjv.compile(telephonyNumberRecordSchema),
+};
+
+/** The payload of each kind, as its schema says; producers validate before sending, consumers after reading. */
+export interface PayloadOf {
+  session: SessionRecord;
+  telephony_number: TelephonyNumberRecord;
+}
+
+export function payloadProblem(kind: RecordKind, payload: unknown): string | null {
+  const validate = validators[kind];
+  if (validate(payload)) return null;
+  const first = validate.errors?.[0];
+  return `invalid ${kind} payload: ${first?.instancePath || '/'} ${first?.message ?? ''}`.trim();
+}
