@@ -1,0 +1,59 @@
+import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
+import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+
+const optionalText = { 'x-py': 'str' } as const;
+
+/**
+ * GET /api/costs/timeline — `period` is a `str` with a pattern in the old service, so a bad
+ * value (also `period=`) is string_pattern_mismatch, not an enum error.
+ */
+export const costTimelineQuery = {
+  type: 'object',
+  properties: {
+    period: { 'x-py': 'str', pattern: '^(daily|weekly|monthly)$', default: 'daily' },
+    start_date: optionalText,
+    end_date: optionalText,
+    tz: optionalText,
+    format: optionalText,
+  },
+} as const satisfies ModelSchema;
+
+export type CostTimelineQuery = FromPySchema<typeof costTimelineQuery>;
+
+/** GET /api/costs/by-agent */
+export const costByAgentQuery = {
+  type: 'object',
+  properties: {
+    start_date: optionalText,
+    end_date: optionalText,
+    tz: optionalText,
+    limit: { 'x-py': 'int', minimum: 1, maximum: 1000, default: 50 },
+    format: optionalText,
+  },
+} as const satisfies ModelSchema;
+
+export type CostByAgentQuery = FromPySchema<typeof costByAgentQuery>;
+
+/** GET /api/costs/summary */
+export const costSummaryQuery = {
+  type: 'object',
+  properties: {
+    tz: optionalText,
+    format: optionalText,
+  },
+} as const satisfies ModelSchema;
+
+export type CostSummaryQuery = FromPySchema<typeof costSummaryQuery>;
+
+/** GET /api/sessions/ — newest first, `limit` up to 10,000 as the old service allowed. */
+export const sessionListQuery = {
+  type: 'object',
+  properties: {
+    page: { 'x-py': 'int', minimum: 1, maximum: 2147483647, default: 1 },
+    limit: { 'x-py': 'int', minimum: 1, maximum: 10000, default: 10 },
+    start_date: optionalText,
+    end_date: optionalText,
+  },
+} as const satisfies ModelSchema;
+
+export type SessionListQuery = FromPySchema<typeof sessionListQuery>;

@@ -1,0 +1,29 @@
+import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
+import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+
+/**
+ * PATCH /api/sessions/{session_id} — every key optional; `{}` changes nothing. The first four
+ * are the interface's (not nullable there); the rest are the call details of the Session
+ * resource, nullable as they are in it. `duration` stops at 2^31 - 1, where the old service's
+ * integer column answered 500.
+ */
+export const sessionUpdateBody = {
+  type: 'object',
+  title: 'SessionUpdate',
+  properties: {
+    status: { 'x-py': 'enum', enum: ['CREATED', 'ACTIVE', 'COMPLETED', 'FAILED'] },
+    ended_at: { 'x-py': 'datetime' },
+    duration: { 'x-py': 'int', minimum: 0, maximum: 2147483647 },
+    metadata: { 'x-py': 'dict' },
+    agent_name: { 'x-py': 'str', 'x-py-nullable': true },
+    call_direction: { 'x-py': 'enum', enum: ['INBOUND', 'OUTBOUND', null] },
+    call_status: { 'x-py': 'enum', enum: ['RINGING', 'ANSWERED', 'COMPLETED', 'FAILED', 'NO_ANSWER', null] },
+    outbound_phone_number: { 'x-py': 'str', 'x-py-nullable': true },
+    transferred_to: { 'x-py': 'str', 'x-py-nullable': true },
+    transfer_type: { 'x-py': 'enum', enum: ['WARM', 'COLD', null] },
+    transfer_timestamp: { 'x-py': 'datetime', 'x-py-nullable': true },
+    analysis: { 'x-py': 'dict' },
+  },
+} as const satisfies ModelSchema;
+
+export type SessionUpdateBody = FromPySchema<typeof sessionUpdateBody>;

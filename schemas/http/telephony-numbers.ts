@@ -1,0 +1,31 @@
+import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
+import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+
+/**
+ * POST /api/telephony/numbers/release — a named model (not an embedded `Body_...` parameter): a
+ * body that is not an object is model_attributes_type, a missing `agent_id` echoes the object.
+ */
+export const numberReleaseBody = {
+  type: 'object',
+  title: 'NumberRelease',
+  properties: {
+    agent_id: { 'x-py': 'str' },
+  },
+  required: ['agent_id'],
+} as const satisfies ModelSchema;
+
+export type NumberReleaseBody = FromPySchema<typeof numberReleaseBody>;
+
+/** POST /api/telephony/numbers/assign — the number is normalised (trimmed, leading `+`) by the route. */
+export const numberAssignBody = {
+  type: 'object',
+  title: 'NumberAssign',
+  properties: {
+    agent_id: { 'x-py': 'str' },
+    phone_number: { 'x-py': 'str' },
+    provider: { 'x-py': 'str' },
+  },
+  required: ['agent_id', 'phone_number'],
+} as const satisfies ModelSchema;
+
+export type NumberAssignBody = FromPySchema<typeof numberAssignBody>;

@@ -1,0 +1,91 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { compileRequest } from '../../services/shared/validation/compile-request.ts';
+import { jsonBody, wireResponse } from '../../services/shared/validation/test-support/wire-bytes.ts';
+import { usageEventBatchBody, usageEventBody, type UsageEventBatchBody, type UsageEventBody } from './usage-event.ts';
+
+const single = compileRequest({ body: usageEventBody });
+const batch = compileRequest({ body: usageEventBatchBody });
+const detail = (...items: string[]) => ({ status: 422, body: `{"detail":[${items.join(',')}]}` });
+const base = '"session_id":"s1","user_id":"u1","provider":"deepgram","event_type":"stt_minutes"';
+const reply = (extra: string) => wireResponse(single, { body: jsonBody(`{${base}${extra}}`) });
+
+describe('POST /api/usage/events body', () => {
+  it('accepts the body the workers send today, with usage_data and no costs', () => {
+    const body = '{"session_id":"s1","user_id":"u1","agent_id":null,"event_type":"llm_tokens","provider":"google","usage_data":{"input_tokens":900,"output_tokens":300}}';
+    expect(wireResponse(single, { body: jsonBody(body) })).toEqual({
+      status: 200,
+      body: '{"session_id":"s1","user_id":"u1","agent_id":null,"provider":"google","event_type":"llm_tokens","usage_data":{"input_tokens":900,"output_tokens":300}}',
+    });
+  });
+
+  it('keeps money exact as decimal text', () => {
+    expect(reply(',"quantity":0.1,"unit_cost":"0.0077","total_cost":7.7e-4').body).toContain('"quantity":"0.1","unit_cost":"0.0077","total_cost":"0.00077"');
+  });
+
+  it('reports the decimal errors the old service reported', () => {
+    expect(reply(',"quantity":"lots","unit_cost":null,"total_cost":"Infinity"')).toEqual(
+      detail(
+        '{"type":"decimal_parsing","loc":["body","quantity"],"msg":"Input should be a valid decimal","input":"lots"}',
+        '{"type":"decimal_type","loc":["body","unit_cost"],"msg":"Decimal input should be an integer, float, string or Decimal object","input":null}',
+        '{"type":"finite_number","loc":["body","total_cost"],"msg":"Input should be a finite number","input":"Infinity"}',
+      ),
+    );
+  });
+
+  it('refuses negative quantities and costs', () => {
+    expect(reply(',"quantity":-1')).toEqual(
+      detail('{"type":"greater_than_equal","loc":["body","quantity"],"msg":"Input should be greater than or equal to 0","input":-1,"ctx":{"ge":0}}'),
+    );
+  });
+
+  it('lists the event types as an enum', () => {
+    expect(wireResponse(single, { body: jsonBody('{"session_id":"s1","user_id":"u1","provider":"p","event_type":"minutes"}') })).toEqual(
+      detail(
+        `{"type":"enum","loc":["body","event_type"],"msg":"Input should be 'stt_minutes', 'llm_tokens' or 'tts_characters'","input":"minutes","ctx":{"expected":"'stt_minutes', 'llm_tokens' or 'tts_characters'"}}`,
+      ),
+    );
+  });
+
+  it('reports a bad event_id with the uuid texts of pydantic <= 2.12 (row 9)', () => {
+    const error = 'invalid character: expected an optional prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `n` at 1';
+    expect(reply(',"event_id":"not-a-uuid"')).toEqual(
+      detail(`{"type":"uuid_parsing","loc":["body","event_id"],"msg":"Input should be a valid UUID, ${error}","input":"not-a-uuid","ctx":{"error":"${error}"}}`),
+    );
+  });
+
+  it('refuses negative token counts', () => {
+    expect(reply(',"input_tokens":-1').body).toContain('"type":"greater_than_equal","loc":["body","input_tokens"]');
+  });
+});
+
+describe('POST /api/usage/events/batch body', () => {
+  it('locates errors at ["body", index, field]', () => {
+    expect(wireResponse(batch, { body: jsonBody(`[{${base}},{${base},"quantity":-1}]`) })).toEqual(
+      detail('{"type":"greater_than_equal","loc":["body",1,"quantity"],"msg":"Input should be greater than or equal to 0","input":-1,"ctx":{"ge":0}}'),
+    );
+  });
+
+  it('refuses more than 1,000 events with too_long', () => {
+    const events = Array.from({ length: 1001 }, () => '{}').join(',');
+    const reply = wireResponse(batch, { body: jsonBody(`[${events}]`) });
+    expect(JSON.parse(reply.body).detail).toEqual([
+      {
+        type: 'too_long',
+        loc: ['body'],
+        msg: 'List should have at most 1000 items after validation, not 1001',
+        input: Array.from({ length: 1001 }, () => ({})),
+        ctx: { field_type: 'List', max_length: 1000, actual_length: 1001 },
+      },
+    ]);
+  });
+});
+
+describe('UsageEventBody is read off the schema', () => {
+  it('types money as decimal text, timestamps as Date and the batch as a list of events', () => {
+    expectTypeOf<UsageEventBody['quantity']>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<UsageEventBody['timestamp']>().toEqualTypeOf<Date | undefined>();
+    expectTypeOf<UsageEventBody['event_type']>().toEqualTypeOf<'stt_minutes' | 'llm_tokens' | 'tts_characters'>();
+    expectTypeOf<UsageEventBody['input_tokens']>().toEqualTypeOf<number | undefined>();
+    expectTypeOf<UsageEventBatchBody>().toEqualTypeOf<UsageEventBody[]>();
+  });
+});

@@ -1,0 +1,45 @@
+import type { ListSchema, ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
+import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+
+const money = { 'x-py': 'decimal', minimum: 0 } as const;
+const tokens = { 'x-py': 'int', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+
+/**
+ * POST /api/usage/events — the interface's fields first, in its order. `quantity` and the costs
+ * are optional because the workers send `usage_data` (`audio_duration_seconds`, `input_tokens`
+ * and `output_tokens`, or `character_count`) and let the service price it; negative values are
+ * refused (the old service summed them). `event_id` (idempotency), `timestamp`, `model` and
+ * exact token counts are callmeter's extensions.
+ */
+export const usageEventBody = {
+  type: 'object',
+  title: 'UsageEventCreate',
+  properties: {
+    session_id: { 'x-py': 'str' },
+    user_id: { 'x-py': 'str' },
+    agent_id: { 'x-py': 'str', 'x-py-nullable': true },
+    provider: { 'x-py': 'str' },
+    event_type: { 'x-py': 'enum', enum: ['stt_minutes', 'llm_tokens', 'tts_characters'] },
+    quantity: money,
+    unit_cost: money,
+    total_cost: money,
+    usage_data: { 'x-py': 'dict' },
+    event_id: { 'x-py': 'uuid' },
+    timestamp: { 'x-py': 'datetime' },
+    model: { 'x-py': 'str' },
+    input_tokens: tokens,
+    output_tokens: tokens,
+  },
+  required: ['session_id', 'user_id', 'provider', 'event_type'],
+} as const satisfies ModelSchema;
+
+export type UsageEventBody = FromPySchema<typeof usageEventBody>;
+
+/** POST /api/usage/events/batch — each event is validated alone, errors at ["body", index, field]. */
+export const usageEventBatchBody = {
+  type: 'array',
+  items: usageEventBody,
+  maxItems: 1000,
+} as const satisfies ListSchema;
+
+export type UsageEventBatchBody = FromPySchema<typeof usageEventBatchBody>;
