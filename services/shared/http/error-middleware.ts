@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { AppError, statusOf } from '../errors.ts';
 import type { RequestState } from './request-context.ts';
 import { sendJson } from './send-json.ts';
+import { toPythonJson } from '../validation/to-python-json.ts';
 
 /**
  * Registered first: turns every thrown error into the wire format the existing clients know.
@@ -15,7 +16,8 @@ export function errorMiddleware(): Middleware<RequestState> {
       if (error instanceof AppError) {
         ctx.set(error.headers);
         const body = { detail: error.detail };
-        sendJson(ctx, statusOf(error.code), body);
+        // Validation items echo the input as Python re-encodes it (2.0, 1e+16, big integers).
+        sendJson(ctx, statusOf(error.code), body, error.code === 'VALIDATION' ? toPythonJson(body) : undefined);
         if (error.code === 'DEPENDENCY_UNAVAILABLE' || error.code === 'INTERNAL') {
           ctx.state.log.warn({ err: error.cause ?? error, code: error.code }, 'request_failed');
         }

@@ -1,0 +1,65 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { AppError } from '../errors.ts';
+import { compileRequest, type RequestSchemas, type ValidatedRequest } from '../validation/compile-request.ts';
+import { readJsonBody } from '../validation/read-json-body.ts';
+import type { RouteRegistrar } from './create-app.ts';
+import { DEFAULT_BODY_LIMIT, readRawBody } from './read-raw-body.ts';
+import { sendJson } from './send-json.ts';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+export interface ResponseDoc {
+  readonly description: string;
+  readonly example?: unknown;
+}
+
+export interface RouteDefinition<S extends RequestSchemas, R> {
+  readonly method: HttpMethod;
+  /** FastAPI style: /api/sessions/{session_id} */
+  readonly path: string;
+  readonly summary: string;
+  readonly tags: readonly string[];
+  /** Status of a success; 200 unless said. */
+  readonly status?: number;
+  readonly request: S;
+  /** x-user-id must be present and non-empty; checked after validation, as the replaced service did. */
+  readonly requireUserId?: boolean;
+  readonly bodyLimitBytes?: number;
+  readonly responses?: Readonly<Record<number, ResponseDoc>>;
+  readonly handle: (input: ValidatedRequest<S> & { readonly userId: string | null }, ctx: Context) => Promise<R>;
+}
+
+export interface Route {
+  readonly definition: RouteDefinition<RequestSchemas, unknown>;
+  readonly register: RouteRegistrar;
+}
+
+/**
+ * One route, declared once: its schemas are compiled at definition time, and every request gets
+ * the FastAPI-compatible body reading, validation, errors and 401 without the handler writing any.
+ */
+export function defineRoute<const S extends RequestSchemas, R>(definition: RouteDefinition<S, R>): Route {
+  const validate = compileRequest(definition.request);
+  const koaPath = definition.path.replace(/\{(\w+)\}/g, ':$1');
+  const handler = async (ctx: Context) => {
+    const body = definition.request.body === undefined ? undefined : await readBody(ctx, definition.bodyLimitBytes ?? DEFAULT_BODY_LIMIT);
+    const result = validate({ path: ctx.params as Record<string, string>, query: ctx.query, headers: ctx.headers, body });
+    if (!result.ok) throw AppError.validation(result.items);
+    const userId = ctx.get('x-user-id');
+    if (definition.requireUserId && userId === '') throw AppError.of('UNAUTHORIZED', 'User ID required');
+    const response = await definition.handle({ ...result.value, userId: userId === '' ? null : userId }, ctx);
+    sendJson(ctx, definition.status ?? 200, response);
+  };
+  const register: RouteRegistrar = (router: Router) => {
+    router.register(koaPath, [definition.method], handler);
+  };
+  return { definition: definition as unknown as RouteDefinition<RequestSchemas, unknown>, register };
+}
+
+async function readBody(ctx: Context, limit: number) {
+  const read = readJsonBody({ contentType: ctx.get('content-type') || undefined, raw: await readRawBody(ctx, limit) });
+  if (read.ok) return read.value;
+  if (read.status === 400) throw AppError.of('BAD_REQUEST', read.detail);
+  throw AppError.validation(read.items);
+}
