@@ -1,0 +1,111 @@
+import { AppError } from '../../shared/errors.ts';
+import { isFinalStatus, type Session } from './session.ts';
+import {
+  assertValidRevision,
+  DEFAULT_ENDED_RETENTION_MS,
+  type SessionListQuery,
+  type SessionMutation,
+  type SessionPage,
+  type SessionStore,
+  type SessionStoreOptions,
+  type SessionUpdateOutcome,
+} from './session-store.ts';
+
+interface Entry {
+  readonly session: Session;
+  /** null while the session is not ended: live sessions never expire. */
+  readonly expiresAt: number | null;
+}
+
+const SWEEP_INTERVAL_MS = 60_000;
+
+/**
+ * The embedded mode's store: one process, so a synchronous read-modify-write inside one call is
+ * already atomic. Ended sessions expire like in Redis, so both modes keep the same amount of state.
+ */
+export class MemorySessionStore implements SessionStore {
+  private readonly entries = new Map<string, Entry>();
+  private readonly latestByRoom = new Map<string, string>();
+  private readonly retentionMs: number;
+  private readonly now: () => number;
+  private nextSweepAt = 0;
+
+  constructor(options: SessionStoreOptions & { readonly now?: () => number } = {}) {
+    this.retentionMs = options.endedRetentionMs ?? DEFAULT_ENDED_RETENTION_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  async create(session: Session): Promise<void> {
+    this.sweepNowAndThen();
+    if (this.live(session.id) !== null) throw AppError.of('CONFLICT', `Session ${session.id} already exists`);
+    this.put(session);
+    const latest = this.latestByRoom.get(session.room_name);
+    const current = latest === undefined ? null : this.live(latest);
+    // A session restored from the history can be older than the room's latest: it must not take over.
+    if (current === null || session.created_at >= current.created_at) this.latestByRoom.set(session.room_name, session.id);
+  }
+
+  async get(id: string): Promise<Session | null> {
+    return this.live(id);
+  }
+
+  async getByRoom(roomName: string): Promise<Session | null> {
+    const id = this.latestByRoom.get(roomName);
+    return id === undefined ? null : this.live(id);
+  }
+
+  async update(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome> {
+    const before = this.live(id);
+    if (before === null) return { kind: 'not_found' };
+    const after = mutate(before);
+    if (after === null) return { kind: 'unchanged', session: before };
+    assertValidRevision(before, after);
+    this.put(after);
+    return { kind: 'changed', before, after };
+  }
+
+  async list(userId: string, query: SessionListQuery): Promise<SessionPage> {
+    const start = query.start_ms ?? -Infinity;
+    const end = query.end_ms ?? Infinity;
+    const matching = [...this.entries.keys()]
+      .map((id) => this.live(id))
+      .filter((s): s is Session => s !== null && s.user_id === userId && s.created_at >= start && s.created_at <= end)
+      .sort(newestFirst);
+    const offset = (query.page - 1) * query.limit;
+    return { sessions: matching.slice(offset, offset + query.limit), total: matching.length };
+  }
+
+  private put(session: Session): void {
+    const expiresAt = isFinalStatus(session.status) ? this.now() + this.retentionMs : null;
+    this.entries.set(session.id, { session, expiresAt });
+  }
+
+  private live(id: string): Session | null {
+    const entry = this.entries.get(id);
+    if (entry === undefined) return null;
+    if (entry.expiresAt !== null && entry.expiresAt <= this.now()) {
+      this.forget(entry.session);
+      return null;
+    }
+    return entry.session;
+  }
+
+  private forget(session: Session): void {
+    this.entries.delete(session.id);
+    if (this.latestByRoom.get(session.room_name) === session.id) this.latestByRoom.delete(session.room_name);
+  }
+
+  // Expired sessions are dropped on access; this pass bounds memory for sessions nobody reads again.
+  private sweepNowAndThen(): void {
+    const now = this.now();
+    if (now < this.nextSweepAt) return;
+    this.nextSweepAt = now + SWEEP_INTERVAL_MS;
+    for (const id of [...this.entries.keys()]) this.live(id);
+  }
+}
+
+/** Newest first; the id breaks ties the way Redis orders equal scores in reverse. */
+function newestFirst(a: Session, b: Session): number {
+  if (a.created_at !== b.created_at) return b.created_at - a.created_at;
+  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
+}

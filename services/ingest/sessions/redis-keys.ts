@@ -1,0 +1,30 @@
+/**
+ * Every Redis key of the ingest service, built from the configured prefix (REDIS_KEY_PREFIX).
+ * Callers never concatenate keys. Each family's name is not a prefix of another's followed by
+ * the same separator, so no id, room or phone number can make two families collide.
+ */
+export interface IngestRedisKeys {
+  /** Hash { version, session (JSON) }; expires a retention period after an ended session's last change. */
+  session(id: string): string;
+  /** Hash { id, created_at } of the latest session created for this room. */
+  roomLatest(roomName: string): string;
+  /** Sorted set: the user's session ids scored by created_at (ms). */
+  userSessions(userId: string): string;
+  /** Sorted set: the user's ended session ids scored by the time their hash expires (ms). */
+  userExpiring(userId: string): string;
+  /** Hash { agent_id, phone_number, provider, assigned_at }; empty strings once released. */
+  telephonyAgent(agentId: string): string;
+  /** String: the agent that holds this E.164 number. */
+  telephonyNumber(phoneNumber: string): string;
+}
+
+export function createIngestRedisKeys(prefix: string): IngestRedisKeys {
+  return {
+    session: (id) => `${prefix}session:${id}`,
+    roomLatest: (roomName) => `${prefix}session-room:${roomName}`,
+    userSessions: (userId) => `${prefix}user-sessions:${userId}`,
+    userExpiring: (userId) => `${prefix}user-expiring:${userId}`,
+    telephonyAgent: (agentId) => `${prefix}telephony-agent:${agentId}`,
+    telephonyNumber: (phoneNumber) => `${prefix}telephony-number:${phoneNumber}`,
+  };
+}

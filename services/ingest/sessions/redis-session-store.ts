@@ -1,0 +1,105 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AppError } from '../../shared/errors.ts';
+import type { Redis } from '../../shared/redis/client.ts';
+import { KeyedQueue } from './keyed-queue.ts';
+import { unavailableOnError } from './redis-script.ts';
+import { createIngestRedisKeys, type IngestRedisKeys } from './redis-keys.ts';
+import { isFinalStatus, type Session } from './session.ts';
+import { createSessionScript, listSessionsScript, updateSessionScript } from './session-scripts.ts';
+import {
+  assertValidRevision,
+  DEFAULT_ENDED_RETENTION_MS,
+  type SessionListQuery,
+  type SessionMutation,
+  type SessionPage,
+  type SessionStore,
+  type SessionStoreOptions,
+  type SessionUpdateOutcome,
+} from './session-store.ts';
+
+export interface RedisSessionStoreOptions extends SessionStoreOptions {
+  /** Compare-and-set attempts of one update before giving up with DEPENDENCY_UNAVAILABLE. */
+  readonly maxAttempts?: number;
+}
+
+/**
+ * Sessions shared by every ingest process. Each session is one hash { version, session JSON };
+ * an update reads it, applies the mutation in this process, and writes back with a Lua
+ * compare-and-set on `version`, retrying when another process wrote first.
+ */
+export class RedisSessionStore implements SessionStore {
+  private readonly keys: IngestRedisKeys;
+  private readonly retentionMs: number;
+  private readonly maxAttempts: number;
+  private readonly queue = new KeyedQueue();
+
+  constructor(
+    private readonly redis: Redis,
+    keyPrefix: string,
+    options: RedisSessionStoreOptions = {},
+  ) {
+    this.keys = createIngestRedisKeys(keyPrefix);
+    this.retentionMs = options.endedRetentionMs ?? DEFAULT_ENDED_RETENTION_MS;
+    this.maxAttempts = options.maxAttempts ?? 20;
+  }
+
+  async create(session: Session): Promise<void> {
+    const keys = [this.keys.session(session.id), this.keys.roomLatest(session.room_name), this.keys.userSessions(session.user_id), this.keys.userExpiring(session.user_id)];
+    const args = [session.id, session.version, JSON.stringify(session), session.created_at, finalFlag(session), this.retentionMs];
+    const created = await guard(() => createSessionScript.run(this.redis, keys, args));
+    if (created !== 1) throw AppError.of('CONFLICT', `Session ${session.id} already exists`);
+  }
+
+  async get(id: string): Promise<Session | null> {
+    const json = await guard(() => this.redis.hget(this.keys.session(id), 'session'));
+    return json === null ? null : (JSON.parse(json) as Session);
+  }
+
+  async getByRoom(roomName: string): Promise<Session | null> {
+    const id = await guard(() => this.redis.hget(this.keys.roomLatest(roomName), 'id'));
+    return id === null ? null : this.get(id);
+  }
+
+  update(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome> {
+    return this.queue.run(id, () => this.compareAndSet(id, mutate));
+  }
+
+  async list(userId: string, query: SessionListQuery): Promise<SessionPage> {
+    const keys = [this.keys.userSessions(userId), this.keys.userExpiring(userId)];
+    const args = [query.start_ms ?? '-inf', query.end_ms ?? '+inf', (query.page - 1) * query.limit, query.limit];
+    const [total, ids] = (await guard(() => listSessionsScript.run(this.redis, keys, args))) as [number, string[]];
+    if (ids.length === 0) return { sessions: [], total };
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hget(this.keys.session(id), 'session');
+    const replies = (await guard(() => pipeline.exec())) ?? [];
+    // A session that expired between the two calls is left out rather than failing the page.
+    const sessions = replies.flatMap(([error, json]) => (error === null && typeof json === 'string' ? [JSON.parse(json) as Session] : []));
+    return { sessions, total };
+  }
+
+  private async compareAndSet(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome> {
+    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+      const before = await this.get(id);
+      if (before === null) return { kind: 'not_found' };
+      const after = mutate(before);
+      if (after === null) return { kind: 'unchanged', session: before };
+      assertValidRevision(before, after);
+      const keys = [this.keys.session(id), this.keys.roomLatest(after.room_name), this.keys.userExpiring(after.user_id)];
+      const args = [id, before.version, after.version, JSON.stringify(after), finalFlag(after), this.retentionMs];
+      const written = await guard(() => updateSessionScript.run(this.redis, keys, args));
+      if (written === 1) return { kind: 'changed', before, after };
+      if (written === -1) return { kind: 'not_found' };
+      // Another process wrote first; a jittered pause keeps retrying writers from colliding again.
+      await sleep(Math.random() * Math.min(50, 2 ** attempt));
+    }
+    throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again');
+  }
+}
+
+function finalFlag(session: Session): string {
+  return isFinalStatus(session.status) ? '1' : '0';
+}
+
+function guard<T>(call: () => Promise<T>): Promise<T> {
+  return unavailableOnError('Session store', call);
+}

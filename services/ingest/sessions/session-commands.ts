@@ -1,0 +1,63 @@
+import { AppError } from '../../shared/errors.ts';
+import { applySessionUpdate, endSessionByRoom, newSession, type NewSessionInput, type Session, type SessionUpdate } from './session.ts';
+import type { SessionMutation, SessionStore, SessionUpdateOutcome } from './session-store.ts';
+
+/**
+ * What the session routes call: the pure rules run inside the store's atomic update, and the
+ * outcomes become AppErrors with the details clients know (compat.md). `before` is null when
+ * nothing changed, so a caller publishes a record only for a real change.
+ */
+export interface SessionChange {
+  readonly session: Session;
+  readonly before: Session | null;
+}
+
+const NOT_FOUND = 'Session not found';
+
+export async function createSession(store: SessionStore, input: NewSessionInput, nowMs: number): Promise<Session> {
+  const session = newSession(input, nowMs);
+  await store.create(session);
+  return session;
+}
+
+export async function getSession(store: SessionStore, id: string): Promise<Session> {
+  const session = await store.get(id);
+  if (session === null) throw AppError.of('NOT_FOUND', NOT_FOUND);
+  return session;
+}
+
+export async function getSessionByRoom(store: SessionStore, roomName: string): Promise<Session> {
+  const session = await store.getByRoom(roomName);
+  if (session === null) throw AppError.of('NOT_FOUND', NOT_FOUND);
+  return session;
+}
+
+/** Throws NOT_FOUND for an unknown id and CONFLICT for a move the lifecycle forbids. */
+export async function updateSession(store: SessionStore, id: string, update: SessionUpdate, nowMs: number): Promise<SessionChange> {
+  return changeOf(await store.update(id, sessionMutation(update, nowMs)));
+}
+
+/** Ends the room's latest session if it is ACTIVE; any other status is returned unchanged. */
+export async function endRoomSession(store: SessionStore, roomName: string, nowMs: number): Promise<SessionChange> {
+  const latest = await getSessionByRoom(store, roomName);
+  return changeOf(
+    await store.update(latest.id, (current) => {
+      const ended = endSessionByRoom(current, nowMs);
+      return ended === current ? null : ended;
+    }),
+  );
+}
+
+/** The store mutation of one client update; a forbidden move throws, so the store writes nothing. */
+export function sessionMutation(update: SessionUpdate, nowMs: number): SessionMutation {
+  return (current) => {
+    const result = applySessionUpdate(current, update, nowMs);
+    if (result.kind === 'conflict') throw AppError.of('CONFLICT', result.detail);
+    return result.kind === 'changed' ? result.session : null;
+  };
+}
+
+function changeOf(outcome: SessionUpdateOutcome): SessionChange {
+  if (outcome.kind === 'not_found') throw AppError.of('NOT_FOUND', NOT_FOUND);
+  return outcome.kind === 'changed' ? { session: outcome.after, before: outcome.before } : { session: outcome.session, before: null };
+}

@@ -1,0 +1,66 @@
+import { LuaScript } from './redis-script.ts';
+
+// Redis's own clock decides expiry, so the expiring index and the key TTLs agree even when the
+// clocks of the ingest hosts drift.
+const NOW_MS = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end`;
+
+// An ended session lives retention_ms after its last change; its room pointer goes with it unless
+// a newer session of the room took the pointer over. A live session never expires.
+const RETAIN = `
+local function retain(session_key, room_key, expiring_key, id, final, retention_ms)
+  if final == '1' then
+    local expire_at = string.format('%d', now_ms() + tonumber(retention_ms))
+    redis.call('PEXPIREAT', session_key, expire_at)
+    if redis.call('HGET', room_key, 'id') == id then redis.call('PEXPIREAT', room_key, expire_at) end
+    redis.call('ZADD', expiring_key, expire_at, id)
+  else
+    redis.call('PERSIST', session_key)
+    redis.call('ZREM', expiring_key, id)
+  end
+end`;
+
+// Sorted-set members cannot expire: drop from the user's index the sessions whose hash has expired.
+// Bounded per call so that a script never blocks the server for long.
+const PRUNE = `
+local function prune(index_key, expiring_key)
+  local gone = redis.call('ZRANGEBYSCORE', expiring_key, '-inf', string.format('%d', now_ms()), 'LIMIT', 0, 1000)
+  for i = 1, #gone do
+    redis.call('ZREM', index_key, gone[i])
+    redis.call('ZREM', expiring_key, gone[i])
+  end
+end`;
+
+/** KEYS session, room, user index, user expiring; ARGV id, version, json, created_at, final, retention_ms. 1, or 0 if the id exists. */
+export const createSessionScript = new LuaScript(`${NOW_MS}${RETAIN}${PRUNE}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+prune(KEYS[3], KEYS[4])
+redis.call('HSET', KEYS[1], 'version', ARGV[2], 'session', ARGV[3])
+-- A session restored from the history can be older than the room's latest: it must not take over.
+local latest = redis.call('HGET', KEYS[2], 'created_at')
+if not latest or tonumber(ARGV[4]) >= tonumber(latest) then
+  redis.call('HSET', KEYS[2], 'id', ARGV[1], 'created_at', ARGV[4])
+  redis.call('PERSIST', KEYS[2])
+end
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+retain(KEYS[1], KEYS[2], KEYS[4], ARGV[1], ARGV[5], ARGV[6])
+return 1`);
+
+/** KEYS session, room, user expiring; ARGV id, expected version, next version, json, final, retention_ms. 1, 0 on a version mismatch, -1 if gone. */
+export const updateSessionScript = new LuaScript(`${NOW_MS}${RETAIN}
+local current = redis.call('HGET', KEYS[1], 'version')
+if not current then return -1 end
+if current ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'version', ARGV[3], 'session', ARGV[4])
+retain(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[5], ARGV[6])
+return 1`);
+
+/** KEYS user index, user expiring; ARGV min, max (scores), offset, count. { total, ids newest first }. */
+export const listSessionsScript = new LuaScript(`${NOW_MS}${PRUNE}
+prune(KEYS[1], KEYS[2])
+local total = redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[2])
+local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[1], 'LIMIT', ARGV[3], ARGV[4])
+return { total, ids }`);

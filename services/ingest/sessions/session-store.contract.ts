@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../shared/errors.ts';
+import { sessionMutation } from './session-commands.ts';
+import { makeSession, T0 } from './session.fixtures.ts';
+import type { Session } from './session.ts';
+import type { SessionStore, SessionStoreOptions } from './session-store.ts';
+
+export type MakeSessionStore = (options?: SessionStoreOptions) => SessionStore | Promise<SessionStore>;
+
+/**
+ * The behaviour every SessionStore must have, run against the memory store in unit tests and
+ * against RedisSessionStore on the real Redis. Each test asks for a fresh, empty store.
+ */
+export function sessionStoreContract(name: string, makeStore: MakeSessionStore): void {
+  describe(`${name} (SessionStore contract)`, () => {
+    it('returns a created session by id and by room, and null for unknown ones', async () => {
+      const store = await makeStore();
+      const session = makeSession({ session_data: { lang: 'en', nested: { a: [1, 2] } } });
+      await store.create(session);
+      expect(await store.get(session.id)).toEqual(session);
+      expect(await store.getByRoom(session.room_name)).toEqual(session);
+      expect(await store.get('unknown')).toBeNull();
+      expect(await store.getByRoom('unknown-room')).toBeNull();
+    });
+
+    it('refuses a second session with the same id and keeps the first', async () => {
+      const store = await makeStore();
+      const first = makeSession();
+      await store.create(first);
+      await expect(store.create({ ...first, room_name: 'other' })).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect(await store.get(first.id)).toEqual(first);
+    });
+
+    it('getByRoom returns the latest session created for the room', async () => {
+      const store = await makeStore();
+      const older = makeSession({ room_name: 'room-a', created_at: T0 });
+      const newer = makeSession({ room_name: 'room-a', created_at: T0 + 1_000 });
+      await store.create(older);
+      await store.create(newer);
+      expect((await store.getByRoom('room-a'))?.id).toBe(newer.id);
+    });
+
+    it('an older session created later (restored from history) does not take its room over', async () => {
+      const store = await makeStore();
+      const newer = makeSession({ room_name: 'room-b', created_at: T0 + 1_000 });
+      const restored = makeSession({ room_name: 'room-b', created_at: T0, status: 'COMPLETED', ended_at: T0 + 500, duration: 0 });
+      await store.create(newer);
+      await store.create(restored);
+      expect((await store.getByRoom('room-b'))?.id).toBe(newer.id);
+      expect(await store.get(restored.id)).toEqual(restored);
+    });
+
+    it('an update returns before and after and is what get reads next', async () => {
+      const store = await makeStore();
+      const session = makeSession();
+      await store.create(session);
+      const outcome = await store.update(session.id, sessionMutation({ status: 'COMPLETED' }, T0 + 61_500));
+      const after = { ...session, status: 'COMPLETED', ended_at: T0 + 61_500, duration: 61, updated_at: T0 + 61_500, version: 2 };
+      expect(outcome).toEqual({ kind: 'changed', before: session, after });
+      expect(await store.get(session.id)).toEqual(after);
+    });
+
+    it('a mutation that changes nothing writes nothing', async () => {
+      const store = await makeStore();
+      const session = makeSession();
+      await store.create(session);
+      expect(await store.update(session.id, sessionMutation({}, T0 + 5_000))).toEqual({ kind: 'unchanged', session });
+      expect(await store.get(session.id)).toEqual(session);
+    });
+
+    it('an update of an unknown id is not_found and never calls the mutation', async () => {
+      const store = await makeStore();
+      let called = false;
+      const outcome = await store.update('unknown', (s) => ((called = true), s));
+      expect(outcome).toEqual({ kind: 'not_found' });
+      expect(called).toBe(false);
+    });
+
+    it('a conflict leaves the session unchanged', async () => {
+      const store = await makeStore();
+      const session = makeSession({ status: 'COMPLETED', ended_at: T0 + 1_000, duration: 1 });
+      await store.create(session);
+      const reopening = store.update(session.id, sessionMutation({ status: 'ACTIVE' }, T0 + 2_000));
+      await expect(reopening).rejects.toMatchObject({ code: 'CONFLICT', detail: 'Cannot change session status from COMPLETED to ACTIVE' });
+      expect(await store.get(session.id)).toEqual(session);
+    });
+
+    it('refuses a revision that skips a version or moves the session to another room', async () => {
+      const store = await makeStore();
+      const session = makeSession();
+      await store.create(session);
+      await expect(store.update(session.id, (s) => ({ ...s, status: 'FAILED' }))).rejects.toBeInstanceOf(AppError);
+      await expect(store.update(session.id, (s) => ({ ...s, room_name: 'elsewhere', version: s.version + 1 }))).rejects.toBeInstanceOf(AppError);
+      expect(await store.get(session.id)).toEqual(session);
+    });
+
+    it('50 concurrent updates that each merge a distinct metadata key all survive', async () => {
+      const store = await makeStore();
+      const session = makeSession({ session_data: { origin: 'test' } });
+      await store.create(session);
+      const keys = Array.from({ length: 50 }, (_, i) => `key_${i}`);
+      const outcomes = await Promise.all(keys.map((key, i) => store.update(session.id, sessionMutation({ metadata: { [key]: i } }, T0 + i))));
+      expect(outcomes.every((o) => o.kind === 'changed')).toBe(true);
+      const stored = await store.get(session.id);
+      expect(stored?.session_data).toEqual({ origin: 'test', ...Object.fromEntries(keys.map((key, i) => [key, i])) });
+      expect(stored?.version).toBe(51);
+    });
+
+    listContract(makeStore);
+    retentionContract(makeStore);
+  });
+}
+
+function listContract(makeStore: MakeSessionStore): void {
+  it('lists a user’s sessions newest first, a page at a time, with the total on every page', async () => {
+    const store = await makeStore();
+    const mine = Array.from({ length: 5 }, (_, i) => makeSession({ user_id: 'alice', created_at: T0 + i * 1_000 }));
+    for (const session of [...mine, makeSession({ user_id: 'bob', created_at: T0 + 10_000 })]) await store.create(session);
+    const ids = (sessions: readonly Session[]) => sessions.map((s) => s.id);
+    const newest = ids([...mine].reverse());
+    expect(await store.list('alice', { page: 1, limit: 2 })).toEqual({ sessions: [mine[4], mine[3]], total: 5 });
+    expect(ids((await store.list('alice', { page: 2, limit: 2 })).sessions)).toEqual(newest.slice(2, 4));
+    expect(await store.list('alice', { page: 3, limit: 2 })).toMatchObject({ total: 5, sessions: [mine[0]] });
+    expect(await store.list('alice', { page: 4, limit: 2 })).toEqual({ sessions: [], total: 5 });
+    expect(await store.list('nobody', { page: 1, limit: 10 })).toEqual({ sessions: [], total: 0 });
+  });
+
+  it('bounds the list by created_at, both ends included', async () => {
+    const store = await makeStore();
+    const sessions = Array.from({ length: 5 }, (_, i) => makeSession({ user_id: 'carol', created_at: T0 + i * 1_000 }));
+    for (const session of sessions) await store.create(session);
+    const page = await store.list('carol', { page: 1, limit: 10, start_ms: T0 + 1_000, end_ms: T0 + 3_000 });
+    expect(page).toEqual({ sessions: [sessions[3], sessions[2], sessions[1]], total: 3 });
+  });
+
+  it('shows updates in the list', async () => {
+    const store = await makeStore();
+    const session = makeSession({ user_id: 'dave' });
+    await store.create(session);
+    await store.update(session.id, sessionMutation({ agent_name: 'Ava' }, T0 + 1));
+    expect((await store.list('dave', { page: 1, limit: 1 })).sessions[0]?.agent_name).toBe('Ava');
+  });
+}
+
+function retentionContract(makeStore: MakeSessionStore): void {
+  it('forgets an ended session once the retention has passed, and keeps live ones', async () => {
+    const store = await makeStore({ endedRetentionMs: 1_000 });
+    const ended = makeSession({ user_id: 'erin', room_name: 'room-ended' });
+    const live = makeSession({ user_id: 'erin', created_at: T0 + 1 });
+    await store.create(ended);
+    await store.create(live);
+    await store.update(ended.id, sessionMutation({ status: 'FAILED' }, T0 + 1_000));
+    expect((await store.get(ended.id))?.status).toBe('FAILED');
+    await waitUntil(async () => (await store.get(ended.id)) === null, 5_000);
+    expect(await store.getByRoom('room-ended')).toBeNull();
+    expect(await store.list('erin', { page: 1, limit: 10 })).toEqual({ sessions: [live], total: 1 });
+    expect(await store.get(live.id)).toEqual(live);
+  });
+}
+
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

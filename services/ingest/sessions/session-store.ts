@@ -1,0 +1,64 @@
+import { AppError } from '../../shared/errors.ts';
+import type { Session } from './session.ts';
+
+/**
+ * Live state of sessions. Two implementations: MemorySessionStore (embedded mode, one process) and
+ * RedisSessionStore (shared by every ingest process). Both pass session-store.contract.ts.
+ * Ended sessions are kept for a retention period only: the history lives in ClickHouse.
+ */
+export interface SessionStore {
+  /** Throws AppError CONFLICT when a session with this id exists. */
+  create(session: Session): Promise<void>;
+  get(id: string): Promise<Session | null>;
+  /** The latest session created for this room, if any. */
+  getByRoom(roomName: string): Promise<Session | null>;
+  /**
+   * Atomic read-modify-write: no concurrent update of the same session is lost. `mutate` may run
+   * more than once (on contention), so it must be pure; it returns the next session with
+   * `version` = current + 1, or null for "no change". What it throws propagates, and nothing is
+   * written (the way to report a conflict).
+   */
+  update(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome>;
+  /** A user's sessions, newest first by created_at (ties: higher id first). */
+  list(userId: string, query: SessionListQuery): Promise<SessionPage>;
+}
+
+export type SessionMutation = (current: Session) => Session | null;
+
+export type SessionUpdateOutcome =
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'unchanged'; readonly session: Session }
+  | { readonly kind: 'changed'; readonly before: Session; readonly after: Session };
+
+export interface SessionListQuery {
+  /** 1-based. */
+  readonly page: number;
+  readonly limit: number;
+  /** Inclusive bounds on created_at, epoch milliseconds. */
+  readonly start_ms?: number;
+  readonly end_ms?: number;
+}
+
+export interface SessionPage {
+  readonly sessions: readonly Session[];
+  /** Sessions matching the bounds, on every page. */
+  readonly total: number;
+}
+
+/** How long an ended session stays in the live store after its last change. */
+export const DEFAULT_ENDED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+export interface SessionStoreOptions {
+  readonly endedRetentionMs?: number;
+}
+
+/**
+ * The stores index sessions by id, room, user and creation time, and detect lost updates by
+ * version; a mutation that changes those would corrupt the indexes or defeat the check.
+ */
+export function assertValidRevision(before: Session, after: Session): void {
+  const moved = (['id', 'room_name', 'user_id', 'created_at'] as const).filter((key) => before[key] !== after[key]);
+  if (moved.length > 0 || after.version !== before.version + 1) {
+    throw AppError.of('INTERNAL', `invalid session revision of ${before.id}: ${moved.length > 0 ? `changed ${moved.join(', ')}` : `version ${before.version} -> ${after.version}`}`);
+  }
+}

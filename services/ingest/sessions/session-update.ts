@@ -1,0 +1,102 @@
+import type { CallDirection, CallStatus, JsonObject, Session, SessionStatus, TransferType } from './session.ts';
+
+/** A change asked for by a client. Absent keys keep their value; null clears a nullable field. */
+export interface SessionUpdate {
+  readonly status?: SessionStatus;
+  readonly ended_at?: number;
+  readonly duration?: number;
+  /** Merged shallowly into session_data: a key given here replaces that key only. */
+  readonly metadata?: JsonObject;
+  readonly agent_name?: string | null;
+  readonly call_direction?: CallDirection | null;
+  readonly call_status?: CallStatus | null;
+  readonly outbound_phone_number?: string | null;
+  readonly transferred_to?: string | null;
+  readonly transfer_type?: TransferType | null;
+  readonly transfer_timestamp?: number | null;
+  readonly analysis?: JsonObject | null;
+}
+
+export type SessionUpdateResult =
+  | { readonly kind: 'changed'; readonly session: Session }
+  | { readonly kind: 'unchanged' }
+  | { readonly kind: 'conflict'; readonly detail: string };
+
+// A final status is final: a late or replayed update must not reopen a call that was billed as ended.
+const ALLOWED_MOVES: Readonly<Record<SessionStatus, readonly SessionStatus[]>> = {
+  CREATED: ['ACTIVE', 'COMPLETED', 'FAILED'],
+  ACTIVE: ['COMPLETED', 'FAILED'],
+  COMPLETED: [],
+  FAILED: [],
+};
+
+export function isFinalStatus(status: SessionStatus): boolean {
+  return status === 'COMPLETED' || status === 'FAILED';
+}
+
+export function applySessionUpdate(session: Session, update: SessionUpdate, nowMs: number): SessionUpdateResult {
+  const target = update.status ?? session.status;
+  if (target !== session.status && !ALLOWED_MOVES[session.status].includes(target)) {
+    return { kind: 'conflict', detail: `Cannot change session status from ${session.status} to ${target}` };
+  }
+  const next = moveTo(withFields(session, update), target, update, nowMs);
+  // Only a real change is a new revision, so a retried or empty PATCH leaves updated_at alone.
+  if (sameContent(session, next)) return { kind: 'unchanged' };
+  return { kind: 'changed', session: { ...next, updated_at: nowMs, version: session.version + 1 } };
+}
+
+/** Workers call this when the room closes; only a call in progress is ended by it. */
+export function endSessionByRoom(session: Session, nowMs: number): Session {
+  if (session.status !== 'ACTIVE') return session;
+  const result = applySessionUpdate(session, { status: 'COMPLETED' }, nowMs);
+  return result.kind === 'changed' ? result.session : session;
+}
+
+function withFields(session: Session, update: SessionUpdate): Session {
+  return {
+    ...session,
+    session_data: update.metadata === undefined ? session.session_data : { ...session.session_data, ...update.metadata },
+    ended_at: given(update.ended_at, session.ended_at),
+    duration: given(update.duration, session.duration),
+    agent_name: given(update.agent_name, session.agent_name),
+    call_direction: given(update.call_direction, session.call_direction),
+    call_status: given(update.call_status, session.call_status),
+    outbound_phone_number: given(update.outbound_phone_number, session.outbound_phone_number),
+    transferred_to: given(update.transferred_to, session.transferred_to),
+    transfer_type: given(update.transfer_type, session.transfer_type),
+    transfer_timestamp: given(update.transfer_timestamp, session.transfer_timestamp),
+    analysis: given(update.analysis, session.analysis),
+  };
+}
+
+function moveTo(session: Session, target: SessionStatus, update: SessionUpdate, nowMs: number): Session {
+  if (target === session.status) return session;
+  if (!isFinalStatus(target)) return { ...session, status: target, started_at: session.started_at ?? nowMs };
+  const ended_at = update.ended_at ?? nowMs;
+  const duration = update.duration ?? elapsedSeconds(session.started_at, ended_at);
+  return { ...session, status: target, ended_at, duration };
+}
+
+// Clamped at zero: a worker clock that runs behind can send an ended_at before started_at.
+function elapsedSeconds(startedAt: number | null, endedAt: number): number {
+  return startedAt === null ? 0 : Math.max(0, Math.floor((endedAt - startedAt) / 1000));
+}
+
+function given<T>(value: T | undefined, current: T): T {
+  return value === undefined ? current : value;
+}
+
+function sameContent(before: Session, after: Session): boolean {
+  return deepEqual({ ...before, updated_at: 0, version: 0 }, { ...after, updated_at: 0, version: 0 });
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = Object.keys(left);
+  if (keys.length !== Object.keys(right).length) return false;
+  return keys.every((key) => Object.hasOwn(right, key) && deepEqual(left[key], right[key]));
+}

@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { makeSession, T0 } from './session.fixtures.ts';
+import { applySessionUpdate, endSessionByRoom, newSession, type Session, type SessionStatus, type SessionUpdate } from './session.ts';
+
+const changed = (session: Session, update: SessionUpdate, nowMs = T0 + 90_000): Session => {
+  const result = applySessionUpdate(session, update, nowMs);
+  if (result.kind !== 'changed') throw new Error(`expected a change, got ${JSON.stringify(result)}`);
+  return result.session;
+};
+
+describe('newSession', () => {
+  it('is ACTIVE and started now by default, at version 1 with every extension null', () => {
+    const session = newSession({ id: 's-1', room_name: 'room', user_id: 'u' }, T0);
+    expect(session).toEqual(makeSession({ id: 's-1', room_name: 'room', user_id: 'u' }));
+  });
+
+  it('leaves started_at empty for a CREATED session and keeps agent and session_data', () => {
+    const session = newSession({ id: 's-1', room_name: 'r', user_id: 'u', agent_id: 'a', session_data: { k: 1 }, status: 'CREATED' }, T0);
+    expect(session).toMatchObject({ status: 'CREATED', started_at: null, agent_id: 'a', session_data: { k: 1 } });
+  });
+});
+
+describe('applySessionUpdate lifecycle', () => {
+  const allowed: [SessionStatus, SessionStatus][] = [
+    ['CREATED', 'ACTIVE'],
+    ['CREATED', 'COMPLETED'],
+    ['CREATED', 'FAILED'],
+    ['ACTIVE', 'COMPLETED'],
+    ['ACTIVE', 'FAILED'],
+  ];
+  it.each(allowed)('allows %s -> %s', (from, to) => {
+    expect(changed(makeSession({ status: from }), { status: to }).status).toBe(to);
+  });
+
+  const forbidden: [SessionStatus, SessionStatus][] = [
+    ['ACTIVE', 'CREATED'],
+    ['COMPLETED', 'ACTIVE'],
+    ['COMPLETED', 'CREATED'],
+    ['COMPLETED', 'FAILED'],
+    ['FAILED', 'ACTIVE'],
+    ['FAILED', 'COMPLETED'],
+  ];
+  it.each(forbidden)('refuses %s -> %s with a detail naming the move', (from, to) => {
+    expect(applySessionUpdate(makeSession({ status: from }), { status: to }, T0)).toEqual({
+      kind: 'conflict',
+      detail: `Cannot change session status from ${from} to ${to}`,
+    });
+  });
+
+  it.each(['CREATED', 'ACTIVE', 'COMPLETED', 'FAILED'] as const)('repeating the status %s changes nothing', (status) => {
+    expect(applySessionUpdate(makeSession({ status }), { status }, T0 + 1)).toEqual({ kind: 'unchanged' });
+  });
+
+  it('moving to ACTIVE starts a CREATED session now, and keeps an earlier start', () => {
+    expect(changed(makeSession({ status: 'CREATED', started_at: null }), { status: 'ACTIVE' }, T0 + 5).started_at).toBe(T0 + 5);
+    expect(changed(makeSession({ status: 'CREATED', started_at: T0 }), { status: 'ACTIVE' }, T0 + 5).started_at).toBe(T0);
+  });
+
+  it('a final status ends the session now with the elapsed whole seconds', () => {
+    expect(changed(makeSession(), { status: 'COMPLETED' }, T0 + 61_999)).toMatchObject({ ended_at: T0 + 61_999, duration: 61 });
+  });
+
+  it('a final status uses the given ended_at and duration', () => {
+    expect(changed(makeSession(), { status: 'FAILED', ended_at: T0 + 10_000 })).toMatchObject({ ended_at: T0 + 10_000, duration: 10 });
+    expect(changed(makeSession(), { status: 'FAILED', ended_at: T0 + 10_000, duration: 42 })).toMatchObject({ duration: 42 });
+  });
+
+  it('a session that never started ends with duration 0, and an end before the start is not negative', () => {
+    expect(changed(makeSession({ status: 'CREATED', started_at: null }), { status: 'FAILED' }).duration).toBe(0);
+    expect(changed(makeSession(), { status: 'COMPLETED', ended_at: T0 - 5_000 }).duration).toBe(0);
+  });
+});
+
+describe('applySessionUpdate fields', () => {
+  it('an empty update is unchanged and does not touch updated_at', () => {
+    expect(applySessionUpdate(makeSession(), {}, T0 + 1_000)).toEqual({ kind: 'unchanged' });
+  });
+
+  it('a real change sets updated_at to now and adds one to version', () => {
+    expect(changed(makeSession({ version: 3 }), { agent_name: 'Ava' }, T0 + 7)).toMatchObject({ updated_at: T0 + 7, version: 4 });
+  });
+
+  it('merges metadata shallowly into session_data', () => {
+    const session = makeSession({ session_data: { a: 1, nested: { x: 1 } } });
+    expect(changed(session, { metadata: { b: 2, nested: { y: 2 } } }).session_data).toEqual({ a: 1, b: 2, nested: { y: 2 } });
+  });
+
+  it('metadata equal to what is stored is no change, even with nested objects', () => {
+    const session = makeSession({ session_data: { a: 1, nested: { x: [1, { y: 2 }] } } });
+    expect(applySessionUpdate(session, { metadata: { nested: { x: [1, { y: 2 }] } } }, T0 + 1)).toEqual({ kind: 'unchanged' });
+  });
+
+  it('sets the call, transfer and analysis extensions, and null clears one', () => {
+    const update: SessionUpdate = {
+      agent_name: 'Ava',
+      call_direction: 'OUTBOUND',
+      call_status: 'ANSWERED',
+      outbound_phone_number: '+15551230001',
+      transferred_to: '+15551230002',
+      transfer_type: 'WARM',
+      transfer_timestamp: T0 + 3_000,
+      analysis: { sentiment: 'positive' },
+    };
+    const session = changed(makeSession(), update);
+    expect(session).toMatchObject(update);
+    expect(changed(session, { transferred_to: null }).transferred_to).toBeNull();
+  });
+
+  it('sets ended_at and duration without a status change', () => {
+    expect(changed(makeSession(), { duration: 12 })).toMatchObject({ status: 'ACTIVE', duration: 12 });
+  });
+});
+
+describe('endSessionByRoom', () => {
+  it('completes an ACTIVE session now with its duration', () => {
+    expect(endSessionByRoom(makeSession(), T0 + 30_500)).toMatchObject({ status: 'COMPLETED', ended_at: T0 + 30_500, duration: 30, version: 2 });
+  });
+
+  it.each(['CREATED', 'COMPLETED', 'FAILED'] as const)('returns a %s session unchanged', (status) => {
+    const session = makeSession({ status });
+    expect(endSessionByRoom(session, T0 + 30_500)).toBe(session);
+  });
+});

@@ -1,0 +1,95 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AppError } from '../../shared/errors.ts';
+import type { Redis } from '../../shared/redis/client.ts';
+import { createIngestRedisKeys, type IngestRedisKeys } from '../sessions/redis-keys.ts';
+import { LuaScript, unavailableOnError } from '../sessions/redis-script.ts';
+import { decideAssign, decideRelease, type AgentNumber, type AssignOutcome, type AssignRequest, type ReleaseOutcome } from './number-rules.ts';
+import type { NumberStore } from './number-store.ts';
+
+// The scripts only write when the agent and the number are still as read, so the rules stay in
+// number-rules.ts (shared with the memory store) and a race makes the loser decide again.
+/** KEYS agent, number; ARGV agent_id, expected held number ('' none), expected holder ('' none), number, provider, assigned_at. */
+const assignScript = new LuaScript(`
+local held = redis.call('HGET', KEYS[1], 'phone_number') or ''
+local holder = redis.call('GET', KEYS[2]) or ''
+if held ~= ARGV[2] or holder ~= ARGV[3] then return 0 end
+redis.call('HSET', KEYS[1], 'agent_id', ARGV[1], 'phone_number', ARGV[4], 'provider', ARGV[5], 'assigned_at', ARGV[6])
+redis.call('SET', KEYS[2], ARGV[1])
+return 1`);
+
+/** KEYS agent, number; ARGV agent_id, expected held number. */
+const releaseScript = new LuaScript(`
+if (redis.call('HGET', KEYS[1], 'phone_number') or '') ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'phone_number', '', 'provider', '', 'assigned_at', '')
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return 1`);
+
+/** Numbers shared by every ingest process: agent hash + number -> agent pointer, written by compare-and-set. */
+export class RedisNumberStore implements NumberStore {
+  private readonly keys: IngestRedisKeys;
+
+  constructor(
+    private readonly redis: Redis,
+    keyPrefix: string,
+    private readonly maxAttempts = 20,
+  ) {
+    this.keys = createIngestRedisKeys(keyPrefix);
+  }
+
+  assign(request: AssignRequest): Promise<AssignOutcome> {
+    const keys = [this.keys.telephonyAgent(request.agent_id), this.keys.telephonyNumber(request.phone_number)];
+    return this.retry(async () => {
+      // One MULTI reads both keys at one instant, so a refusal is decided on a consistent snapshot.
+      const [agent, holder] = await this.snapshot(request.agent_id, keys[1]!);
+      const outcome = decideAssign(agent, holder, request);
+      if (outcome.kind !== 'assigned') return outcome;
+      const args = [request.agent_id, agent?.phone_number ?? '', holder ?? '', request.phone_number, request.provider, request.assigned_at];
+      return (await guard(() => assignScript.run(this.redis, keys, args))) === 1 ? outcome : null;
+    });
+  }
+
+  release(agentId: string): Promise<ReleaseOutcome> {
+    return this.retry(async () => {
+      const outcome = decideRelease(await this.get(agentId));
+      if (outcome.kind !== 'released') return outcome;
+      const keys = [this.keys.telephonyAgent(agentId), this.keys.telephonyNumber(outcome.released.phone_number)];
+      return (await guard(() => releaseScript.run(this.redis, keys, [agentId, outcome.released.phone_number]))) === 1 ? outcome : null;
+    });
+  }
+
+  async get(agentId: string): Promise<AgentNumber | null> {
+    return toAgentNumber(await guard(() => this.redis.hgetall(this.keys.telephonyAgent(agentId))));
+  }
+
+  private async snapshot(agentId: string, numberKey: string): Promise<[AgentNumber | null, string | null]> {
+    const replies = await guard(() => this.redis.multi().hgetall(this.keys.telephonyAgent(agentId)).get(numberKey).exec());
+    const failed = replies?.find(([error]) => error !== null);
+    if (!replies || failed) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Number store unavailable', { cause: failed?.[0] });
+    return [toAgentNumber(replies[0]![1] as Record<string, string>), replies[1]![1] as string | null];
+  }
+
+  /** `attempt` returns null when its write lost a race; it then decides again on fresh state. */
+  private async retry<T>(attempt: () => Promise<T | null>): Promise<T> {
+    for (let n = 1; n <= this.maxAttempts; n++) {
+      const outcome = await attempt();
+      if (outcome !== null) return outcome;
+      await sleep(Math.random() * Math.min(50, 2 ** n));
+    }
+    throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Number store is busy, try again');
+  }
+}
+
+function toAgentNumber(hash: Record<string, string>): AgentNumber | null {
+  if (hash.agent_id === undefined) return null;
+  const held = hash.phone_number !== undefined && hash.phone_number !== '';
+  return {
+    agent_id: hash.agent_id,
+    phone_number: held ? hash.phone_number! : null,
+    provider: held ? (hash.provider ?? null) : null,
+    assigned_at: held && hash.assigned_at ? Number(hash.assigned_at) : null,
+  };
+}
+
+function guard<T>(call: () => Promise<T>): Promise<T> {
+  return unavailableOnError('Number store', call);
+}

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeAssignRequest, numberStoreContract } from '../../services/ingest/telephony/number-store.contract.ts';
+import { RedisNumberStore } from '../../services/ingest/telephony/redis-number-store.ts';
+import { createRedis, type Redis } from '../../services/shared/redis/client.ts';
+import { isolate, testConfig } from '../support/harness.ts';
+
+const isolation = isolate('number_store');
+const config = testConfig(isolation);
+const connections: Redis[] = [];
+let stores = 0;
+
+async function connect(): Promise<Redis> {
+  const redis = createRedis(config.redis!);
+  await redis.connect();
+  connections.push(redis);
+  return redis;
+}
+
+/** Each store gets its own key prefix inside the file's, so tests never see each other's numbers. */
+function prefix(): string {
+  stores += 1;
+  return `${config.redis!.keyPrefix}${stores}:`;
+}
+
+let shared: Redis;
+beforeAll(async () => {
+  shared = await connect();
+});
+afterAll(async () => {
+  await Promise.all(connections.map((redis) => redis.quit()));
+});
+
+numberStoreContract('RedisNumberStore', () => new RedisNumberStore(shared, prefix()));
+
+describe('RedisNumberStore on the real Redis', () => {
+  it('of agents racing for one number from several processes (own connections) exactly one gets it', async () => {
+    const keyPrefix = prefix();
+    const processes = await Promise.all(Array.from({ length: 4 }, async () => new RedisNumberStore(await connect(), keyPrefix)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => processes[i % 4]!.assign(makeAssignRequest({ agent_id: `racer-${i}` }))),
+    );
+    expect(outcomes.filter((o) => o.kind === 'assigned')).toHaveLength(1);
+    expect(await shared.get(`${keyPrefix}telephony-number:+15551230001`)).toMatch(/^racer-\d+$/);
+  });
+
+  it('turns a Redis that does not answer into DEPENDENCY_UNAVAILABLE', async () => {
+    const closed = createRedis(config.redis!);
+    await closed.connect();
+    await closed.quit();
+    await expect(new RedisNumberStore(closed, prefix()).release('agent-1')).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+  });
+});

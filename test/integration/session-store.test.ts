@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionMutation } from '../../services/ingest/sessions/session-commands.ts';
+import { makeSession, T0 } from '../../services/ingest/sessions/session.fixtures.ts';
+import { sessionStoreContract } from '../../services/ingest/sessions/session-store.contract.ts';
+import { RedisSessionStore } from '../../services/ingest/sessions/redis-session-store.ts';
+import { createRedis, type Redis } from '../../services/shared/redis/client.ts';
+import { isolate, testConfig } from '../support/harness.ts';
+
+const isolation = isolate('session_store');
+const config = testConfig(isolation);
+const connections: Redis[] = [];
+let stores = 0;
+
+async function connect(): Promise<Redis> {
+  const redis = createRedis(config.redis!);
+  await redis.connect();
+  connections.push(redis);
+  return redis;
+}
+
+/** Each store gets its own key prefix inside the file's, so tests never see each other's sessions. */
+function prefix(): string {
+  stores += 1;
+  return `${config.redis!.keyPrefix}${stores}:`;
+}
+
+let shared: Redis;
+beforeAll(async () => {
+  shared = await connect();
+});
+afterAll(async () => {
+  await Promise.all(connections.map((redis) => redis.quit()));
+});
+
+sessionStoreContract('RedisSessionStore', (options) => new RedisSessionStore(shared, prefix(), options));
+
+describe('RedisSessionStore on the real Redis', () => {
+  it('loses no update when several processes (own connections) race on one session', async () => {
+    const keyPrefix = prefix();
+    const processes = await Promise.all(Array.from({ length: 5 }, async () => new RedisSessionStore(await connect(), keyPrefix)));
+    const session = makeSession();
+    await processes[0]!.create(session);
+    const updates = Array.from({ length: 60 }, (_, i) => processes[i % 5]!.update(session.id, sessionMutation({ metadata: { [`k${i}`]: i } }, T0 + i)));
+    await Promise.all(updates);
+    const stored = await processes[0]!.get(session.id);
+    expect(Object.keys(stored?.session_data ?? {})).toHaveLength(60);
+    expect(stored?.version).toBe(61);
+  });
+
+  it('retries an update that lost the compare-and-set, on top of the write that won', async () => {
+    const keyPrefix = prefix();
+    const store = new RedisSessionStore(shared, keyPrefix);
+    const session = makeSession();
+    await store.create(session);
+    let calls = 0;
+    const outcome = await store.update(session.id, (current) => {
+      calls += 1;
+      // Queued on the same connection before the compare-and-set: another process's write wins.
+      if (calls === 1) void shared.hset(`${keyPrefix}session:${session.id}`, 'version', '2', 'session', JSON.stringify({ ...current, session_data: { foreign: true }, version: 2 }));
+      return sessionMutation({ metadata: { mine: true } }, T0 + 1)(current);
+    });
+    expect(calls).toBe(2);
+    expect(outcome).toMatchObject({ kind: 'changed', after: { session_data: { foreign: true, mine: true }, version: 3 } });
+  });
+
+  it('gives up with DEPENDENCY_UNAVAILABLE when every compare-and-set is lost', async () => {
+    const keyPrefix = prefix();
+    const store = new RedisSessionStore(shared, keyPrefix, { maxAttempts: 3 });
+    const session = makeSession();
+    await store.create(session);
+    const always = (current: typeof session) => {
+      void shared.hincrby(`${keyPrefix}session:${session.id}`, 'version', 1);
+      return sessionMutation({ metadata: { k: 1 } }, T0 + 1)(current);
+    };
+    await expect(store.update(session.id, always)).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+  });
+
+  it('gives an ended session and its room pointer a TTL, and none to a live one', async () => {
+    const keyPrefix = prefix();
+    const store = new RedisSessionStore(shared, keyPrefix, { endedRetentionMs: 60_000 });
+    const session = makeSession({ room_name: 'room-ttl' });
+    await store.create(session);
+    expect(await shared.pttl(`${keyPrefix}session:${session.id}`)).toBe(-1);
+    await store.update(session.id, sessionMutation({ status: 'COMPLETED' }, T0 + 1));
+    for (const key of [`${keyPrefix}session:${session.id}`, `${keyPrefix}session-room:room-ttl`]) {
+      expect(await shared.pttl(key)).toBeGreaterThan(50_000);
+    }
+  });
+
+  it('turns a Redis that does not answer into DEPENDENCY_UNAVAILABLE', async () => {
+    const closed = createRedis(config.redis!);
+    await closed.connect();
+    await closed.quit();
+    const store = new RedisSessionStore(closed, prefix());
+    await expect(store.get('any')).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+  });
+});
