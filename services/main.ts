@@ -4,6 +4,9 @@ import { connectInfrastructure } from './shared/infrastructure.ts';
 import { listen, Shutdown } from './shared/lifecycle.ts';
 import { createLogger } from './shared/logger.ts';
 import { startConsumer } from './consumer/start.ts';
+import { startIngest } from './ingest/start.ts';
+import type { Route } from './shared/http/define-route.ts';
+import { directRecordSink, type RecordSink } from './shared/records/record-sink.ts';
 
 /**
  * The composition root of every deployment: `npm start` runs all three services in one process
@@ -17,10 +20,17 @@ async function main(): Promise<void> {
   shutdown.installSignalHandlers();
 
   const infra = await connectInfrastructure(config, log, shutdown);
+  let directSink: RecordSink | null = null;
   if (config.services.includes('consumer')) {
-    await startConsumer({ infra, log, shutdown, groupId: config.kafka?.groupId ?? 'embedded' });
+    const writer = await startConsumer({ infra, log, shutdown, groupId: config.kafka?.groupId ?? 'embedded' });
+    // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.
+    const direct = directRecordSink((envelopes, token) => writer.storeEnvelopes(envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })), token));
+    shutdown.add('direct-sink', direct.drain);
+    directSink = direct;
   }
-  const app = createHttpApp({ service, log, routes: [], checks: infra.checks, corsOrigins: config.corsOrigins });
+  const routes: Route[] = config.services.includes('ingest') ? await startIngest({ config, infra, log, shutdown, directSink }) : [];
+
+  const app = createHttpApp({ service, log, routes: routes.map((route) => route.register), checks: infra.checks, corsOrigins: config.corsOrigins });
   const http = await listen(app, config.port, config.host);
   shutdown.add('http', http.close);
   log.info({ port: config.port, services: config.services, embedded: describeMode(config) }, 'callmeter_started');

@@ -14,7 +14,7 @@ export interface Isolation {
 
 /** Each integration file gets its own ClickHouse database, topic suffix, Redis key prefix and data folder. */
 export function isolate(label: string): Isolation {
-  const suffix = `${label}_${randomBytes(4).toString('hex')}`;
+  const suffix = `${label.replace(/[^A-Za-z0-9]/g, '_')}_${randomBytes(4).toString('hex')}`;
   return {
     suffix,
     database: `test_${suffix}`,

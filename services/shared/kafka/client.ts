@@ -12,7 +12,11 @@ export function createKafka(config: KafkaConfig, log: Logger): Kafka {
     brokers: [...config.brokers],
     logLevel: logLevel.WARN,
     logCreator: () => (entry: LogEntry) => writeKafkaLog(kafkaLog, entry),
-    retry: { initialRetryTime: 100, retries: 8 },
+    // Client-level retries multiply with the producer's and the consumer's own: kept short, so a
+    // broker outage turns into a 503 (ingest) or a consumer restart (kafkajs) within seconds.
+    retry: { initialRetryTime: 100, maxRetryTime: 1_000, retries: 3 },
+    connectionTimeout: 1_000,
+    requestTimeout: 10_000,
   });
 }
 

@@ -1,0 +1,17 @@
+/** A small JSON client for the tests: status, parsed body and raw text of every answer. */
+export interface Answer<T = Record<string, unknown>> {
+  readonly status: number;
+  readonly body: T;
+  readonly text: string;
+  readonly headers: Headers;
+}
+
+export async function call<T = Record<string, unknown>>(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: (text === '' ? null : JSON.parse(text)) as T, text, headers: response.headers };
+}
