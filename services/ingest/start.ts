@@ -5,12 +5,19 @@ import { BatchingProducer, createIdempotentProducer } from '../shared/kafka/batc
 import type { Shutdown } from '../shared/lifecycle.ts';
 import type { Logger } from '../shared/logger.ts';
 import { kafkaRecordSink, type RecordSink } from '../shared/records/record-sink.ts';
+import { HistoryBackedNumberStore } from './history/history-backed-number-store.ts';
 import { HistoryBackedSessionStore } from './history/history-backed-session-store.ts';
+import { NumberHistory } from './history/number-history.ts';
 import { SessionHistory } from './history/session-history.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
+import { telephonyRoutes } from './routes/telephony-routes.ts';
 import { createSessionService } from './session-service.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
+import { createTelephonyService } from './telephony-service.ts';
+import { MemoryNumberStore } from './telephony/memory-number-store.ts';
+import { RedisNumberStore } from './telephony/redis-number-store.ts';
+import { RecordingTelephonyProvider } from './telephony/telephony-provider.ts';
 
 export interface IngestDeps {
   readonly config: Config;
@@ -26,9 +33,17 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
   const ingestLog = log.child({ component: 'ingest' });
   const sink = infra.kafka === null ? directSink : await kafkaSink(infra.kafka, ingestLog, shutdown);
   if (sink === null) throw new Error('ingest needs KAFKA_BROKERS, or the consumer in the same process (embedded mode)');
-  const live = infra.redis === null || config.redis === null ? new MemorySessionStore() : new RedisSessionStore(infra.redis, config.redis.keyPrefix);
-  const store = new HistoryBackedSessionStore(live, new SessionHistory(infra.clickhouse));
-  return sessionRoutes(createSessionService({ store, sink, log: ingestLog }));
+  const redis = infra.redis === null || config.redis === null ? null : { client: infra.redis, prefix: config.redis.keyPrefix };
+  const liveSessions = redis === null ? new MemorySessionStore() : new RedisSessionStore(redis.client, redis.prefix);
+  const liveNumbers = redis === null ? new MemoryNumberStore() : new RedisNumberStore(redis.client, redis.prefix);
+  const sessions = new HistoryBackedSessionStore(liveSessions, new SessionHistory(infra.clickhouse));
+  const numbers = new HistoryBackedNumberStore(liveNumbers, new NumberHistory(infra.clickhouse));
+  // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
+  const provider = new RecordingTelephonyProvider();
+  return [
+    ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink })),
+    ...sessionRoutes(createSessionService({ store: sessions, sink, log: ingestLog })),
+  ];
 }
 
 async function kafkaSink(kafka: NonNullable<Infrastructure['kafka']>, log: Logger, shutdown: Shutdown): Promise<RecordSink> {

@@ -3,11 +3,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalKafka } from '../../infra/local/kafka.ts';
 import { createClickHouse } from '../../services/shared/clickhouse/client.ts';
-import { createKafka } from '../../services/shared/kafka/client.ts';
-import { topicSpecs } from '../../services/shared/kafka/topics.ts';
-import { createLogger } from '../../services/shared/logger.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
+import { drained } from '../support/drained.ts';
 import { eventually, isolate, serviceEnv, testConfig } from '../support/harness.ts';
 
 type SessionBody = { id: string; status: string; session_data: Record<string, unknown>; ended_at: string | null; duration: number | null };
@@ -27,23 +25,6 @@ describe('sessions through real Kafka, Redis and the ClickHouse engine', () => {
     redis.disconnect();
   });
 
-  /** Waits until the consumer has committed every record on the sessions topic. */
-  async function drained(): Promise<void> {
-    const kafka = createKafka(config.kafka!, createLogger('silent'));
-    const admin = kafka.admin();
-    await admin.connect();
-    const topic = topicSpecs(isolation.suffix).sessions.name;
-    await eventually(async () => {
-      const ends = await admin.fetchTopicOffsets(topic);
-      const [committed] = await admin.fetchOffsets({ groupId: config.kafka!.groupId, topics: [topic] });
-      for (const end of ends) {
-        const done = committed?.partitions.find((p) => p.partition === end.partition)?.offset ?? '-1';
-        expect(Number(done === '-1' ? 0 : done)).toBe(Number(end.high));
-      }
-    }, 30_000);
-    await admin.disconnect();
-  }
-
   it('serves create, patch, end and read with the lifecycle rules, and survives a Redis flush', async () => {
     const created = await call<SessionBody>(app.url, 'POST', '/api/sessions/', { room_name: 'room-a', user_id: 'u-1', agent_id: 'agent-1', session_data: { lang: 'en' } });
     expect(created.status).toBe(201);
@@ -57,7 +38,7 @@ describe('sessions through real Kafka, Redis and the ClickHouse engine', () => {
     const unknown = await call(app.url, 'PATCH', '/api/sessions/no-such-session', {});
     expect([unknown.status, unknown.text]).toEqual([404, '{"detail":"Session not found"}']);
 
-    await drained();
+    await drained(config, 'sessions');
     await redis.flushdb();
     const afterFlush = await call<SessionBody>(app.url, 'GET', `/api/sessions/${id}`);
     expect([afterFlush.status, afterFlush.body.status, afterFlush.body.session_data]).toEqual([200, 'COMPLETED', { lang: 'en', topic: 'billing' }]);
@@ -77,7 +58,7 @@ describe('sessions through real Kafka, Redis and the ClickHouse engine', () => {
   });
 
   it('stores the latest version of every session in ClickHouse', async () => {
-    await drained();
+    await drained(config, 'sessions');
     expect(await app.stop('SIGTERM')).toBe(0);
     const ch = await createClickHouse(config);
     const result = await ch.client.query({

@@ -13,7 +13,7 @@ export function createIdempotentProducer(kafka: Kafka): Producer {
     createPartitioner: Partitioners.DefaultPartitioner,
     // Bounded, so that a broker outage becomes a 503 within seconds instead of a hung request;
     // a client retry of the same record id is deduplicated downstream.
-    retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
+    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
   });
 }
 

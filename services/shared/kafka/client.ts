@@ -14,7 +14,7 @@ export function createKafka(config: KafkaConfig, log: Logger): Kafka {
     logCreator: () => (entry: LogEntry) => writeKafkaLog(kafkaLog, entry),
     // Client-level retries multiply with the producer's and the consumer's own: kept short, so a
     // broker outage turns into a 503 (ingest) or a consumer restart (kafkajs) within seconds.
-    retry: { initialRetryTime: 100, maxRetryTime: 1_000, retries: 3 },
+    retry: { initialRetryTime: 200, maxRetryTime: 2_000, retries: 5 },
     connectionTimeout: 1_000,
     requestTimeout: 10_000,
   });

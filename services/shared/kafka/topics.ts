@@ -18,11 +18,34 @@ export function topicSpecs(suffix: string): Readonly<Record<TopicKey, TopicSpec>
   return Object.freeze(Object.fromEntries(entries)) as Record<TopicKey, TopicSpec>;
 }
 
-/** Creates the topics that do not exist yet; existing ones are left as they are. */
-export async function ensureTopics(admin: Admin, specs: Readonly<Record<TopicKey, TopicSpec>>): Promise<void> {
+/**
+ * Creates the topics that do not exist yet (existing ones are left as they are), then waits until
+ * the broker serves every partition: just after creation a busy broker still answers "does not
+ * host this topic-partition", which would fail the producers and consumers started next.
+ */
+export async function ensureTopics(admin: Admin, specs: Readonly<Record<TopicKey, TopicSpec>>, timeoutMs = 30_000): Promise<void> {
   const existing = new Set(await admin.listTopics());
   const missing = Object.values(specs).filter((spec) => !existing.has(spec.name));
-  if (missing.length === 0) return;
+  if (missing.length > 0) await createTopics(admin, missing);
+  await waitForLeaders(admin, specs, timeoutMs);
+}
+
+async function waitForLeaders(admin: Admin, specs: Readonly<Record<TopicKey, TopicSpec>>, timeoutMs: number): Promise<void> {
+  const topics = Object.values(specs).map((spec) => spec.name);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics });
+      if (metadata.topics.every((topic) => topic.partitions.length > 0 && topic.partitions.every((p) => p.leader >= 0))) return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} have no leader after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function createTopics(admin: Admin, missing: readonly TopicSpec[]): Promise<void> {
   await admin.createTopics({
     waitForLeaders: true,
     topics: missing.map((spec) => ({

@@ -52,7 +52,7 @@ function itemOf(error: ErrorObject, path: (string | number)[], schema: BodySchem
   const pyError = pyErrorOf(error);
   let input: unknown = value;
   if (error.keyword === 'required') input = location === 'body' ? parent : null;
-  const item = { type: pyError.type, loc: [location === 'header' ? 'header' : location, ...loc], msg: pyError.msg, input };
+  const item = { type: pyError.type, loc: [location, ...loc], msg: pyError.msg, input };
   return pyError.ctx === undefined ? item : { ...item, ctx: pyError.ctx };
 }
 

@@ -1,0 +1,38 @@
+import type { ClickHouse } from '../../shared/clickhouse/client.ts';
+import { tableName } from '../../shared/clickhouse/tables.ts';
+import type { AgentNumber } from '../telephony/number-rules.ts';
+
+interface NumberRow {
+  agent_id: string;
+  phone_number: string | null;
+  provider: string | null;
+  status: 'assigned' | 'released';
+  assigned_ms: string;
+}
+
+const COLUMNS = 'agent_id, phone_number, provider, status, toUnixTimestamp64Milli(changed_at) AS assigned_ms';
+
+/** The latest stored state of telephony numbers, read when live state no longer holds it. */
+export class NumberHistory {
+  constructor(private readonly ch: ClickHouse) {}
+
+  async agent(agentId: string): Promise<AgentNumber | null> {
+    const rows = await this.select(`WHERE agent_id = {agent:String} ORDER BY version DESC LIMIT 1`, { agent: agentId });
+    return rows[0] ?? null;
+  }
+
+  /** The agent whose latest state holds this number, if any. */
+  async holderOf(phoneNumber: string): Promise<AgentNumber | null> {
+    const rows = await this.select(`FINAL WHERE phone_number = {number:String} AND status = 'assigned' LIMIT 1`, { number: phoneNumber });
+    return rows[0] ?? null;
+  }
+
+  private async select(clause: string, params: Record<string, string>): Promise<AgentNumber[]> {
+    const result = await this.ch.client.query({ query: `SELECT ${COLUMNS} FROM ${tableName(this.ch, 'telephonyNumbers')} ${clause}`, query_params: params, format: 'JSONEachRow' });
+    return (await result.json<NumberRow>()).map((row) =>
+      row.status === 'released'
+        ? { agent_id: row.agent_id, phone_number: null, provider: null, assigned_at: null }
+        : { agent_id: row.agent_id, phone_number: row.phone_number, provider: row.provider, assigned_at: Number(row.assigned_ms) },
+    );
+  }
+}

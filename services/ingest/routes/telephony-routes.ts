@@ -1,0 +1,45 @@
+import { numberAssignBody, numberReleaseBody } from '../../../schemas/http/telephony-numbers.ts';
+import { AppError } from '../../shared/errors.ts';
+import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import type { TelephonyService } from '../telephony-service.ts';
+
+const TAGS = ['telephony'];
+const AGENT_NOT_FOUND = { description: 'The agent never held a number', example: { detail: 'Agent not found' } };
+// The replaced service had only POST routes under /numbers/: these names answer as it did.
+const ACTIONS = new Set(['release', 'assign']);
+
+const agentIdPath = { type: 'object', properties: { agent_id: { 'x-py': 'str' } }, required: ['agent_id'] } as const;
+
+export function telephonyRoutes(telephony: TelephonyService): Route[] {
+  return [
+    defineRoute({
+      method: 'POST', path: '/api/telephony/numbers/release', summary: 'Release the phone number an agent holds', tags: TAGS,
+      responses: { 404: AGENT_NOT_FOUND, 400: { description: 'The agent holds no number', example: { detail: 'Agent has no assigned phone number' } } },
+      request: { body: numberReleaseBody },
+      handle: async ({ body }) => {
+        const released = await telephony.release(body.agent_id);
+        return { status: 'released', phone_number: released.phone_number };
+      },
+    }),
+    defineRoute({
+      method: 'POST', path: '/api/telephony/numbers/assign', summary: 'Assign a phone number (E.164) to an agent', tags: TAGS,
+      responses: { 400: { description: 'The agent already holds a number' }, 409: { description: 'Another agent holds the number' } },
+      request: { body: numberAssignBody },
+      handle: async ({ body }) => {
+        const held = await telephony.assign({ agent_id: body.agent_id, phone_number: body.phone_number, provider: body.provider ?? 'default' });
+        return { status: 'assigned', phone_number: held.phone_number, agent_id: held.agent_id, provider: held.provider };
+      },
+    }),
+    defineRoute({
+      method: 'GET', path: '/api/telephony/numbers/{agent_id}', summary: 'The phone number an agent holds', tags: TAGS, responses: { 404: AGENT_NOT_FOUND },
+      request: { path: agentIdPath },
+      handle: async ({ path }) => {
+        if (ACTIONS.has(path.agent_id)) throw AppError.of('METHOD_NOT_ALLOWED', 'Method Not Allowed', { headers: { Allow: 'POST' } });
+        const number = await telephony.get(path.agent_id);
+        if (number === null) throw AppError.of('NOT_FOUND', 'Agent not found');
+        const assignedAt = number.assigned_at === null ? null : new Date(number.assigned_at).toISOString();
+        return { agent_id: number.agent_id, phone_number: number.phone_number, provider: number.provider, assigned_at: assignedAt };
+      },
+    }),
+  ];
+}

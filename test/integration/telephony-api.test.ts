@@ -1,0 +1,43 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from '../support/api.ts';
+import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
+import { drained } from '../support/drained.ts';
+import { isolate, serviceEnv, testConfig } from '../support/harness.ts';
+
+describe('telephony numbers through real Kafka, Redis and the ClickHouse engine', () => {
+  const isolation = isolate('telephony');
+  const config = testConfig(isolation);
+  const redis = new Redis(config.redis!.url);
+  let app: CallmeterProcess;
+
+  beforeAll(async () => {
+    app = await startCallmeter(serviceEnv(isolation));
+  });
+
+  afterAll(async () => {
+    await app?.stop();
+    redis.disconnect();
+  });
+
+  it('assigns and releases as the replaced service did, and remembers numbers after Redis loses them', async () => {
+    const assigned = await call(app.url, 'POST', '/api/telephony/numbers/assign', { agent_id: 'agent-1', phone_number: '15551230001', provider: 'twilio' });
+    expect(assigned.text).toBe('{"status":"assigned","phone_number":"+15551230001","agent_id":"agent-1","provider":"twilio"}');
+    const taken = await call(app.url, 'POST', '/api/telephony/numbers/assign', { agent_id: 'agent-2', phone_number: '+15551230001' });
+    expect(taken.status).toBe(409);
+
+    await drained(config, 'sessions');
+    await redis.flushdb();
+
+    const stillTaken = await call(app.url, 'POST', '/api/telephony/numbers/assign', { agent_id: 'agent-2', phone_number: '+15551230001' });
+    expect(stillTaken.status).toBe(409);
+    const released = await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-1' });
+    expect([released.status, released.text]).toEqual([200, '{"status":"released","phone_number":"+15551230001"}']);
+    const again = await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-1' });
+    expect([again.status, again.text]).toEqual([400, '{"detail":"Agent has no assigned phone number"}']);
+    const never = await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-9' });
+    expect([never.status, never.text]).toEqual([404, '{"detail":"Agent not found"}']);
+    const wrongMethod = await call(app.url, 'GET', '/api/telephony/numbers/release');
+    expect([wrongMethod.status, wrongMethod.headers.get('allow')]).toEqual([405, 'POST']);
+  });
+});
