@@ -6,6 +6,7 @@ import { createLogger } from './shared/logger.ts';
 import { startConsumer } from './consumer/start.ts';
 import { startIngest } from './ingest/start.ts';
 import type { Route } from './shared/http/define-route.ts';
+import { buildOpenApi } from './shared/http/openapi.ts';
 import { directRecordSink, type RecordSink } from './shared/records/record-sink.ts';
 
 /**
@@ -30,7 +31,14 @@ async function main(): Promise<void> {
   }
   const routes: Route[] = config.services.includes('ingest') ? await startIngest({ config, infra, log, shutdown, directSink }) : [];
 
-  const app = createHttpApp({ service, log, routes: routes.map((route) => route.register), checks: infra.checks, corsOrigins: config.corsOrigins });
+  const app = createHttpApp({
+    service,
+    log,
+    routes: routes.map((route) => route.register),
+    checks: infra.checks,
+    corsOrigins: config.corsOrigins,
+    openapi: buildOpenApi(routes, 'callmeter', '0.1.0'),
+  });
   const http = await listen(app, config.port, config.host);
   shutdown.add('http', http.close);
   log.info({ port: config.port, services: config.services, embedded: describeMode(config) }, 'callmeter_started');

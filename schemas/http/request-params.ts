@@ -40,3 +40,11 @@ export const roomNamePath = {
 } as const satisfies ModelSchema;
 
 export type RoomNamePath = FromPySchema<typeof roomNamePath>;
+
+export const agentIdPath = {
+  type: 'object',
+  properties: { agent_id: { 'x-py': 'str' } },
+  required: ['agent_id'],
+} as const satisfies ModelSchema;
+
+export type AgentIdPath = FromPySchema<typeof agentIdPath>;

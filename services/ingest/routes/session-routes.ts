@@ -1,5 +1,6 @@
 import { sessionListQuery } from '../../../schemas/http/query-params.ts';
 import { roomNamePath, sessionIdPath } from '../../../schemas/http/request-params.ts';
+import { sessionListResponseSchema, sessionResponseSchema } from '../../../schemas/http/responses.ts';
 import { sessionCreateBody } from '../../../schemas/http/session-create.ts';
 import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http/session-update.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
@@ -9,6 +10,7 @@ import type { SessionUpdate } from '../sessions/session.ts';
 import { dateRangeMs } from './date-range.ts';
 
 const TAGS = ['sessions'];
+const SESSION = { schema: sessionResponseSchema };
 const NOT_FOUND = { 404: { description: 'Unknown session', example: { detail: 'Session not found' } } };
 
 /** In the replaced service's declaration order, which decides the Allow header of a 405. */
@@ -16,7 +18,7 @@ export function sessionRoutes(sessions: SessionService): Route[] {
   return [
     defineRoute({
       method: 'GET', path: '/api/sessions/', summary: 'List the caller’s sessions, newest first', tags: TAGS,
-      request: { query: sessionListQuery }, requireUserId: true,
+      request: { query: sessionListQuery }, requireUserId: true, response: { schema: sessionListResponseSchema },
       handle: async ({ query, userId }) => {
         const range = dateRangeMs(query.start_date, query.end_date);
         const page = await sessions.list(userId!, { page: query.page, limit: query.limit, ...range });
@@ -25,29 +27,29 @@ export function sessionRoutes(sessions: SessionService): Route[] {
     }),
     defineRoute({
       method: 'POST', path: '/api/sessions/', summary: 'Create a session', tags: TAGS, status: 201,
-      request: { body: sessionCreateBody },
+      request: { body: sessionCreateBody }, response: SESSION,
       handle: async ({ body }) =>
         toSessionResponse(await sessions.create({ room_name: body.room_name, user_id: body.user_id, agent_id: body.agent_id ?? null, session_data: body.session_data, status: body.status })),
     }),
     defineRoute({
       method: 'GET', path: '/api/sessions/by-room/{room_name}', summary: 'The latest session of a room', tags: TAGS, responses: NOT_FOUND,
-      request: { path: roomNamePath },
+      request: { path: roomNamePath }, response: SESSION,
       handle: async ({ path }) => toSessionResponse(await sessions.getByRoom(path.room_name)),
     }),
     defineRoute({
       method: 'POST', path: '/api/sessions/by-room/{room_name}/end', summary: 'End the room’s ACTIVE session as COMPLETED', tags: TAGS, responses: NOT_FOUND,
-      request: { path: roomNamePath },
+      request: { path: roomNamePath }, response: SESSION,
       handle: async ({ path }) => toSessionResponse(await sessions.endByRoom(path.room_name)),
     }),
     defineRoute({
       method: 'GET', path: '/api/sessions/{session_id}', summary: 'Read a session', tags: TAGS, responses: NOT_FOUND,
-      request: { path: sessionIdPath },
+      request: { path: sessionIdPath }, response: SESSION,
       handle: async ({ path }) => toSessionResponse(await sessions.get(path.session_id)),
     }),
     defineRoute({
       method: 'PATCH', path: '/api/sessions/{session_id}', summary: 'Update a session (status, end, call details)', tags: TAGS,
       responses: { ...NOT_FOUND, 409: { description: 'A move the lifecycle forbids', example: { detail: 'Cannot change session status from COMPLETED to ACTIVE' } } },
-      request: { path: sessionIdPath, body: sessionUpdateBody },
+      request: { path: sessionIdPath, body: sessionUpdateBody }, response: SESSION,
       handle: async ({ path, body }) => toSessionResponse(await sessions.update(path.session_id, toSessionUpdate(body))),
     }),
   ];

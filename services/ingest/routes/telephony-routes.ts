@@ -1,3 +1,5 @@
+import { agentIdPath } from '../../../schemas/http/request-params.ts';
+import { agentNumberSchema, numberAssignedSchema, numberReleasedSchema } from '../../../schemas/http/responses.ts';
 import { numberAssignBody, numberReleaseBody } from '../../../schemas/http/telephony-numbers.ts';
 import { AppError } from '../../shared/errors.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
@@ -8,14 +10,13 @@ const AGENT_NOT_FOUND = { description: 'The agent never held a number', example:
 // The replaced service had only POST routes under /numbers/: these names answer as it did.
 const ACTIONS = new Set(['release', 'assign']);
 
-const agentIdPath = { type: 'object', properties: { agent_id: { 'x-py': 'str' } }, required: ['agent_id'] } as const;
-
 export function telephonyRoutes(telephony: TelephonyService): Route[] {
   return [
     defineRoute({
       method: 'POST', path: '/api/telephony/numbers/release', summary: 'Release the phone number an agent holds', tags: TAGS,
       responses: { 404: AGENT_NOT_FOUND, 400: { description: 'The agent holds no number', example: { detail: 'Agent has no assigned phone number' } } },
       request: { body: numberReleaseBody },
+      response: { schema: numberReleasedSchema, example: { status: 'released', phone_number: '+15551230001' } },
       handle: async ({ body }) => {
         const released = await telephony.release(body.agent_id);
         return { status: 'released', phone_number: released.phone_number };
@@ -25,6 +26,7 @@ export function telephonyRoutes(telephony: TelephonyService): Route[] {
       method: 'POST', path: '/api/telephony/numbers/assign', summary: 'Assign a phone number (E.164) to an agent', tags: TAGS,
       responses: { 400: { description: 'The agent already holds a number' }, 409: { description: 'Another agent holds the number' } },
       request: { body: numberAssignBody },
+      response: { schema: numberAssignedSchema },
       handle: async ({ body }) => {
         const held = await telephony.assign({ agent_id: body.agent_id, phone_number: body.phone_number, provider: body.provider ?? 'default' });
         return { status: 'assigned', phone_number: held.phone_number, agent_id: held.agent_id, provider: held.provider };
@@ -33,6 +35,7 @@ export function telephonyRoutes(telephony: TelephonyService): Route[] {
     defineRoute({
       method: 'GET', path: '/api/telephony/numbers/{agent_id}', summary: 'The phone number an agent holds', tags: TAGS, responses: { 404: AGENT_NOT_FOUND },
       request: { path: agentIdPath },
+      response: { schema: agentNumberSchema },
       handle: async ({ path }) => {
         if (ACTIONS.has(path.agent_id)) throw AppError.of('METHOD_NOT_ALLOWED', 'Method Not Allowed', { headers: { Allow: 'POST' } });
         const number = await telephony.get(path.agent_id);

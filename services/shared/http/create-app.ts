@@ -2,6 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { Logger } from '../logger.ts';
 import { cors } from './cors.ts';
+import { registerDocsRoutes } from './docs.ts';
 import { errorMiddleware } from './error-middleware.ts';
 import { fastapiRouting } from './fastapi-routing.ts';
 import { registerHealthRoutes, type DependencyCheck } from './health.ts';
@@ -17,10 +18,12 @@ export interface HttpAppOptions {
   readonly routes: readonly RouteRegistrar[];
   readonly checks: readonly DependencyCheck[];
   readonly corsOrigins?: readonly string[];
+  /** The OpenAPI document of `routes`, served at /openapi.json and browsable at /docs. */
+  readonly openapi?: Readonly<Record<string, unknown>>;
 }
 
 /** The one Koa app shape every process serves: request ids, metrics, error mapping, health, routes. */
-export function createHttpApp({ service, log, routes, checks, corsOrigins = [] }: HttpAppOptions): Koa<RequestState> {
+export function createHttpApp({ service, log, routes, checks, corsOrigins = [], openapi }: HttpAppOptions): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.proxy = false;
   // Errors are answered by the error middleware; Koa's own handler would only log them twice.
@@ -33,6 +36,7 @@ export function createHttpApp({ service, log, routes, checks, corsOrigins = [] }
   // Starlette matches paths exactly: a trailing slash and letter case both make another path.
   const router = new Router({ strict: true, sensitive: true });
   registerHealthRoutes(router, service, checks, metrics.registry);
+  if (openapi !== undefined) registerDocsRoutes(router, openapi);
   for (const register of routes) register(router);
   app.use(fastapiRouting(router));
   app.use(router.routes());

@@ -14,6 +14,12 @@ export interface ResponseDoc {
   readonly example?: unknown;
 }
 
+export interface ResponseSchema {
+  /** Plain JSON Schema of the success body, for the OpenAPI document. */
+  readonly schema: Readonly<Record<string, unknown>>;
+  readonly example?: unknown;
+}
+
 export interface RouteDefinition<S extends RequestSchemas, R> {
   readonly method: HttpMethod;
   /** FastAPI style: /api/sessions/{session_id} */
@@ -26,6 +32,8 @@ export interface RouteDefinition<S extends RequestSchemas, R> {
   /** x-user-id must be present and non-empty; checked after validation, as the replaced service did. */
   readonly requireUserId?: boolean;
   readonly bodyLimitBytes?: number;
+  readonly response?: ResponseSchema;
+  /** Documented answers other than the success and the 422 (which every route has). */
   readonly responses?: Readonly<Record<number, ResponseDoc>>;
   readonly handle: (input: ValidatedRequest<S> & { readonly userId: string | null }, ctx: Context) => Promise<R>;
 }

@@ -56,9 +56,10 @@ describe('parsePythonJson keeps the values pydantic distinguishes', () => {
     });
   });
 
-  it('accepts NaN, Infinity and -Infinity', () => {
+  it('accepts NaN, Infinity and -Infinity, and echoes them as null (valid JSON, as pydantic writes them)', () => {
     const parsed = parsePythonJson('[NaN, Infinity, -Infinity, 1e400]');
-    expect(parsed.ok && toPythonJson(parsed.value)).toBe('[NaN,Infinity,-Infinity,Infinity]');
+    expect(parsed.ok && (parsed.value as { value: number }[]).map((f) => f.value)).toEqual([NaN, Infinity, -Infinity, Infinity]);
+    expect(parsed.ok && toPythonJson(parsed.value)).toBe('[null,null,null,null]');
   });
 
   it('keeps the first position and the last value of a duplicate key, like a dict', () => {

@@ -7,7 +7,8 @@ import { PyFloat } from './py-value.ts';
  * Accepts `PyValue`s (`bigint`, `PyFloat`, `Map`) and plain JS values (a JS number that is an
  * integer prints as an int: that is what error contexts such as `{"ge":0}` hold).
  * Unlike Starlette (`allow_nan=False`, which turns an echoed NaN into a 500), NaN and Infinity
- * are written as Python writes them by default, so an input is always echoed.
+ * are written as null, as pydantic's own JSON serializer writes them by default: the body stays
+ * JSON that every client can parse.
  */
 export function toPythonJson(value: unknown): string {
   if (value === null || value === undefined) return 'null';
@@ -15,13 +16,17 @@ export function toPythonJson(value: unknown): string {
   if (value === false) return 'false';
   if (typeof value === 'string') return quotePyString(value);
   if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'number') return Number.isInteger(value) && !Object.is(value, -0) ? BigInt(value).toString() : formatPyFloat(value);
-  if (value instanceof PyFloat) return formatPyFloat(value.value);
+  if (typeof value === 'number') return Number.isInteger(value) && !Object.is(value, -0) ? BigInt(value).toString() : floatToJson(value);
+  if (value instanceof PyFloat) return floatToJson(value.value);
   if (Array.isArray(value)) return `[${value.map(toPythonJson).join(',')}]`;
   if (value instanceof Map) return dictToJson(value.entries());
   if (value instanceof Date) return quotePyString(value.toISOString());
   if (typeof value === 'object') return dictToJson(Object.entries(value));
   return quotePyString(String(value));
+}
+
+function floatToJson(x: number): string {
+  return Number.isFinite(x) ? formatPyFloat(x) : 'null';
 }
 
 function dictToJson(entries: Iterable<[unknown, unknown]>): string {
