@@ -56,7 +56,7 @@ describe('the HTTP contract of the embedded process', () => {
   });
 
   it('requires x-user-id with a 401, after validating the query', async () => {
-    for (const headers of [{}, { 'x-user-id': '' }]) {
+    for (const headers of [{}, { 'x-user-id': '' }] as Record<string, string>[]) {
       const answer = await raw(`${app.url}/api/sessions/`, { headers });
       expect([answer.status, answer.type, answer.text]).toEqual([401, 'application/json', '{"detail":"User ID required"}']);
     }
