@@ -1,0 +1,62 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
+// A sign is allowed here so that a negative price reaches the semantic checks, which name the rate.
+const decimal = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$' } as const;
+const name = { type: 'string', minLength: 1 } as const;
+
+const serviceSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['service', 'unit'],
+  properties: { service: name, unit: name },
+} as const;
+
+/**
+ * One price, in force from `effective_from` until a later entry with the same key replaces it.
+ * `price` is for `price_per` units, so per-1K and per-1M prices are written as published.
+ */
+const rateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'event_type', 'provider', 'unit', 'price', 'price_per', 'pricing', 'effective_from'],
+  properties: {
+    id: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]*$' },
+    event_type: name,
+    /** `*` prices every provider that has no entry of its own. */
+    provider: name,
+    model: name,
+    /** A negotiated price for one user; it beats every general entry. */
+    user_id: name,
+    unit: name,
+    price: decimal,
+    price_per: decimal,
+    /** What the price multiplies: the event's quantity, or one side of an exact token split. */
+    pricing: { enum: ['quantity', 'input_tokens', 'output_tokens'] },
+    currency: { type: 'string', pattern: '^[A-Z]{3}$' },
+    effective_from: { type: 'string', format: 'date-time' },
+    /** JSON has no comments: why a price is what it is goes here. */
+    note: { type: 'string' },
+  },
+} as const;
+
+/** The rate card: every price callmeter applies, in one versioned file (infra/rate-card/rate-card.json). */
+export const rateCardSchema = {
+  $id: 'callmeter/rate-card',
+  type: 'object',
+  additionalProperties: false,
+  required: ['version', 'currency', 'services', 'provider_aliases', 'rates'],
+  properties: {
+    /** The format of this file; a loader reads only the version it was written for. */
+    version: { const: 1 },
+    currency: { type: 'string', pattern: '^[A-Z]{3}$' },
+    /** Known event types and the unit of their quantity. */
+    services: { type: 'object', additionalProperties: serviceSchema },
+    /** Another name of a provider → the provider id its rates are written under. */
+    provider_aliases: { type: 'object', additionalProperties: name },
+    rates: { type: 'array', items: rateSchema },
+  },
+} as const;
+
+export type RateCard = FromSchema<typeof rateCardSchema>;
+export type Rate = RateCard['rates'][number];
+export type RatePricing = Rate['pricing'];

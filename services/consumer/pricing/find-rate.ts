@@ -1,0 +1,40 @@
+import type { Rate, RateCard, RatePricing } from '../../../schemas/rate-card.ts';
+import { resolveProvider } from './provider-names.ts';
+
+export interface RateQuery {
+  readonly event_type: string;
+  readonly provider: string;
+  readonly model?: string | null;
+  readonly user_id: string;
+  readonly at: Date;
+  readonly pricing: RatePricing;
+}
+
+/**
+ * The rate in force at `at` for one usage, or null. The most specific entry wins: the user's own
+ * (provider and model, provider, then "*"), then provider and model, provider, and "*"; among
+ * entries of the same key, the latest effective_from not after `at`, so a price change applies
+ * from its date and never to earlier events. `card` is a parsed card (names lower-cased).
+ */
+export function findRate(card: RateCard, query: RateQuery): Rate | null {
+  const at = query.at.getTime();
+  if (Number.isNaN(at)) return null;
+  const wanted = { provider: resolveProvider(card.provider_aliases, query.provider), model: query.model?.toLowerCase() ?? null, user_id: query.user_id };
+  let best: { rate: Rate; rank: number; from: number } | null = null;
+  for (const rate of card.rates) {
+    if (rate.event_type !== query.event_type || rate.pricing !== query.pricing) continue;
+    const rank = specificity(rate, wanted);
+    const from = Date.parse(rate.effective_from);
+    if (rank < 0 || from > at) continue;
+    if (best === null || rank > best.rank || (rank === best.rank && from > best.from)) best = { rate, rank, from };
+  }
+  return best?.rate ?? null;
+}
+
+/** -1 when the entry does not apply; otherwise higher is more specific (user, then provider, then model). */
+function specificity(rate: Rate, wanted: { provider: string; model: string | null; user_id: string }): number {
+  if (rate.user_id !== undefined && rate.user_id !== wanted.user_id) return -1;
+  if (rate.provider !== '*' && rate.provider !== wanted.provider) return -1;
+  if (rate.model !== undefined && rate.model !== wanted.model) return -1;
+  return (rate.user_id === undefined ? 0 : 4) + (rate.provider === '*' ? 0 : 2) + (rate.model === undefined ? 0 : 1);
+}

@@ -1,0 +1,103 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_RATE_CARD_URL, loadRateCard, parseRateCard, RateCardError } from './load-rate-card.ts';
+import { makeCardJson, makeRate } from './pricing.fixtures.ts';
+
+function problemsOf(json: unknown): readonly string[] {
+  try {
+    parseRateCard(json);
+  } catch (error) {
+    if (error instanceof RateCardError) return error.problems;
+    throw error;
+  }
+  throw new Error('the card was accepted');
+}
+
+describe('loadRateCard', () => {
+  it('loads the default card with the interface table under the workers provider ids', async () => {
+    const card = await loadRateCard(DEFAULT_RATE_CARD_URL);
+    expect(card.currency).toBe('USD');
+    expect(card.rates.map((rate) => [rate.id, rate.provider, rate.price, rate.price_per, rate.pricing])).toEqual([
+      ['stt-deepgram-2024-01', 'deepgram', '0.0077', '1', 'quantity'],
+      ['stt-assemblyai-2024-01', 'assemblyai', '0.0078', '1', 'quantity'],
+      ['stt-elevenlabs-2024-01', 'elevenlabs', '0.0167', '1', 'quantity'],
+      ['llm-google-blended-2024-01', 'google', '0.00086', '1000', 'quantity'],
+      ['llm-google-input-2024-01', 'google', '0.30', '1000000', 'input_tokens'],
+      ['llm-google-output-2024-01', 'google', '2.50', '1000000', 'output_tokens'],
+      ['tts-resemble-2024-01', 'resemble', '0.00004', '1', 'quantity'],
+    ]);
+  });
+
+  it('names the file when it is not JSON', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'rate-card-'));
+    const path = join(folder, 'rate-card.json');
+    await writeFile(path, '{"version": 1,');
+    try {
+      const failure = loadRateCard(path);
+      await expect(failure).rejects.toBeInstanceOf(RateCardError);
+      await expect(failure).rejects.toThrow(`${path} is not JSON`);
+    } finally {
+      await rm(folder, { recursive: true });
+    }
+  });
+});
+
+describe('parseRateCard', () => {
+  it('lower-cases provider ids, models and aliases, and resolves aliases in entries', () => {
+    const card = parseRateCard(makeCardJson([makeRate({ event_type: 'llm_tokens', unit: 'token', provider: 'Gemini', model: 'Flash-2.5' })], { provider_aliases: { GEMINI: 'Google' } }));
+    expect(card.provider_aliases).toEqual({ gemini: 'google' });
+    expect(card.rates[0]).toMatchObject({ provider: 'google', model: 'flash-2.5' });
+  });
+
+  it('returns a frozen card, so no caller can change a price in place', () => {
+    const card = parseRateCard(makeCardJson([makeRate()]));
+    expect(Object.isFrozen(card.rates[0])).toBe(true);
+  });
+
+  it('lists every schema problem', () => {
+    const problems = problemsOf({ ...makeCardJson([makeRate({ price: '1,5', effective_from: 'yesterday' })]), version: 2 });
+    expect(problems).toHaveLength(3);
+    expect(problems.join('\n')).toMatch(/version/);
+    expect(problems.join('\n')).toMatch(/\/rates\/0\/price /);
+    expect(problems.join('\n')).toMatch(/\/rates\/0\/effective_from/);
+  });
+
+  it('reports every semantic problem at once', () => {
+    const problems = problemsOf(
+      makeCardJson([
+        makeRate({ id: 'unknown-type', event_type: 'video_minutes' }),
+        makeRate({ id: 'wrong-unit', unit: 'second' }),
+        makeRate({ id: 'zero-per', price_per: '0', effective_from: '2024-02-01T00:00:00Z' }),
+        makeRate({ id: 'negative-price', price: '-0.01', effective_from: '2024-03-01T00:00:00Z' }),
+        makeRate({ id: 'same-key', provider: 'Deepgram', effective_from: '2024-04-01T00:00:00Z' }),
+        makeRate({ id: 'same-key-again', provider: 'deepgram', effective_from: '2024-04-01T00:00:00.000Z' }),
+        makeRate({ id: 'same-key', effective_from: '2024-05-01T00:00:00Z' }),
+      ]),
+    );
+    expect(problems).toEqual([
+      'rate unknown-type: unknown event_type "video_minutes" (known: stt_minutes, llm_tokens, tts_characters)',
+      'rate wrong-unit: unit "second" does not match the unit of stt_minutes, "minute"',
+      'rate zero-per: price_per must be greater than 0, got "0"',
+      'rate negative-price: price must not be negative, got "-0.01"',
+      'rate same-key-again: same event_type, provider, model, user_id, pricing and effective_from as rate same-key',
+      'rate same-key: duplicate id',
+    ]);
+  });
+
+  it('sees an entry under an alias as a duplicate of the entry under the provider id', () => {
+    const problems = problemsOf(makeCardJson([makeRate({ id: 'a', provider: 'google' }), makeRate({ id: 'b', provider: 'GEMINI' })]));
+    expect(problems).toEqual(['rate b: same event_type, provider, model, user_id, pricing and effective_from as rate a']);
+  });
+
+  it('rejects alias chains and aliases that differ only in case', () => {
+    const problems = problemsOf(makeCardJson([makeRate()], { provider_aliases: { gemini: 'bard', Bard: 'google', BARD: 'google' } }));
+    expect(problems).toEqual(['provider_aliases: two aliases differ only in case', 'provider_aliases: "gemini" points to "bard", which is itself an alias']);
+  });
+
+  it('keeps entries that differ by user, model or pricing apart', () => {
+    const rates = [makeRate({ id: 'a' }), makeRate({ id: 'b', user_id: 'user-1' }), makeRate({ id: 'c', model: 'nova-3' }), makeRate({ id: 'd', provider: '*' })];
+    expect(() => parseRateCard(makeCardJson(rates))).not.toThrow();
+  });
+});

@@ -1,0 +1,120 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { RateCard } from '../../../schemas/rate-card.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from './load-rate-card.ts';
+import { priceUsage } from './price-usage.ts';
+import { makeCard, makeRate, makeUsage } from './pricing.fixtures.ts';
+
+let card: RateCard;
+beforeAll(async () => {
+  card = await loadRateCard(DEFAULT_RATE_CARD_URL);
+});
+
+describe('priceUsage with the default card', () => {
+  it.each([
+    ['deepgram', '0.0077', 'stt-deepgram-2024-01'],
+    ['assemblyai', '0.0078', 'stt-assemblyai-2024-01'],
+    ['elevenlabs', '0.0167', 'stt-elevenlabs-2024-01'],
+  ])('prices one minute of %s speech-to-text at %s', (provider, cost, rateId) => {
+    expect(priceUsage(card, makeUsage({ provider, quantity: '1' }))).toEqual({
+      quantity: '1', cost, unit_cost: cost, unit: 'minute', service: 'stt', cost_source: 'computed', rate_id: rateId, currency: 'USD', reconcile: false,
+    });
+  });
+
+  it('prices 60 minutes of each speech-to-text provider at its hourly equivalent', () => {
+    const hourly = ['deepgram', 'assemblyai', 'elevenlabs'].map((provider) => priceUsage(card, makeUsage({ provider, quantity: '60' })).cost);
+    expect(hourly).toEqual(['0.462', '0.468', '1.002']);
+  });
+
+  it('prices 1200 tokens at the blended rate as the old service recorded (0.001032)', () => {
+    const priced = priceUsage(card, makeUsage({ event_type: 'llm_tokens', provider: 'google', quantity: '1200' }));
+    expect(priced).toMatchObject({ cost: '0.001032', unit_cost: '0.00000086', unit: 'token', service: 'llm', rate_id: 'llm-google-blended-2024-01' });
+  });
+
+  it('prices 900 input and 300 output tokens at their own rates: 0.00027 + 0.00075', () => {
+    const priced = priceUsage(card, makeUsage({ event_type: 'llm_tokens', provider: 'google', quantity: '1200', input_tokens: '900', output_tokens: '300' }));
+    expect(priced).toMatchObject({ quantity: '1200', cost: '0.00102', unit_cost: '0.00000085', rate_id: 'llm-google-input-2024-01,llm-google-output-2024-01' });
+  });
+
+  it('prices one input token at 0.30 per 1M exactly, never in exponent form', () => {
+    const priced = priceUsage(card, makeUsage({ event_type: 'llm_tokens', provider: 'google', quantity: '1', input_tokens: '1' }));
+    expect(priced).toMatchObject({ quantity: '1', cost: '0.0000003', unit_cost: '0.0000003', rate_id: 'llm-google-input-2024-01' });
+  });
+
+  it('prices 480 text-to-speech characters at 0.0192', () => {
+    const priced = priceUsage(card, makeUsage({ event_type: 'tts_characters', provider: 'resemble', quantity: '480' }));
+    expect(priced).toMatchObject({ cost: '0.0192', unit_cost: '0.00004', unit: 'character', service: 'tts', rate_id: 'tts-resemble-2024-01' });
+  });
+
+  it('prices the old gemini id at the google rate and keeps nothing of the alias in the result', () => {
+    const priced = priceUsage(card, makeUsage({ event_type: 'llm_tokens', provider: 'Gemini', quantity: '1200' }));
+    expect(priced).toMatchObject({ cost: '0.001032', rate_id: 'llm-google-blended-2024-01' });
+  });
+
+  it('prices zero usage at zero', () => {
+    const priced = priceUsage(card, makeUsage({ event_type: 'llm_tokens', provider: 'google', quantity: '0', input_tokens: '0', output_tokens: '0' }));
+    expect(priced).toMatchObject({ quantity: '0', cost: '0', unit_cost: '0', cost_source: 'computed' });
+  });
+});
+
+describe('priceUsage without a rate', () => {
+  const unknown = makeUsage({ provider: 'whisper', quantity: '2' });
+
+  it('keeps the reported total and derives the unit cost', () => {
+    expect(priceUsage(card, { ...unknown, reported_total_cost: '0.05' })).toMatchObject({ cost: '0.05', unit_cost: '0.025', cost_source: 'reported', rate_id: '', reconcile: false });
+  });
+
+  it('multiplies the reported unit cost when no total is reported', () => {
+    expect(priceUsage(card, { ...unknown, reported_unit_cost: '0.006' })).toMatchObject({ cost: '0.012', unit_cost: '0.006', cost_source: 'reported' });
+  });
+
+  it('records zero and says unpriced when nothing is reported', () => {
+    expect(priceUsage(card, unknown)).toEqual({
+      quantity: '2', cost: '0', unit_cost: '0', unit: 'minute', service: 'stt', cost_source: 'unpriced', rate_id: '', currency: 'USD', reconcile: false,
+    });
+  });
+
+  it('falls back to the blended rate when a token side has no rate of its own', () => {
+    const blendedOnly = makeCard([makeRate({ id: 'blended', event_type: 'llm_tokens', unit: 'token', provider: 'google', price: '0.00086', price_per: '1000' })]);
+    const priced = priceUsage(blendedOnly, makeUsage({ event_type: 'llm_tokens', provider: 'google', quantity: '1200', input_tokens: '900', output_tokens: '300' }));
+    expect(priced).toMatchObject({ cost: '0.001032', rate_id: 'blended' });
+  });
+});
+
+describe('priceUsage reconciliation', () => {
+  const minute = makeUsage({ quantity: '100' }); // computed 0.77
+
+  it.each([
+    ['0.77', false],
+    ['0.7777', false], // exactly 1% over
+    ['0.7623', false], // exactly 1% under
+    ['0.77771', true],
+    ['0.76229', true],
+  ])('flags a reported total of %s against 0.77: %s', (reported, flagged) => {
+    expect(priceUsage(card, { ...minute, reported_total_cost: reported })).toMatchObject({ cost: '0.77', cost_source: 'computed', reconcile: flagged });
+  });
+
+  it('flags any reported total when the card says zero, and none when both are zero', () => {
+    expect(priceUsage(card, { ...minute, quantity: '0', reported_total_cost: '0.01' }).reconcile).toBe(true);
+    expect(priceUsage(card, { ...minute, quantity: '0', reported_total_cost: '0' }).reconcile).toBe(false);
+  });
+});
+
+describe('priceUsage with a changing card', () => {
+  it('prices events before a rate change at the old rate and after it at the new', () => {
+    const changing = makeCard([makeRate({ id: 'old' }), makeRate({ id: 'new', price: '0.0059', effective_from: '2025-03-01T00:00:00Z' })]);
+    const before = priceUsage(changing, makeUsage({ occurred_at: new Date('2025-02-15T00:00:00Z') }));
+    const after = priceUsage(changing, makeUsage({ occurred_at: new Date('2025-03-15T00:00:00Z') }));
+    expect([before.cost, before.rate_id, after.cost, after.rate_id]).toEqual(['0.0077', 'old', '0.0059', 'new']);
+  });
+
+  it('uses a per-user rate and its currency over the general one', () => {
+    const negotiated = makeCard([makeRate({ id: 'general' }), makeRate({ id: 'acme', user_id: 'acme', price: '0.005', currency: 'EUR' })]);
+    expect(priceUsage(negotiated, makeUsage({ user_id: 'acme', quantity: '10' }))).toMatchObject({ cost: '0.05', rate_id: 'acme', currency: 'EUR' });
+    expect(priceUsage(negotiated, makeUsage({ user_id: 'other', quantity: '10' }))).toMatchObject({ cost: '0.077', rate_id: 'general', currency: 'USD' });
+  });
+
+  it('rounds a cost that does not end within 18 decimals half to even', () => {
+    const thirds = makeCard([makeRate({ id: 'third', price: '1', price_per: '3' })]);
+    expect(priceUsage(thirds, makeUsage({ quantity: '2' }))).toMatchObject({ cost: '0.666666666666666667', unit_cost: '0.333333333333333333' });
+  });
+});

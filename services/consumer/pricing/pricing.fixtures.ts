@@ -1,0 +1,48 @@
+import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
+import { parseRateCard } from './load-rate-card.ts';
+import type { UsageToPrice } from './price-usage.ts';
+
+export function makeRate(overrides: Partial<Rate> = {}): Rate {
+  return {
+    id: 'stt-deepgram-2024-01',
+    event_type: 'stt_minutes',
+    provider: 'deepgram',
+    unit: 'minute',
+    price: '0.0077',
+    price_per: '1',
+    pricing: 'quantity',
+    effective_from: '2024-01-01T00:00:00Z',
+    ...overrides,
+  };
+}
+
+/** The card as written (not yet parsed), with the default services and aliases. */
+export function makeCardJson(rates: readonly Rate[], overrides: Partial<RateCard> = {}): RateCard {
+  return {
+    version: 1,
+    currency: 'USD',
+    services: {
+      stt_minutes: { service: 'stt', unit: 'minute' },
+      llm_tokens: { service: 'llm', unit: 'token' },
+      tts_characters: { service: 'tts', unit: 'character' },
+    },
+    provider_aliases: { gemini: 'google' },
+    rates: [...rates],
+    ...overrides,
+  };
+}
+
+export function makeCard(rates: readonly Rate[], overrides: Partial<RateCard> = {}): RateCard {
+  return parseRateCard(makeCardJson(rates, overrides));
+}
+
+export function makeUsage(overrides: Partial<UsageToPrice> = {}): UsageToPrice {
+  return {
+    event_type: 'stt_minutes',
+    provider: 'deepgram',
+    user_id: 'user-1',
+    occurred_at: new Date('2025-06-01T12:00:00Z'),
+    quantity: '1',
+    ...overrides,
+  };
+}
