@@ -11,10 +11,12 @@ import { NumberHistory } from './history/number-history.ts';
 import { SessionHistory } from './history/session-history.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
 import { telephonyRoutes } from './routes/telephony-routes.ts';
+import { usageRoutes } from './routes/usage-routes.ts';
 import { createSessionService } from './session-service.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
 import { createTelephonyService } from './telephony-service.ts';
+import { createUsageService } from './usage-service.ts';
 import { MemoryNumberStore } from './telephony/memory-number-store.ts';
 import { RedisNumberStore } from './telephony/redis-number-store.ts';
 import { RecordingTelephonyProvider } from './telephony/telephony-provider.ts';
@@ -43,6 +45,7 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
   return [
     ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink })),
     ...sessionRoutes(createSessionService({ store: sessions, sink, log: ingestLog })),
+    ...usageRoutes(createUsageService({ sessions, sink })),
   ];
 }
 

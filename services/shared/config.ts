@@ -14,6 +14,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly shutdownTimeoutMs: number;
   readonly corsOrigins: readonly string[];
+  /** The rate card file; null: the card shipped in infra/rate-card/rate-card.json. */
+  readonly rateCardPath: string | null;
   /** Absent: records go straight from ingest to the writer in this process (embedded mode). */
   readonly kafka: { readonly brokers: readonly string[]; readonly clientId: string; readonly groupId: string; readonly topicSuffix: string } | null;
   readonly clickhouse: {
@@ -55,6 +57,8 @@ export function loadConfig(env: Env): Config {
   const logLevel = read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info');
   const shutdownTimeoutMs = read.integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000);
   const corsOrigins = read.list('CORS_ORIGINS', []);
+  const rateCard = read.string('RATE_CARD_PATH', '');
+  const rateCardPath = rateCard === '' ? null : path.resolve(rateCard);
 
   const brokers = read.list('KAFKA_BROKERS', []);
   for (const broker of brokers) {
@@ -82,7 +86,7 @@ export function loadConfig(env: Env): Config {
   const redis = redisUrl === null ? null : { url: redisUrl, keyPrefix: read.string('REDIS_KEY_PREFIX', 'callmeter:') };
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, kafka, clickhouse, redis });
+  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, rateCardPath, kafka, clickhouse, redis });
 }
 
 class EnvReader {

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { AppError } from '../errors.ts';
 import { compileRequest, type RequestSchemas, type ValidatedRequest } from '../validation/compile-request.ts';
+import type { PyValue } from '../validation/py-value.ts';
 import { readJsonBody } from '../validation/read-json-body.ts';
 import type { RouteRegistrar } from './create-app.ts';
 import { DEFAULT_BODY_LIMIT, readRawBody } from './read-raw-body.ts';
@@ -32,10 +33,16 @@ export interface RouteDefinition<S extends RequestSchemas, R> {
   /** x-user-id must be present and non-empty; checked after validation, as the replaced service did. */
   readonly requireUserId?: boolean;
   readonly bodyLimitBytes?: number;
+  /**
+   * The body is read (as Python reads JSON) but not validated as a whole: the handler gets it as
+   * `rawBody` and validates parts of it itself (a batch whose valid items are accepted alone).
+   * `request.body` then only documents it.
+   */
+  readonly rawBody?: boolean;
   readonly response?: ResponseSchema;
   /** Documented answers other than the success and the 422 (which every route has). */
   readonly responses?: Readonly<Record<number, ResponseDoc>>;
-  readonly handle: (input: ValidatedRequest<S> & { readonly userId: string | null }, ctx: Context) => Promise<R>;
+  readonly handle: (input: ValidatedRequest<S> & { readonly userId: string | null; readonly rawBody: PyValue | undefined }, ctx: Context) => Promise<R>;
 }
 
 export interface Route {
@@ -48,15 +55,17 @@ export interface Route {
  * the FastAPI-compatible body reading, validation, errors and 401 without the handler writing any.
  */
 export function defineRoute<const S extends RequestSchemas, R>(definition: RouteDefinition<S, R>): Route {
-  const validate = compileRequest(definition.request);
+  const { body: bodySchema, ...parameters } = definition.request;
+  const validate = compileRequest(definition.rawBody ? parameters : definition.request);
   const koaPath = definition.path.replace(/\{(\w+)\}/g, ':$1');
   const handler = async (ctx: Context) => {
-    const body = definition.request.body === undefined ? undefined : await readBody(ctx, definition.bodyLimitBytes ?? DEFAULT_BODY_LIMIT);
-    const result = validate({ path: ctx.params as Record<string, string>, query: ctx.query, headers: ctx.headers, body });
+    const body = bodySchema === undefined ? undefined : await readBody(ctx, definition.bodyLimitBytes ?? DEFAULT_BODY_LIMIT);
+    const result = validate({ path: ctx.params as Record<string, string>, query: ctx.query, headers: ctx.headers, body: definition.rawBody ? undefined : body });
     if (!result.ok) throw AppError.validation(result.items);
     const userId = ctx.get('x-user-id');
     if (definition.requireUserId && userId === '') throw AppError.of('UNAUTHORIZED', 'User ID required');
-    const response = await definition.handle({ ...result.value, userId: userId === '' ? null : userId }, ctx);
+    const input = { ...(result.value as ValidatedRequest<S>), userId: userId === '' ? null : userId, rawBody: definition.rawBody ? body : undefined };
+    const response = await definition.handle(input, ctx);
     sendJson(ctx, definition.status ?? 200, response);
   };
   const register: RouteRegistrar = (router: Router) => {

@@ -3,8 +3,9 @@ import addFormatsModule from 'ajv-formats';
 import type { RecordKind } from '../../../schemas/records/envelope.ts';
 import { sessionRecordSchema, type SessionRecord } from '../../../schemas/records/session.ts';
 import { telephonyNumberRecordSchema, type TelephonyNumberRecord } from '../../../schemas/records/telephony-number.ts';
+import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
 
-export type { SessionRecord, TelephonyNumberRecord };
+export type { SessionRecord, TelephonyNumberRecord, UsageRecord };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }));
@@ -12,12 +13,14 @@ export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, al
 const validators: { [K in RecordKind]: ValidateFunction } = {
   session: recordAjv.compile(sessionRecordSchema),
   telephony_number: recordAjv.compile(telephonyNumberRecordSchema),
+  usage: recordAjv.compile(usageRecordSchema),
 };
 
 /** The payload of each kind, as its schema says; producers validate before sending, consumers after reading. */
 export interface PayloadOf {
   session: SessionRecord;
   telephony_number: TelephonyNumberRecord;
+  usage: UsageRecord;
 }
 
 export function payloadProblem(kind: RecordKind, payload: unknown): string | null {

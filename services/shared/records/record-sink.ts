@@ -15,6 +15,7 @@ export interface RecordSink {
 const TOPIC_OF_KIND: { [K in RecordKind]: TopicKey } = {
   session: 'sessions',
   telephony_number: 'sessions',
+  usage: 'usage',
 };
 
 export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Record<TopicKey, TopicSpec>>): RecordSink {

@@ -1,0 +1,39 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
+const decimal = { type: 'string', pattern: '^\\d+(\\.\\d+)?$' } as const;
+const nullableDecimal = { type: ['string', 'null'], pattern: '^\\d+(\\.\\d+)?$' } as const;
+
+/**
+ * One usage event as ingest accepted it, before pricing: the consumer applies the rate card.
+ * `event_id` is the idempotency key (the client's, else made at ingest): however often the same
+ * event_id arrives, it is counted once. Quantities and costs are exact decimal strings.
+ */
+export const usageRecordSchema = {
+  $id: 'callmeter/records/usage',
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'event_id', 'session_id', 'user_id', 'agent_id', 'provider', 'event_type', 'model', 'quantity', 'input_tokens', 'output_tokens',
+    'reported_unit_cost', 'reported_total_cost', 'occurred_at', 'received_at',
+  ],
+  properties: {
+    event_id: { type: 'string', format: 'uuid' },
+    session_id: { type: 'string', format: 'uuid' },
+    user_id: { type: 'string' },
+    agent_id: { type: ['string', 'null'] },
+    /** As sent, lower-cased: an alias only chooses the rate, never renames the provider. */
+    provider: { type: 'string', minLength: 1 },
+    event_type: { type: 'string', minLength: 1 },
+    model: { type: ['string', 'null'] },
+    /** In the event type's unit: minutes, tokens or characters. */
+    quantity: decimal,
+    input_tokens: nullableDecimal,
+    output_tokens: nullableDecimal,
+    reported_unit_cost: nullableDecimal,
+    reported_total_cost: nullableDecimal,
+    occurred_at: { type: 'string', format: 'date-time' },
+    received_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export type UsageRecord = FromSchema<typeof usageRecordSchema>;

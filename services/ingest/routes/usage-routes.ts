@@ -1,0 +1,73 @@
+import { usageEventBatchBody, usageEventBody } from '../../../schemas/http/usage-event.ts';
+import { AppError, type ValidationItem } from '../../shared/errors.ts';
+import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import { BATCH_BODY_LIMIT } from '../../shared/http/read-raw-body.ts';
+import { compileRequest } from '../../shared/validation/compile-request.ts';
+import type { PyValue } from '../../shared/validation/py-value.ts';
+import type { AcceptedUsage, UsageService } from '../usage-service.ts';
+
+const TAGS = ['usage'];
+const validateEvent = compileRequest({ body: usageEventBody });
+const validateBatch = compileRequest({ body: usageEventBatchBody });
+
+/** compat.md's usage-event object; unit_cost and total_cost are the reported ones (the consumer prices). */
+function toUsageResponse({ record }: AcceptedUsage) {
+  return {
+    id: record.event_id, session_id: record.session_id, user_id: record.user_id, agent_id: record.agent_id, provider: record.provider,
+    event_type: record.event_type, quantity: record.quantity, unit_cost: record.reported_unit_cost, total_cost: record.reported_total_cost,
+    created_at: record.received_at, occurred_at: record.occurred_at, model: record.model, input_tokens: record.input_tokens, output_tokens: record.output_tokens,
+  };
+}
+
+type BatchResult = { index: number; id: string | null; status: 'accepted' | 'duplicate' | 'rejected'; errors?: readonly ValidationItem[] };
+
+export function usageRoutes(usage: UsageService): Route[] {
+  return [
+    defineRoute({
+      method: 'POST', path: '/api/usage/events', summary: 'Record a usage event (priced by the server from the rate card)', tags: TAGS, status: 201,
+      responses: { 404: { description: 'Unknown session', example: { detail: 'Session not found' } }, 503: { description: 'Not stored: retry' } },
+      request: { body: usageEventBody },
+      handle: async ({ body }) => toUsageResponse(await usage.accept(body)),
+    }),
+    defineRoute({
+      method: 'POST', path: '/api/usage/events/batch', summary: 'Record up to 1,000 usage events; each is accepted or rejected alone', tags: TAGS,
+      request: { body: usageEventBatchBody }, rawBody: true, bodyLimitBytes: BATCH_BODY_LIMIT,
+      handle: async ({ rawBody }) => acceptBatch(usage, rawBody),
+    }),
+  ];
+}
+
+async function acceptBatch(usage: UsageService, raw: PyValue | undefined): Promise<BatchResult[]> {
+  if (!Array.isArray(raw) || raw.length > usageEventBatchBody.maxItems) {
+    const whole = validateBatch({ body: raw });
+    throw AppError.validation(whole.ok ? [] : whole.items);
+  }
+  const receivedAt = usage.now();
+  const seen = new Set<string>();
+  const results = await Promise.all(raw.map((item, index) => prepareItem(usage, item, index, receivedAt)));
+  const accepted: AcceptedUsage[] = [];
+  const answers = results.map((result, index): BatchResult => {
+    if (!('record' in result)) return { index, id: null, status: 'rejected', errors: result };
+    if (seen.has(result.record.event_id)) return { index, id: result.record.event_id, status: 'duplicate' };
+    seen.add(result.record.event_id);
+    accepted.push(result);
+    return { index, id: result.record.event_id, status: 'accepted' };
+  });
+  await usage.publish(accepted);
+  return answers;
+}
+
+async function prepareItem(usage: UsageService, item: PyValue, index: number, receivedAt: number): Promise<AcceptedUsage | ValidationItem[]> {
+  const at = (items: readonly ValidationItem[]) => items.map((i) => ({ ...i, loc: ['body', index, ...i.loc.slice(1)] }));
+  const checked = validateEvent({ body: item });
+  if (!checked.ok) return at(checked.items);
+  try {
+    const prepared = await usage.prepare(checked.value.body, receivedAt);
+    return Array.isArray(prepared) ? at(prepared) : (prepared as AcceptedUsage);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'NOT_FOUND') {
+      return at([{ type: 'value_error', loc: ['body', 'session_id'], msg: 'Value error, Session not found', input: checked.value.body.session_id, ctx: { error: {} } }]);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,83 @@
+import { randomUUID } from 'node:crypto';
+import type { UsageEventBody } from '../../schemas/http/usage-event.ts';
+import { AppError, type ValidationItem } from '../shared/errors.ts';
+import { makeEnvelope, type Envelope } from '../shared/records/envelope.ts';
+import type { UsageRecord } from '../shared/records/payloads.ts';
+import type { RecordSink } from '../shared/records/record-sink.ts';
+import type { Session } from './sessions/session.ts';
+import type { SessionStore } from './sessions/session-store.ts';
+import { usageQuantities, type Quantities } from './usage/usage-quantity.ts';
+
+const FUTURE_TOLERANCE_MS = 5 * 60_000;
+
+/** What POST /api/usage/events answers: compat.md's keys; the costs are the reported ones until priced. */
+export interface AcceptedUsage {
+  readonly record: UsageRecord;
+  readonly envelope: Envelope;
+}
+
+export interface UsageServiceDeps {
+  readonly sessions: SessionStore;
+  readonly sink: RecordSink;
+  readonly now?: () => number;
+}
+
+/**
+ * Checks an event against its session, converts the workers' body to a quantity, and publishes the
+ * record; pricing is the consumer's (it applies the rate card). Answered once the record is durable.
+ */
+export function createUsageService({ sessions, sink, now = Date.now }: UsageServiceDeps) {
+  /** The record of one event, or the 422 items that refuse it; throws NOT_FOUND for an unknown session. */
+  async function prepare(body: UsageEventBody, receivedAtMs: number): Promise<AcceptedUsage | readonly ValidationItem[]> {
+    const session = await sessions.get(body.session_id);
+    if (session === null) throw AppError.of('NOT_FOUND', 'Session not found');
+    const items: ValidationItem[] = [];
+    if (body.user_id !== session.user_id) items.push(valueError('user_id', 'the session belongs to another user', body.user_id));
+    const occurredAtMs = body.timestamp?.getTime() ?? receivedAtMs;
+    if (occurredAtMs > receivedAtMs + FUTURE_TOLERANCE_MS) items.push(valueError('timestamp', 'timestamp is more than 5 minutes in the future', body.timestamp?.toISOString()));
+    const quantities = usageQuantities(body.event_type, body);
+    if ('type' in quantities) items.push(quantities);
+    if (items.length > 0 || 'type' in quantities) return items;
+    const record = toRecord(body, session, quantities, occurredAtMs, receivedAtMs);
+    return { record, envelope: makeEnvelope('usage', session.id, record, new Date(occurredAtMs), new Date(receivedAtMs), record.event_id as `${string}-${string}-${string}-${string}-${string}`) };
+  }
+
+  return {
+    prepare,
+    async accept(body: UsageEventBody): Promise<AcceptedUsage> {
+      const prepared = await prepare(body, now());
+      if (Array.isArray(prepared)) throw AppError.validation(prepared);
+      const accepted = prepared as AcceptedUsage;
+      await sink.publish([accepted.envelope]);
+      return accepted;
+    },
+    publish: (accepted: readonly AcceptedUsage[]) => sink.publish(accepted.map((a) => a.envelope)),
+    now,
+  };
+}
+
+export type UsageService = ReturnType<typeof createUsageService>;
+
+// The envelope id is the event id: a resent event is the same record.
+function toRecord(body: UsageEventBody, session: Session, quantities: Quantities, occurredAtMs: number, receivedAtMs: number): UsageRecord {
+  return {
+    event_id: body.event_id ?? randomUUID(),
+    session_id: session.id,
+    user_id: session.user_id,
+    agent_id: body.agent_id ?? session.agent_id,
+    provider: body.provider.trim().toLowerCase(),
+    event_type: body.event_type,
+    model: body.model ?? null,
+    quantity: quantities.quantity,
+    input_tokens: quantities.input_tokens,
+    output_tokens: quantities.output_tokens,
+    reported_unit_cost: body.unit_cost ?? null,
+    reported_total_cost: body.total_cost ?? null,
+    occurred_at: new Date(occurredAtMs).toISOString(),
+    received_at: new Date(receivedAtMs).toISOString(),
+  };
+}
+
+function valueError(field: string, message: string, input: unknown): ValidationItem {
+  return { type: 'value_error', loc: ['body', field], msg: `Value error, ${message}`, input, ctx: { error: {} } };
+}

@@ -1,0 +1,42 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { usageQuantities } from './usage-quantity.ts';
+
+describe('usageQuantities', () => {
+  it('keeps a sent quantity exactly, in plain notation', () => {
+    expect(usageQuantities('llm_tokens', { quantity: '1200' })).toEqual({ quantity: '1200', input_tokens: null, output_tokens: null });
+    expect(usageQuantities('stt_minutes', { quantity: '0.000000300' })).toMatchObject({ quantity: '0.0000003' });
+  });
+
+  it('converts the workers’ usage_data: seconds to minutes, token sums, characters', () => {
+    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: 12.5 } })).toMatchObject({ quantity: '0.208333333333333333' });
+    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: 90 } })).toMatchObject({ quantity: '1.5' });
+    expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: 900, output_tokens: 300 } })).toEqual({ quantity: '1200', input_tokens: '900', output_tokens: '300' });
+    expect(usageQuantities('llm_tokens', { input_tokens: 5 })).toEqual({ quantity: '5', input_tokens: '5', output_tokens: null });
+    expect(usageQuantities('tts_characters', { usage_data: { character_count: 480 } })).toMatchObject({ quantity: '480' });
+  });
+
+  it('asks for a quantity when neither it nor usable usage_data was sent', () => {
+    expect(usageQuantities('tts_characters', { usage_data: {} })).toMatchObject({ type: 'missing', loc: ['body', 'quantity'] });
+    expect(usageQuantities('stt_minutes', {})).toMatchObject({ type: 'missing', loc: ['body', 'quantity'] });
+  });
+
+  it('refuses negative, fractional or non-numeric counts in the pydantic item shape', () => {
+    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: -1 } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
+    expect(usageQuantities('tts_characters', { usage_data: { character_count: 'many' } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
+    expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: 1.5 } })).toMatchObject({ type: 'value_error', loc: ['body', 'input_tokens'] });
+  });
+
+  it('never prints exponent form, and minutes times 60 give the seconds back within the 18-decimal rounding', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10_000_000 }), fc.integer({ min: 0, max: 999 }), (whole, thousandths) => {
+        const seconds = Number(`${whole}.${String(thousandths).padStart(3, '0')}`);
+        const result = usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: seconds } });
+        expect('quantity' in result).toBe(true);
+        const quantity = (result as { quantity: string }).quantity;
+        expect(quantity).toMatch(/^\d+(\.\d*[1-9])?$/);
+        expect(Math.abs(Number(quantity) * 60 - seconds)).toBeLessThan(1e-6);
+      }),
+    );
+  });
+});
