@@ -7,7 +7,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY services ./services
 COPY schemas ./schemas
 COPY infra ./infra
-RUN npx tsc -p tsconfig.build.json && mkdir -p dist/infra/clickhouse && cp -r infra/clickhouse/migrations dist/infra/clickhouse/
+RUN npx tsc -p tsconfig.build.json && mkdir -p dist/infra/clickhouse && cp -r infra/clickhouse/migrations dist/infra/clickhouse/ && cp -r infra/rate-card dist/infra/
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production

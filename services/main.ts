@@ -23,7 +23,14 @@ async function main(): Promise<void> {
   const infra = await connectInfrastructure(config, log, shutdown);
   let directSink: RecordSink | null = null;
   if (config.services.includes('consumer')) {
-    const writer = await startConsumer({ infra, log, shutdown, groupId: config.kafka?.groupId ?? 'embedded' });
+    const writer = await startConsumer({
+      infra,
+      log,
+      shutdown,
+      groupId: config.kafka?.groupId ?? 'embedded',
+      rateCardPath: config.rateCardPath,
+      redisKeyPrefix: config.redis?.keyPrefix ?? '',
+    });
     // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.
     const direct = directRecordSink((envelopes, token) => writer.storeEnvelopes(envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })), token));
     shutdown.add('direct-sink', direct.drain);

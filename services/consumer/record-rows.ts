@@ -13,8 +13,11 @@ export interface TableRow {
   readonly row: Record<string, unknown>;
 }
 
+/** Usage is priced and deduplicated per batch (usage/usage-rows.ts); every other kind maps alone. */
+export type SingleRowEnvelope = Envelope & { readonly kind: Exclude<Envelope['kind'], 'usage'> };
+
 /** The ClickHouse row of a validated record: one pure mapping per kind. */
-export function toTableRow(envelope: Envelope, source: RecordSource): TableRow {
+export function toTableRow(envelope: SingleRowEnvelope, source: RecordSource): TableRow {
   switch (envelope.kind) {
     case 'session':
       return { table: 'sessions', row: sessionRow(envelope.payload as SessionRecord, envelope.id, source) };

@@ -5,8 +5,12 @@ import type { TableKey } from '../shared/clickhouse/tables.ts';
 import type { BatchingProducer } from '../shared/kafka/batching-producer.ts';
 import type { Logger } from '../shared/logger.ts';
 import { decodeRecord, type Envelope } from '../shared/records/envelope.ts';
+import type { UsageRecord } from '../shared/records/payloads.ts';
 import type { RecordBatch } from './batch-runner.ts';
-import { toTableRow, type RecordSource } from './record-rows.ts';
+import type { RateCard } from './pricing/load-rate-card.ts';
+import { toTableRow, type RecordSource, type SingleRowEnvelope } from './record-rows.ts';
+import type { EventClaims } from './usage/event-claims.ts';
+import { usageRows, type UsageItem } from './usage/usage-rows.ts';
 
 export interface SourcedEnvelope {
   readonly envelope: Envelope;
@@ -21,6 +25,9 @@ interface DeadLetter {
 export interface RecordWriterDeps {
   readonly ch: ClickHouse;
   readonly log: Logger;
+  readonly card: RateCard;
+  /** Usage event claims (Redis); null in the embedded mode. */
+  readonly claims: EventClaims | null;
   /** Where dead letters are published too (Kafka mode); they always go to the dead_letters table. */
   readonly deadLetterTopic: { readonly producer: BatchingProducer; readonly topic: string } | null;
 }
@@ -29,13 +36,19 @@ export interface RecordWriterDeps {
  * The steps after a batch is read: decode → validate → route (ok / dead letter) → write, one insert
  * per table carrying the batch token, so that a replay of the same batch stores nothing new.
  */
-export function createRecordWriter({ ch, log, deadLetterTopic }: RecordWriterDeps) {
+export function createRecordWriter({ ch, log, card, claims, deadLetterTopic }: RecordWriterDeps) {
   async function storeEnvelopes(items: readonly SourcedEnvelope[], token: string): Promise<void> {
     const byTable = new Map<TableKey, Record<string, unknown>[]>();
+    const usage: UsageItem[] = [];
     for (const { envelope, source } of items) {
-      const { table, row } = toTableRow(envelope, source);
+      if (envelope.kind === 'usage') {
+        usage.push({ record: envelope.payload as UsageRecord, source });
+        continue;
+      }
+      const { table, row } = toTableRow(envelope as SingleRowEnvelope, source);
       byTable.set(table, [...(byTable.get(table) ?? []), row]);
     }
+    if (usage.length > 0) byTable.set('usageEvents', await usageRows({ ch, card, claims }, usage, token));
     for (const [table, rows] of byTable) await insertRows(ch, table, rows, token);
   }
 

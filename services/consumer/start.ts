@@ -3,6 +3,8 @@ import { BatchingProducer, createIdempotentProducer } from '../shared/kafka/batc
 import type { Shutdown } from '../shared/lifecycle.ts';
 import type { Logger } from '../shared/logger.ts';
 import { startBatchRunner } from './batch-runner.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from './pricing/load-rate-card.ts';
+import { RedisEventClaims } from './usage/event-claims.ts';
 import { createRecordWriter, type RecordWriter } from './record-writer.ts';
 
 export interface ConsumerDeps {
@@ -10,25 +12,32 @@ export interface ConsumerDeps {
   readonly log: Logger;
   readonly shutdown: Shutdown;
   readonly groupId: string;
+  /** null: the card shipped in infra/rate-card/rate-card.json. */
+  readonly rateCardPath: string | null;
+  readonly redisKeyPrefix: string;
 }
 
 /**
  * Builds the record writer and, with Kafka, the batch runner that feeds it. Without Kafka the
  * writer is returned for the composition root to hand to ingest as its direct path.
  */
-export async function startConsumer({ infra, log, shutdown, groupId }: ConsumerDeps): Promise<RecordWriter> {
+export async function startConsumer({ infra, log, shutdown, groupId, rateCardPath, redisKeyPrefix }: ConsumerDeps): Promise<RecordWriter> {
   const consumerLog = log.child({ component: 'consumer' });
-  if (infra.kafka === null) return createRecordWriter({ ch: infra.clickhouse, log: consumerLog, deadLetterTopic: null });
+  const card = await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL);
+  if (infra.kafka === null) return createRecordWriter({ ch: infra.clickhouse, log: consumerLog, card, claims: null, deadLetterTopic: null });
+  if (infra.redis === null) throw new Error('the consumer needs REDIS_URL with KAFKA_BROKERS: usage event claims live in Redis');
+  const redis = infra.redis;
+  const claims = new RedisEventClaims(redis, (eventId) => `${redisKeyPrefix}usage-claim:${eventId}`);
 
   const producer = createIdempotentProducer(infra.kafka.client);
   await producer.connect();
   shutdown.add('dead-letter-producer', () => producer.disconnect());
   const deadLetters = new BatchingProducer(producer, consumerLog);
-  const writer = createRecordWriter({ ch: infra.clickhouse, log: consumerLog, deadLetterTopic: { producer: deadLetters, topic: infra.kafka.topics.dlq.name } });
+  const writer = createRecordWriter({ ch: infra.clickhouse, log: consumerLog, card, claims, deadLetterTopic: { producer: deadLetters, topic: infra.kafka.topics.dlq.name } });
   const runner = await startBatchRunner({
     kafka: infra.kafka.client,
     groupId,
-    topics: [infra.kafka.topics.sessions.name],
+    topics: [infra.kafka.topics.sessions.name, infra.kafka.topics.usage.name],
     handle: writer.handleBatch,
     log: consumerLog,
   });

@@ -46,8 +46,10 @@ async function waitForLeaders(admin: Admin, specs: Readonly<Record<TopicKey, Top
 }
 
 async function createTopics(admin: Admin, missing: readonly TopicSpec[]): Promise<void> {
+  // kafkajs's own wait for leaders fails on "does not host this topic-partition": waitForLeaders
+  // above waits instead, retrying both answers of a broker that is still catching up.
   await admin.createTopics({
-    waitForLeaders: true,
+    waitForLeaders: false,
     topics: missing.map((spec) => ({
       topic: spec.name,
       numPartitions: spec.partitions,

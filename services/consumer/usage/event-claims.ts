@@ -1,0 +1,47 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * Which events of a batch are new. An event id is claimed by the first batch token that holds it;
+ * that batch (and any replay of it, which has the same token) keeps it, any other batch drops it as
+ * a client retry. The claim is a decision that a replay repeats, so a crash between claiming and
+ * storing changes nothing. `fresh` lists the ids claimed just now, which nobody had claimed before.
+ */
+export interface EventClaims {
+  claim(eventIds: readonly string[], token: string): Promise<{ readonly kept: ReadonlySet<string>; readonly fresh: ReadonlySet<string> }>;
+}
+
+/** Long enough to cover any client retry; older duplicates are caught by the stored-id check. */
+export const CLAIM_TTL_SECONDS = 7 * 24 * 3600;
+
+// KEYS: one claim key per event; ARGV[1]: the token, ARGV[2]: the TTL. Returns 2 (fresh), 1 (kept), 0 (dropped).
+const CLAIM_SCRIPT = `
+local result = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('SET', key, ARGV[1], 'NX', 'EX', ARGV[2]) then
+    result[i] = 2
+  elseif redis.call('GET', key) == ARGV[1] then
+    result[i] = 1
+  else
+    result[i] = 0
+  end
+end
+return result`;
+
+export class RedisEventClaims implements EventClaims {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keyOf: (eventId: string) => string,
+  ) {}
+
+  async claim(eventIds: readonly string[], token: string) {
+    const kept = new Set<string>();
+    const fresh = new Set<string>();
+    if (eventIds.length === 0) return { kept, fresh };
+    const answers = (await this.redis.eval(CLAIM_SCRIPT, eventIds.length, ...eventIds.map(this.keyOf), token, CLAIM_TTL_SECONDS)) as number[];
+    eventIds.forEach((id, i) => {
+      if (answers[i]! >= 1) kept.add(id);
+      if (answers[i] === 2) fresh.add(id);
+    });
+    return { kept, fresh };
+  }
+}

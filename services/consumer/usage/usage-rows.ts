@@ -1,0 +1,75 @@
+import type { ClickHouse } from '../../shared/clickhouse/client.ts';
+import { tableName } from '../../shared/clickhouse/tables.ts';
+import type { UsageRecord } from '../../shared/records/payloads.ts';
+import { priceUsage } from '../pricing/price-usage.ts';
+import type { RateCard } from '../pricing/load-rate-card.ts';
+import type { RecordSource } from '../record-rows.ts';
+import type { EventClaims } from './event-claims.ts';
+
+export interface UsageItem {
+  readonly record: UsageRecord;
+  readonly source: RecordSource;
+}
+
+export interface UsageRowsDeps {
+  readonly ch: ClickHouse;
+  readonly card: RateCard;
+  /** null in the embedded mode: one writer, flushes one at a time, nothing replayed. */
+  readonly claims: EventClaims | null;
+}
+
+/**
+ * The usage_events rows of a batch, each event id once: the first of a batch wins, an id claimed by
+ * another batch is a client retry, and an id nobody claimed is looked up among the stored events
+ * (claims expire, Redis may be flushed). Every decision is the same when the batch is replayed.
+ */
+export async function usageRows({ ch, card, claims }: UsageRowsDeps, items: readonly UsageItem[], token: string): Promise<Record<string, unknown>[]> {
+  const firsts = new Map<string, UsageItem>();
+  for (const item of items) if (!firsts.has(item.record.event_id)) firsts.set(item.record.event_id, item);
+  const ids = [...firsts.keys()];
+  const { kept, fresh } = claims === null ? { kept: new Set(ids), fresh: new Set(ids) } : await claims.claim(ids, token);
+  const stored = await storedIds(ch, [...fresh]);
+  return [...firsts.values()]
+    .filter(({ record }) => kept.has(record.event_id) && !stored.has(record.event_id))
+    .map(({ record, source }) => toUsageRow(card, record, source));
+}
+
+async function storedIds(ch: ClickHouse, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const result = await ch.client.query({
+    query: `SELECT toString(id) AS id FROM ${tableName(ch, 'usageEvents')} WHERE id IN (SELECT arrayJoin({ids:Array(UUID)}))`,
+    query_params: { ids },
+    format: 'JSONEachRow',
+  });
+  return new Set((await result.json<{ id: string }>()).map((row) => row.id));
+}
+
+function toUsageRow(card: RateCard, record: UsageRecord, source: RecordSource): Record<string, unknown> {
+  const priced = priceUsage(card, { ...record, occurred_at: new Date(record.occurred_at) });
+  return {
+    id: record.event_id,
+    user_id: record.user_id,
+    agent_id: record.agent_id ?? '',
+    session_id: record.session_id,
+    provider: record.provider,
+    service: priced.service,
+    event_type: record.event_type,
+    model: record.model ?? '',
+    quantity: priced.quantity,
+    unit: priced.unit,
+    unit_cost: priced.unit_cost,
+    cost: priced.cost,
+    reported_unit_cost: record.reported_unit_cost,
+    reported_total_cost: record.reported_total_cost,
+    cost_source: priced.cost_source,
+    rate_id: priced.rate_id,
+    currency: priced.currency,
+    needs_reconciliation: priced.reconcile,
+    input_tokens: record.input_tokens,
+    output_tokens: record.output_tokens,
+    occurred_at: record.occurred_at,
+    received_at: record.received_at,
+    kafka_partition: source.partition,
+    kafka_offset: source.offset,
+  };
+}
