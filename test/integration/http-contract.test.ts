@@ -33,6 +33,8 @@ describe('the HTTP contract of the embedded process', () => {
       'POST /api/sessions/by-room/{room_name}/end',
       'POST /api/telephony/numbers/assign',
       'POST /api/telephony/numbers/release',
+      'POST /api/usage/events',
+      'POST /api/usage/events/batch',
     ]);
     const create = document.paths['/api/sessions/']!.post!;
     expect(Object.keys(create.responses)).toEqual(['201', '422']);

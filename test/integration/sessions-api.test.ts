@@ -6,7 +6,7 @@ import { createClickHouse } from '../../services/shared/clickhouse/client.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { drained } from '../support/drained.ts';
-import { eventually, isolate, serviceEnv, testConfig } from '../support/harness.ts';
+import { eventually, flushPrefix, isolate, serviceEnv, testConfig } from '../support/harness.ts';
 
 type SessionBody = { id: string; status: string; session_data: Record<string, unknown>; ended_at: string | null; duration: number | null };
 
@@ -39,7 +39,7 @@ describe('sessions through real Kafka, Redis and the ClickHouse engine', () => {
     expect([unknown.status, unknown.text]).toEqual([404, '{"detail":"Session not found"}']);
 
     await drained(config, 'sessions');
-    await redis.flushdb();
+    expect(await flushPrefix(redis, config.redis!.keyPrefix)).toBeGreaterThan(0);
     const afterFlush = await call<SessionBody>(app.url, 'GET', `/api/sessions/${id}`);
     expect([afterFlush.status, afterFlush.body.status, afterFlush.body.session_data]).toEqual([200, 'COMPLETED', { lang: 'en', topic: 'billing' }]);
     const byRoom = await call<SessionBody>(app.url, 'GET', '/api/sessions/by-room/room-a');

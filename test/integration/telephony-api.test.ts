@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { drained } from '../support/drained.ts';
-import { isolate, serviceEnv, testConfig } from '../support/harness.ts';
+import { flushPrefix, isolate, serviceEnv, testConfig } from '../support/harness.ts';
 
 describe('telephony numbers through real Kafka, Redis and the ClickHouse engine', () => {
   const isolation = isolate('telephony');
@@ -27,7 +27,7 @@ describe('telephony numbers through real Kafka, Redis and the ClickHouse engine'
     expect(taken.status).toBe(409);
 
     await drained(config, 'sessions');
-    await redis.flushdb();
+    expect(await flushPrefix(redis, config.redis!.keyPrefix)).toBeGreaterThan(0);
 
     const stillTaken = await call(app.url, 'POST', '/api/telephony/numbers/assign', { agent_id: 'agent-2', phone_number: '+15551230001' });
     expect(stillTaken.status).toBe(409);

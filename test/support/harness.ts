@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { loadConfig, type Config } from '../../services/shared/config.ts';
 
@@ -55,4 +56,16 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000,
       await new Promise((resolve) => setTimeout(resolve, intervalMs));
     }
   }
+}
+
+/** Deletes this file's Redis keys only (a FLUSHDB would wipe the other files' keys too). */
+export async function flushPrefix(redis: Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+    if (keys.length > 0) deleted += await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return deleted;
 }
