@@ -8,6 +8,7 @@ import { startIngest } from './ingest/start.ts';
 import type { Route } from './shared/http/define-route.ts';
 import { buildOpenApi } from './shared/http/openapi.ts';
 import { directRecordSink, type RecordSink } from './shared/records/record-sink.ts';
+import { MemoryLiveUsage, RedisLiveUsage } from './shared/redis/live-usage.ts';
 
 /**
  * The composition root of every deployment: `npm start` runs all three services in one process
@@ -21,6 +22,8 @@ async function main(): Promise<void> {
   shutdown.installSignalHandlers();
 
   const infra = await connectInfrastructure(config, log, shutdown);
+  // Shared by the consumer (writes) and the cost queries (read) of this process.
+  const liveUsage = infra.redis === null ? new MemoryLiveUsage() : new RedisLiveUsage(infra.redis, config.redis?.keyPrefix ?? '');
   let directSink: RecordSink | null = null;
   if (config.services.includes('consumer')) {
     const writer = await startConsumer({
@@ -30,6 +33,7 @@ async function main(): Promise<void> {
       groupId: config.kafka?.groupId ?? 'embedded',
       rateCardPath: config.rateCardPath,
       redisKeyPrefix: config.redis?.keyPrefix ?? '',
+      liveUsage,
     });
     // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.
     const direct = directRecordSink((envelopes, token) => writer.storeEnvelopes(envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })), token));

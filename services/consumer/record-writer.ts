@@ -6,6 +6,7 @@ import type { BatchingProducer } from '../shared/kafka/batching-producer.ts';
 import type { Logger } from '../shared/logger.ts';
 import { decodeRecord, type Envelope } from '../shared/records/envelope.ts';
 import type { UsageRecord } from '../shared/records/payloads.ts';
+import type { LiveUsageEntry, LiveUsageStore } from '../shared/redis/live-usage.ts';
 import type { RecordBatch } from './batch-runner.ts';
 import type { RateCard } from './pricing/load-rate-card.ts';
 import { toTableRow, type RecordSource, type SingleRowEnvelope } from './record-rows.ts';
@@ -28,6 +29,8 @@ export interface RecordWriterDeps {
   readonly card: RateCard;
   /** Usage event claims (Redis); null in the embedded mode. */
   readonly claims: EventClaims | null;
+  /** Written after the insert, so what calls in progress show is always stored already. */
+  readonly liveUsage: LiveUsageStore;
   /** Where dead letters are published too (Kafka mode); they always go to the dead_letters table. */
   readonly deadLetterTopic: { readonly producer: BatchingProducer; readonly topic: string } | null;
 }
@@ -36,7 +39,7 @@ export interface RecordWriterDeps {
  * The steps after a batch is read: decode → validate → route (ok / dead letter) → write, one insert
  * per table carrying the batch token, so that a replay of the same batch stores nothing new.
  */
-export function createRecordWriter({ ch, log, card, claims, deadLetterTopic }: RecordWriterDeps) {
+export function createRecordWriter({ ch, log, card, claims, liveUsage, deadLetterTopic }: RecordWriterDeps) {
   async function storeEnvelopes(items: readonly SourcedEnvelope[], token: string): Promise<void> {
     const byTable = new Map<TableKey, Record<string, unknown>[]>();
     const usage: UsageItem[] = [];
@@ -50,6 +53,7 @@ export function createRecordWriter({ ch, log, card, claims, deadLetterTopic }: R
     }
     if (usage.length > 0) byTable.set('usageEvents', await usageRows({ ch, card, claims }, usage, token));
     for (const [table, rows] of byTable) await insertRows(ch, table, rows, token);
+    await recordLiveUsage(liveUsage, byTable.get('usageEvents') ?? []);
   }
 
   async function storeDeadLetters(batch: RecordBatch, dead: readonly DeadLetter[]): Promise<void> {
@@ -89,3 +93,12 @@ export function createRecordWriter({ ch, log, card, claims, deadLetterTopic }: R
 }
 
 export type RecordWriter = ReturnType<typeof createRecordWriter>;
+
+async function recordLiveUsage(liveUsage: LiveUsageStore, rows: readonly Record<string, unknown>[]): Promise<void> {
+  const bySession = new Map<string, LiveUsageEntry[]>();
+  for (const row of rows) {
+    const entry = { event_id: String(row.id), provider: String(row.provider), service: String(row.service), event_type: String(row.event_type), unit: String(row.unit), quantity: String(row.quantity), cost: String(row.cost) };
+    bySession.set(String(row.session_id), [...(bySession.get(String(row.session_id)) ?? []), entry]);
+  }
+  await Promise.all([...bySession].map(([sessionId, entries]) => liveUsage.record(sessionId, entries)));
+}
