@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
 import { migrate } from '../../services/shared/clickhouse/migrate.ts';
@@ -74,5 +75,17 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
       format: 'JSONEachRow',
     });
     expect(await result.json()).toEqual([{ total: '0.012582', events: '2' }]);
+  });
+
+  it('runs every query of the SQL guide for finance in the README', async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const block = /## SQL guide for finance[\s\S]*?```sql\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+    const statements = block.split(/;\s*\n/).map((s) => s.replace(/^--.*$/gm, '').trim()).filter((s) => s !== '');
+    expect(statements.length).toBeGreaterThanOrEqual(5);
+    for (const statement of statements) {
+      // Finance connects to the database; the embedded engine needs it named in the statement.
+      const query = statement.replace(/\b(FROM)\s+(usage_events|usage_rollup_15m|sessions_current|telephony_numbers|usage_events_dlq|dead_letters)\b/g, `$1 ${ch.database}.$2`).replace("'…'", `'${randomUUID()}'`);
+      await expect(ch.client.query({ query, format: 'JSONEachRow' }).then((r) => r.json())).resolves.toBeInstanceOf(Array);
+    }
   });
 });

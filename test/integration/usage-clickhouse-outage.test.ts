@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { Decimal } from 'decimal.js';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startBatchRunner } from '../../services/consumer/batch-runner.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/consumer/pricing/load-rate-card.ts';
+import { createRecordWriter } from '../../services/consumer/record-writer.ts';
+import { RedisEventClaims } from '../../services/consumer/usage/event-claims.ts';
+import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
+import { migrate } from '../../services/shared/clickhouse/migrate.ts';
+import { BatchingProducer, createIdempotentProducer } from '../../services/shared/kafka/batching-producer.ts';
+import { createKafka } from '../../services/shared/kafka/client.ts';
+import { ensureTopics, topicSpecs } from '../../services/shared/kafka/topics.ts';
+import { createLogger } from '../../services/shared/logger.ts';
+import { encodeRecord, makeEnvelope } from '../../services/shared/records/envelope.ts';
+import type { UsageRecord } from '../../services/shared/records/payloads.ts';
+import { RedisLiveUsage } from '../../services/shared/redis/live-usage.ts';
+import { drained } from '../support/drained.ts';
+import { isolate, testConfig } from '../support/harness.ts';
+
+function makeUsageRecord(overrides: Partial<UsageRecord> = {}): UsageRecord {
+  const now = new Date().toISOString();
+  return {
+    event_id: randomUUID(), session_id: randomUUID(), user_id: 'tenant-1', agent_id: 'agent-1', provider: 'deepgram', event_type: 'stt_minutes', model: null,
+    quantity: '1', input_tokens: null, output_tokens: null, reported_unit_cost: null, reported_total_cost: null, occurred_at: now, received_at: now, ...overrides,
+  };
+}
+
+describe('a ClickHouse outage under the consumer', () => {
+  const isolation = isolate('ch_outage');
+  const config = testConfig(isolation);
+  const log = createLogger('silent');
+  const kafka = createKafka(config.kafka!, log);
+  const topics = topicSpecs(isolation.suffix);
+  const redis = new Redis(config.redis!.url);
+  let ch: ClickHouse;
+  let stop: () => Promise<void> = async () => undefined;
+
+  beforeAll(async () => {
+    ch = await createClickHouse(config);
+    await migrate(ch, log);
+    const admin = kafka.admin();
+    await admin.connect();
+    await ensureTopics(admin, topics);
+    await admin.disconnect();
+  });
+
+  afterAll(async () => {
+    await stop();
+    await ch.client.close();
+    redis.disconnect();
+  });
+
+  it('pauses while inserts fail, commits nothing past them, then stores every event once, exactly priced', async () => {
+    const sql = async (query: string) => (await (await ch.client.query({ query, format: 'JSONEachRow' })).json<Record<string, string>>())[0]!;
+    await ch.client.command({ query: `ALTER TABLE ${ch.database}.usage_events ADD CONSTRAINT IF NOT EXISTS fault_injected CHECK 0` });
+
+    const liveUsage = new RedisLiveUsage(redis, config.redis!.keyPrefix);
+    const claims = new RedisEventClaims(redis, (id) => `${config.redis!.keyPrefix}usage-claim:${id}`);
+    const writer = createRecordWriter({ ch, log, card: await loadRateCard(DEFAULT_RATE_CARD_URL), claims, liveUsage, deadLetterTopic: null });
+    stop = (await startBatchRunner({ kafka, groupId: config.kafka!.groupId, topics: [topics.usage.name], handle: writer.handleBatch, log })).stop;
+
+    const producer = createIdempotentProducer(kafka);
+    await producer.connect();
+    const publisher = new BatchingProducer(producer, log);
+    const sessionId = randomUUID();
+    const records = Array.from({ length: 600 }, (_, i) => makeUsageRecord({ session_id: i % 2 ? sessionId : randomUUID(), quantity: String(1 + (i % 7)) }));
+    const envelope = (r: UsageRecord) => encodeRecord(makeEnvelope('usage', r.session_id, r, new Date(r.occurred_at), new Date(r.received_at), r.event_id as `${string}-${string}-${string}-${string}-${string}`));
+    await publisher.publish(topics.usage.name, records.map(envelope));
+    await publisher.publish(topics.usage.name, records.slice(0, 150).map(envelope));
+
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    expect(await sql(`SELECT count() AS n FROM ${ch.database}.usage_events`)).toEqual({ n: '0' });
+    const admin = kafka.admin();
+    await admin.connect();
+    const [committed] = await admin.fetchOffsets({ groupId: config.kafka!.groupId, topics: [topics.usage.name] });
+    await admin.disconnect();
+    const committedTotal = (committed?.partitions ?? []).reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
+    expect(committedTotal).toBe(0);
+
+    await ch.client.command({ query: `ALTER TABLE ${ch.database}.usage_events DROP CONSTRAINT IF EXISTS fault_injected` });
+    await drained(config, 'usage', 60_000);
+    await producer.disconnect();
+
+    const expected = records.reduce((sum, r) => sum.plus(new Decimal(r.quantity).times('0.0077')), new Decimal(0)).toFixed();
+    expect(await sql(`SELECT count() AS n, uniqExact(id) AS ids, sum(cost) AS cost FROM ${ch.database}.usage_events`)).toEqual({ n: '600', ids: '600', cost: expected });
+    expect(await sql(`SELECT sum(events) AS n, sum(cost) AS cost FROM ${ch.database}.usage_rollup_15m`)).toEqual({ n: '600', cost: expected });
+    const live = await liveUsage.read(sessionId);
+    const stored = await sql(`SELECT count() AS n, sum(cost) AS cost FROM ${ch.database}.usage_events WHERE session_id = '${sessionId}'`);
+    expect({ n: String(live.length), cost: live.reduce((sum, e) => sum.plus(e.cost), new Decimal(0)).toFixed() }).toEqual(stored);
+  }, 120_000);
+});
