@@ -51,8 +51,8 @@ export const sessionListQuery = {
   properties: {
     page: { 'x-py': 'int', minimum: 1, maximum: 2147483647, default: 1 },
     limit: { 'x-py': 'int', minimum: 1, maximum: 10000, default: 10 },
-    start_date: optionalText,
-    end_date: optionalText,
+    start_date: { 'x-py': 'datetime' },
+    end_date: { 'x-py': 'datetime' },
   },
 } as const satisfies ModelSchema;
 

@@ -19,8 +19,8 @@ export function sessionRoutes(sessions: SessionService): Route[] {
     defineRoute({
       method: 'GET', path: '/api/sessions/', summary: 'List the caller’s sessions, newest first', tags: TAGS,
       request: { query: sessionListQuery }, requireUserId: true, response: { schema: sessionListResponseSchema },
-      handle: async ({ query, userId }) => {
-        const range = dateRangeMs(query.start_date, query.end_date);
+      handle: async ({ query, userId }, ctx) => {
+        const range = dateRangeMs(query.start_date, query.end_date, ctx.query.end_date);
         const page = await sessions.list(userId!, { page: query.page, limit: query.limit, ...range });
         return { sessions: page.sessions.map(toSessionResponse), total: page.total, page: query.page, limit: query.limit };
       },
