@@ -5,6 +5,7 @@ import { listen, Shutdown } from './shared/lifecycle.ts';
 import { createLogger } from './shared/logger.ts';
 import { startConsumer } from './consumer/start.ts';
 import { startIngest } from './ingest/start.ts';
+import { startQuery } from './query/start.ts';
 import type { Route } from './shared/http/define-route.ts';
 import { buildOpenApi } from './shared/http/openapi.ts';
 import { directRecordSink, type RecordSink } from './shared/records/record-sink.ts';
@@ -25,8 +26,9 @@ async function main(): Promise<void> {
   // Shared by the consumer (writes) and the cost queries (read) of this process.
   const liveUsage = infra.redis === null ? new MemoryLiveUsage() : new RedisLiveUsage(infra.redis, config.redis?.keyPrefix ?? '');
   let directSink: RecordSink | null = null;
+  let consumer: Awaited<ReturnType<typeof startConsumer>> | null = null;
   if (config.services.includes('consumer')) {
-    const writer = await startConsumer({
+    consumer = await startConsumer({
       infra,
       log,
       shutdown,
@@ -34,24 +36,34 @@ async function main(): Promise<void> {
       rateCardPath: config.rateCardPath,
       redisKeyPrefix: config.redis?.keyPrefix ?? '',
       liveUsage,
+      onFatal: (error) => {
+        log.fatal({ err: error }, 'consumer_stopped_for_good');
+        void shutdown.run('consumer_crashed').finally(() => process.exit(1));
+      },
     });
+    const writer = consumer.writer;
     // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.
     const direct = directRecordSink((envelopes, token) => writer.storeEnvelopes(envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })), token));
     shutdown.add('direct-sink', direct.drain);
     directSink = direct;
   }
-  const routes: Route[] = config.services.includes('ingest') ? await startIngest({ config, infra, log, shutdown, directSink }) : [];
+  const routes: Route[] = [
+    ...(config.services.includes('ingest') ? await startIngest({ config, infra, log, shutdown, directSink }) : []),
+    ...(config.services.includes('query') ? startQuery({ infra, liveUsage }) : []),
+  ];
 
   const app = createHttpApp({
     service,
     log,
     routes: routes.map((route) => route.register),
-    checks: infra.checks,
+    checks: [...infra.checks, ...(consumer?.checks ?? [])],
     corsOrigins: config.corsOrigins,
     openapi: buildOpenApi(routes, 'callmeter', '0.1.0'),
   });
   const http = await listen(app, config.port, config.host);
   shutdown.add('http', http.close);
+  // Joining the group can take a session timeout after a crash: health is served meanwhile.
+  await consumer?.run();
   log.info({ port: config.port, services: config.services, embedded: describeMode(config) }, 'callmeter_started');
 }
 

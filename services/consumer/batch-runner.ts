@@ -19,6 +19,14 @@ export interface BatchRunnerOptions {
   readonly topics: readonly string[];
   readonly handle: BatchHandler;
   readonly log: Logger;
+  /** kafkajs gave up on the consumer (a crash it does not restart from): the process must go. */
+  readonly onFatal?: (error: unknown) => void;
+}
+
+export interface BatchRunner {
+  readonly stop: () => Promise<void>;
+  /** Joined its group and not crashed since: what /readyz reports. */
+  readonly isJoined: () => boolean;
 }
 
 const MAX_BACKOFF_MS = 5_000;
@@ -28,15 +36,25 @@ const MAX_BACKOFF_MS = 5_000;
  * after the handler stored the batch; while a dependency is down the batch is retried with backoff
  * (heartbeating, so the group keeps the partition), and never skipped.
  */
-export async function startBatchRunner({ kafka, groupId, topics, handle, log }: BatchRunnerOptions): Promise<{ stop: () => Promise<void> }> {
+export async function startBatchRunner({ kafka, groupId, topics, handle, log, onFatal }: BatchRunnerOptions): Promise<BatchRunner> {
   const admin = kafka.admin();
   await admin.connect();
   const plans = new OffsetPlans(admin, groupId);
   // A consumer killed without leaving holds its partitions until its session expires: kept short.
   const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000, maxBytesPerPartition: 4 * 1024 * 1024 });
   await consumer.connect();
+  let joined = false;
   // After a rebalance this process may own partitions another member committed: ask the broker.
-  consumer.on(consumer.events.GROUP_JOIN, () => plans.forgetAll());
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    plans.forgetAll();
+    joined = true;
+  });
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    joined = false;
+    log.error({ err: payload.error, restart: payload.restart }, 'consumer_crashed');
+    // Without a restart kafkajs leaves nothing running: a process that looked alive would store nothing.
+    if (!payload.restart) onFatal?.(payload.error);
+  });
   for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
   await consumer.run({
     autoCommit: false,
@@ -49,6 +67,7 @@ export async function startBatchRunner({ kafka, groupId, topics, handle, log }: 
       await consumer.disconnect();
       await admin.disconnect();
     },
+    isJoined: () => joined,
   };
 }
 

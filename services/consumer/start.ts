@@ -1,3 +1,4 @@
+import type { DependencyCheck } from '../shared/http/health.ts';
 import type { Infrastructure } from '../shared/infrastructure.ts';
 import { BatchingProducer, createIdempotentProducer } from '../shared/kafka/batching-producer.ts';
 import type { Shutdown } from '../shared/lifecycle.ts';
@@ -17,16 +18,29 @@ export interface ConsumerDeps {
   readonly rateCardPath: string | null;
   readonly redisKeyPrefix: string;
   readonly liveUsage: LiveUsageStore;
+  /** Called when the consumer cannot go on; the composition root shuts the process down. */
+  readonly onFatal: (error: unknown) => void;
+}
+
+export interface StartedConsumer {
+  readonly writer: RecordWriter;
+  /** Readiness of the Kafka consumer (none in the embedded mode). */
+  readonly checks: readonly DependencyCheck[];
+  /** Joins the group and starts consuming; called once the process serves its health routes. */
+  readonly run: () => Promise<void>;
 }
 
 /**
  * Builds the record writer and, with Kafka, the batch runner that feeds it. Without Kafka the
  * writer is returned for the composition root to hand to ingest as its direct path.
  */
-export async function startConsumer({ infra, log, shutdown, groupId, rateCardPath, redisKeyPrefix, liveUsage }: ConsumerDeps): Promise<RecordWriter> {
+export async function startConsumer({ infra, log, shutdown, groupId, rateCardPath, redisKeyPrefix, liveUsage, onFatal }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
   const card = await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL);
-  if (infra.kafka === null) return createRecordWriter({ ch: infra.clickhouse, log: consumerLog, card, claims: null, liveUsage, deadLetterTopic: null });
+  if (infra.kafka === null) {
+    return { writer: createRecordWriter({ ch: infra.clickhouse, log: consumerLog, card, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined };
+  }
+  const kafka = infra.kafka;
   if (infra.redis === null) throw new Error('the consumer needs REDIS_URL with KAFKA_BROKERS: usage event claims live in Redis');
   const redis = infra.redis;
   const claims = new RedisEventClaims(redis, (eventId) => `${redisKeyPrefix}usage-claim:${eventId}`);
@@ -35,14 +49,21 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   await producer.connect();
   shutdown.add('dead-letter-producer', () => producer.disconnect());
   const deadLetters = new BatchingProducer(producer, consumerLog);
-  const writer = createRecordWriter({ ch: infra.clickhouse, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: infra.kafka.topics.dlq.name } });
-  const runner = await startBatchRunner({
-    kafka: infra.kafka.client,
-    groupId,
-    topics: [infra.kafka.topics.sessions.name, infra.kafka.topics.usage.name],
-    handle: writer.handleBatch,
-    log: consumerLog,
-  });
-  shutdown.add('consumer', runner.stop);
-  return writer;
+  const writer = createRecordWriter({ ch: infra.clickhouse, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name } });
+  let joined = () => false;
+  const checks: DependencyCheck[] = [
+    {
+      name: 'consumer',
+      check: async () => {
+        if (!joined()) throw new Error('not in its consumer group');
+      },
+    },
+  ];
+  const run = async () => {
+    const topics = [kafka.topics.sessions.name, kafka.topics.usage.name];
+    const runner = await startBatchRunner({ kafka: kafka.client, groupId, topics, handle: writer.handleBatch, log: consumerLog, onFatal });
+    shutdown.add('consumer', runner.stop);
+    joined = runner.isJoined;
+  };
+  return { writer, checks, run };
 }

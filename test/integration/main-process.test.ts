@@ -47,8 +47,13 @@ describe('the callmeter process', () => {
       const app = await startCallmeter(serviceEnv(isolation, { REDIS_URL: redis.url, SERVICES: 'ingest,consumer' }));
       stopLater.push(() => app.stop());
 
-      const ready = await (await fetch(`${app.url}/readyz`)).json();
-      expect(ready).toEqual({ status: 'ready', service: 'ingest+consumer', checks: { clickhouse: 'ok', kafka: 'ok', redis: 'ok' } });
+      // Health answers at once; readiness waits for the consumer to join its group.
+      const ready = await eventually(async () => {
+        const response = await fetch(`${app.url}/readyz`);
+        expect(response.status).toBe(200);
+        return response.json();
+      });
+      expect(ready).toEqual({ status: 'ready', service: 'ingest+consumer', checks: { clickhouse: 'ok', kafka: 'ok', redis: 'ok', consumer: 'ok' } });
 
       await redis.stop();
       const down = await eventually(async () => {
