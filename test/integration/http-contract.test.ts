@@ -24,6 +24,7 @@ describe('the HTTP contract of the embedded process', () => {
     expect(document.openapi).toBe('3.1.0');
     const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
     expect(operations.sort()).toEqual([
+      'GET /api/costs/summary',
       'GET /api/sessions/',
       'GET /api/sessions/by-room/{room_name}',
       'GET /api/sessions/{session_id}',

@@ -3,6 +3,7 @@ import type { ClickHouse } from './client.ts';
 /** The closed set of tables; SQL names a table only through this map, never from input. */
 export const TABLES = {
   usageEvents: 'usage_events',
+  usageRollup15m: 'usage_rollup_15m',
   sessions: 'sessions',
   sessionsCurrent: 'sessions_current',
   telephonyNumbers: 'telephony_numbers',

@@ -1,0 +1,71 @@
+/**
+ * Calendar arithmetic in an IANA time zone with the platform's tz database (Intl). Every zone's
+ * offset is a whole number of quarter hours, so the instants found here fall on the 15-minute
+ * buckets of usage_rollup_15m and the sums over them are exact.
+ */
+export function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface LocalDate {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(timeZone: string): Intl.DateTimeFormat {
+  let cached = formatters.get(timeZone);
+  if (cached === undefined) {
+    cached = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    formatters.set(timeZone, cached);
+  }
+  return cached;
+}
+
+function wallClock(instantMs: number, timeZone: string): Record<string, number> {
+  const parts = formatter(timeZone).formatToParts(new Date(instantMs));
+  return Object.fromEntries(parts.filter((p) => p.type !== 'literal').map((p) => [p.type, Number(p.value)]));
+}
+
+/** The zone's date at an instant. */
+export function localDate(instantMs: number, timeZone: string): LocalDate {
+  const wall = wallClock(instantMs, timeZone);
+  return { year: wall.year!, month: wall.month!, day: wall.day! };
+}
+
+/** Offset of the zone from UTC at an instant, in milliseconds. */
+function offsetMs(instantMs: number, timeZone: string): number {
+  const w = wallClock(instantMs, timeZone);
+  const asUtc = Date.UTC(w.year!, w.month! - 1, w.day!, w.hour!, w.minute!, w.second!);
+  return asUtc - Math.floor(instantMs / 1000) * 1000;
+}
+
+/** The instant the given local date begins in the zone (its first moment, if midnight is skipped). */
+export function startOfLocalDay(date: LocalDate, timeZone: string): number {
+  const naive = Date.UTC(date.year, date.month - 1, date.day);
+  let instant = naive - offsetMs(naive, timeZone);
+  // A DST change between the guess and the answer moves the offset once more.
+  instant = naive - offsetMs(instant, timeZone);
+  const check = localDate(instant, timeZone);
+  return check.day === date.day ? instant : instant + 3_600_000;
+}
+
+export function addDays(date: LocalDate, days: number): LocalDate {
+  const moved = new Date(Date.UTC(date.year, date.month - 1, date.day + days));
+  return { year: moved.getUTCFullYear(), month: moved.getUTCMonth() + 1, day: moved.getUTCDate() };
+}
+
+export function startOfMonth(date: LocalDate): LocalDate {
+  return { year: date.year, month: date.month, day: 1 };
+}
+
+export function formatLocalDate({ year, month, day }: LocalDate): string {
+  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
+}
