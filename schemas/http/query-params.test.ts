@@ -37,11 +37,13 @@ describe('GET /api/costs/by-agent and /summary queries', () => {
     );
   });
 
-  it('takes tz and format as plain strings', () => {
-    expect(compileRequest({ query: costSummaryQuery })({ query: { tz: 'Europe/Paris', format: 'csv' } })).toEqual({
-      ok: true,
-      value: { query: { tz: 'Europe/Paris', format: 'csv' } },
-    });
+  it('takes tz as a plain string, and format as json or csv only', () => {
+    expect(compileRequest({ query: costSummaryQuery })({ query: { tz: 'Europe/Paris' } })).toEqual({ ok: true, value: { query: { tz: 'Europe/Paris' } } });
+    const check = compileRequest({ query: costByAgentQuery });
+    expect(check({ query: { format: 'csv' } })).toEqual({ ok: true, value: { query: { format: 'csv', limit: 50 } } });
+    expect(wireResponse(check, { query: { format: 'xml' } })).toEqual(
+      detail('{"type":"literal_error","loc":["query","format"],"msg":"Input should be \'json\' or \'csv\'","input":"xml","ctx":{"expected":"\'json\' or \'csv\'"}}'),
+    );
   });
 });
 

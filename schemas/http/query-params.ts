@@ -1,7 +1,10 @@
 import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
 
-const optionalText = { 'x-py': 'str' } as const;
+const startDate = { 'x-py': 'str', description: 'ISO date (that local day in tz) or date-time; inclusive' } as const;
+const endDate = { 'x-py': 'str', description: 'ISO date (the whole local day in tz is included) or date-time; inclusive' } as const;
+const timeZone = { 'x-py': 'str', description: 'IANA time zone, default UTC' } as const;
+const exportFormat = { 'x-py': 'literal', enum: ['json', 'csv'], description: 'csv answers text/csv (so does Accept: text/csv)' } as const;
 
 /**
  * GET /api/costs/timeline — `period` is a `str` with a pattern in the old service, so a bad
@@ -11,10 +14,10 @@ export const costTimelineQuery = {
   type: 'object',
   properties: {
     period: { 'x-py': 'str', pattern: '^(daily|weekly|monthly)$', default: 'daily' },
-    start_date: optionalText,
-    end_date: optionalText,
-    tz: optionalText,
-    format: optionalText,
+    start_date: startDate,
+    end_date: endDate,
+    tz: timeZone,
+    format: exportFormat,
   },
 } as const satisfies ModelSchema;
 
@@ -24,11 +27,11 @@ export type CostTimelineQuery = FromPySchema<typeof costTimelineQuery>;
 export const costByAgentQuery = {
   type: 'object',
   properties: {
-    start_date: optionalText,
-    end_date: optionalText,
-    tz: optionalText,
+    start_date: startDate,
+    end_date: endDate,
+    tz: timeZone,
     limit: { 'x-py': 'int', minimum: 1, maximum: 1000, default: 50 },
-    format: optionalText,
+    format: exportFormat,
   },
 } as const satisfies ModelSchema;
 
@@ -38,8 +41,7 @@ export type CostByAgentQuery = FromPySchema<typeof costByAgentQuery>;
 export const costSummaryQuery = {
   type: 'object',
   properties: {
-    tz: optionalText,
-    format: optionalText,
+    tz: timeZone,
   },
 } as const satisfies ModelSchema;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addDays, isTimeZone, localDate, startOfLocalDay } from './zoned-time.ts';
+import { addDays, addMonths, isTimeZone, localDate, localToInstant, startOfLocalDay, startOfWeek } from './zoned-time.ts';
 
 describe('zoned time', () => {
   it('knows IANA zones and refuses unknown names', () => {
@@ -23,5 +23,21 @@ describe('zoned time', () => {
   it('reads the local date of an instant and moves across month ends', () => {
     expect(localDate(Date.parse('2026-10-31T18:20:00Z'), 'Asia/Kathmandu')).toEqual({ year: 2026, month: 11, day: 1 });
     expect(addDays({ year: 2026, month: 1, day: 31 }, 1)).toEqual({ year: 2026, month: 2, day: 1 });
+  });
+});
+
+describe('wall-clock times and calendar steps', () => {
+  it('turns a local wall-clock time into its instant, at +05:45 and across DST', () => {
+    const at = (y: number, mo: number, d: number, h: number, mi: number, tz: string) => new Date(localToInstant({ year: y, month: mo, day: d, hour: h, minute: mi, second: 0, millisecond: 0 }, tz)).toISOString();
+    expect(at(2026, 11, 1, 6, 0, 'Asia/Kathmandu')).toBe('2026-11-01T00:15:00.000Z');
+    expect(at(2026, 7, 1, 12, 0, 'America/New_York')).toBe('2026-07-01T16:00:00.000Z');
+    expect(at(2026, 1, 1, 12, 0, 'America/New_York')).toBe('2026-01-01T17:00:00.000Z');
+  });
+
+  it('finds the Monday of a week and steps months across a year end', () => {
+    expect(startOfWeek({ year: 2026, month: 11, day: 22 })).toEqual({ year: 2026, month: 11, day: 16 });
+    expect(startOfWeek({ year: 2026, month: 11, day: 16 })).toEqual({ year: 2026, month: 11, day: 16 });
+    expect(startOfWeek({ year: 2026, month: 1, day: 1 })).toEqual({ year: 2025, month: 12, day: 29 });
+    expect(addMonths({ year: 2026, month: 12, day: 1 }, 1)).toEqual({ year: 2027, month: 1, day: 1 });
   });
 });

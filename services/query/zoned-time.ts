@@ -69,3 +69,28 @@ export function startOfMonth(date: LocalDate): LocalDate {
 export function formatLocalDate({ year, month, day }: LocalDate): string {
   return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
 }
+
+export interface LocalDateTime extends LocalDate {
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+  readonly millisecond: number;
+}
+
+/** The instant a local wall-clock time names in the zone (a time skipped by DST moves forward). */
+export function localToInstant(time: LocalDateTime, timeZone: string): number {
+  const naive = Date.UTC(time.year, time.month - 1, time.day, time.hour, time.minute, time.second, time.millisecond);
+  const guess = naive - offsetMs(naive, timeZone);
+  return naive - offsetMs(guess, timeZone);
+}
+
+/** Monday of the date's week. */
+export function startOfWeek(date: LocalDate): LocalDate {
+  const weekday = new Date(Date.UTC(date.year, date.month - 1, date.day)).getUTCDay();
+  return addDays(date, -((weekday + 6) % 7));
+}
+
+export function addMonths(date: LocalDate, months: number): LocalDate {
+  const moved = new Date(Date.UTC(date.year, date.month - 1 + months, 1));
+  return { year: moved.getUTCFullYear(), month: moved.getUTCMonth() + 1, day: 1 };
+}

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
-import { migrate } from '../../services/shared/clickhouse/migrate.ts';
+import { migrate, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrate.ts';
 import { createLogger } from '../../services/shared/logger.ts';
 import { isolate, testConfig } from '../support/harness.ts';
 
@@ -75,6 +77,21 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
       format: 'JSONEachRow',
     });
     expect(await result.json()).toEqual([{ total: '0.012582', events: '2' }]);
+  });
+
+  it('backfills the cost-query rollups once when a database made before them is upgraded', async () => {
+    const older = await mkdtemp(path.join(os.tmpdir(), 'callmeter-migrations-'));
+    for (const file of (await readdir(MIGRATIONS_DIR)).filter((name) => name < '005')) await copyFile(path.join(MIGRATIONS_DIR, file), path.join(older, file));
+    // The engine allows one data folder per process: the upgraded database lives beside the others.
+    const upgrade: ClickHouse = { ...ch, database: `${ch.database}_upgrade` };
+    await migrate(upgrade, log, older);
+    const session_id = randomUUID();
+    const rows = Array.from({ length: 40 }, (_, i) => makeUsageRow({ user_id: 'old-user', session_id, agent_id: `agent-${i % 4}`, cost: '0.0123' }));
+    await upgrade.client.insert({ table: `${upgrade.database}.usage_events`, values: rows, format: 'JSONEachRow' });
+    expect(await migrate(upgrade, log)).toContain(5);
+    await migrate(upgrade, log);
+    const sums = async (table: string) => (await (await upgrade.client.query({ query: `SELECT toString(sum(cost)) AS cost, toString(sum(events)) AS events FROM ${upgrade.database}.${table}`, format: 'JSONEachRow' })).json())[0];
+    for (const table of ['usage_totals_15m', 'usage_by_agent_daily', 'usage_by_session']) expect(await sums(table), table).toEqual({ cost: '0.492', events: '40' });
   });
 
   it('runs every query of the SQL guide for finance in the README', async () => {

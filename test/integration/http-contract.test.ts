@@ -24,10 +24,13 @@ describe('the HTTP contract of the embedded process', () => {
     expect(document.openapi).toBe('3.1.0');
     const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
     expect(operations.sort()).toEqual([
+      'GET /api/costs/by-agent',
       'GET /api/costs/summary',
+      'GET /api/costs/timeline',
       'GET /api/sessions/',
       'GET /api/sessions/by-room/{room_name}',
       'GET /api/sessions/{session_id}',
+      'GET /api/sessions/{session_id}/cost-breakdown',
       'GET /api/telephony/numbers/{agent_id}',
       'PATCH /api/sessions/{session_id}',
       'POST /api/sessions/',
@@ -41,6 +44,7 @@ describe('the HTTP contract of the embedded process', () => {
     expect(Object.keys(create.responses)).toEqual(['201', '422']);
     expect(create.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/SessionCreate' } } } });
     expect(Object.keys(document.paths['/api/sessions/']!.get!.responses)).toEqual(['200', '401', '422']);
+    expect(Object.keys((document.paths['/api/costs/timeline']!.get!.responses['200'] as { content: object }).content)).toEqual(['application/json', 'text/csv']);
   });
 
   it('serves a browsable /docs page whose assets come from this server', async () => {

@@ -1,4 +1,4 @@
-/** A small JSON client for the tests: status, parsed body and raw text of every answer. */
+/** A small JSON client for the tests: status, parsed body (JSON answers only) and raw text of every answer. */
 export interface Answer<T = Record<string, unknown>> {
   readonly status: number;
   readonly body: T;
@@ -13,5 +13,6 @@ export async function call<T = Record<string, unknown>>(url: string, method: str
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, body: (text === '' ? null : JSON.parse(text)) as T, text, headers: response.headers };
+  const json = (response.headers.get('content-type') ?? '').includes('json');
+  return { status: response.status, body: (text === '' || !json ? null : JSON.parse(text)) as T, text, headers: response.headers };
 }

@@ -4,6 +4,10 @@ import type { ClickHouse } from './client.ts';
 export const TABLES = {
   usageEvents: 'usage_events',
   usageRollup15m: 'usage_rollup_15m',
+  usageTotals15m: 'usage_totals_15m',
+  usageByAgentDaily: 'usage_by_agent_daily',
+  usageBySession: 'usage_by_session',
+  agentNames: 'agent_names',
   sessions: 'sessions',
   sessionsCurrent: 'sessions_current',
   telephonyNumbers: 'telephony_numbers',

@@ -7,6 +7,7 @@ import { readJsonBody } from '../validation/read-json-body.ts';
 import type { RouteRegistrar } from './create-app.ts';
 import { DEFAULT_BODY_LIMIT, readRawBody } from './read-raw-body.ts';
 import { sendJson } from './send-json.ts';
+import { TextBody } from './text-body.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -19,6 +20,8 @@ export interface ResponseSchema {
   /** Plain JSON Schema of the success body, for the OpenAPI document. */
   readonly schema: Readonly<Record<string, unknown>>;
   readonly example?: unknown;
+  /** Other media types the route answers with (as a TextBody), e.g. text/csv. */
+  readonly alternatives?: readonly string[];
 }
 
 export interface RouteDefinition<S extends RequestSchemas, R> {
@@ -66,12 +69,20 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
     if (definition.requireUserId && userId === '') throw AppError.of('UNAUTHORIZED', 'User ID required');
     const input = { ...(result.value as ValidatedRequest<S>), userId: userId === '' ? null : userId, rawBody: definition.rawBody ? body : undefined };
     const response = await definition.handle(input, ctx);
-    sendJson(ctx, definition.status ?? 200, response);
+    if (response instanceof TextBody) sendText(ctx, definition.status ?? 200, response);
+    else sendJson(ctx, definition.status ?? 200, response);
   };
   const register: RouteRegistrar = (router: Router) => {
     router.register(koaPath, [definition.method], handler);
   };
   return { definition: definition as unknown as RouteDefinition<RequestSchemas, unknown>, register };
+}
+
+function sendText(ctx: Context, status: number, body: TextBody): void {
+  ctx.status = status;
+  ctx.body = body.text;
+  ctx.set('Content-Type', body.contentType);
+  for (const [name, value] of Object.entries(body.headers)) ctx.set(name, value);
 }
 
 async function readBody(ctx: Context, limit: number) {

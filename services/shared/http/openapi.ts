@@ -71,7 +71,10 @@ function responsesOf(definition: Route['definition']): Json {
   const responses: Json = {
     [String(definition.status ?? 200)]: {
       description: 'Successful Response',
-      content: { 'application/json': { schema: success?.schema ?? {}, ...(success?.example === undefined ? {} : { example: success.example }) } },
+      content: {
+        'application/json': { schema: success?.schema ?? {}, ...(success?.example === undefined ? {} : { example: success.example }) },
+        ...Object.fromEntries((success?.alternatives ?? []).map((type) => [type, { schema: { type: 'string' } }])),
+      },
     },
   };
   for (const [status, doc] of Object.entries(definition.responses ?? {})) responses[status] = errorResponse(doc.description, doc.example);

@@ -1,0 +1,63 @@
+import { Decimal } from 'decimal.js';
+
+/** One aggregated row of a cost query: money and quantities as ClickHouse's quoted decimals. */
+export interface CostLine {
+  readonly provider?: string;
+  readonly service: string;
+  readonly event_type: string;
+  readonly unit: string;
+  readonly cost_sum: string;
+  readonly quantity_sum: string;
+  readonly events_sum?: string;
+}
+
+export interface ServiceCost {
+  readonly event_type: string;
+  readonly service: string;
+  readonly unit: string;
+  readonly quantity: string;
+  readonly cost: string;
+}
+
+export const ZERO = new Decimal(0);
+
+/** Money on the wire: a plain decimal string, exact, no exponent ("0.0000003", "0"). */
+export const money = (value: Decimal.Value): string => new Decimal(value).toFixed();
+
+/** Sums cost lines exactly into a total, a by-provider map and a by-service list. */
+export class CostTally {
+  private total = ZERO;
+  private eventCount = 0;
+  private readonly providers = new Map<string, Decimal>();
+  private readonly services = new Map<string, { event_type: string; service: string; unit: string; quantity: Decimal; cost: Decimal }>();
+
+  add(line: CostLine): void {
+    const cost = new Decimal(line.cost_sum);
+    this.total = this.total.plus(cost);
+    this.eventCount += Number(line.events_sum ?? 0);
+    if (line.provider !== undefined) this.providers.set(line.provider, (this.providers.get(line.provider) ?? ZERO).plus(cost));
+    const key = `${line.event_type}\u0000${line.service}\u0000${line.unit}`;
+    const entry = this.services.get(key) ?? { event_type: line.event_type, service: line.service, unit: line.unit, quantity: ZERO, cost: ZERO };
+    this.services.set(key, { ...entry, quantity: entry.quantity.plus(line.quantity_sum), cost: entry.cost.plus(cost) });
+  }
+
+  get totalCost(): Decimal {
+    return this.total;
+  }
+
+  get events(): number {
+    return this.eventCount;
+  }
+
+  /** Providers in name order. */
+  byProvider(): Record<string, string> {
+    return Object.fromEntries([...this.providers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([provider, cost]) => [provider, money(cost)]));
+  }
+
+  /** Services in event-type order. */
+  byService(): ServiceCost[] {
+    return [...this.services.values()]
+      .sort((a, b) => (a.event_type < b.event_type ? -1 : a.event_type > b.event_type ? 1 : a.unit < b.unit ? -1 : 1))
+      .map((s) => ({ event_type: s.event_type, service: s.service, unit: s.unit, quantity: money(s.quantity), cost: money(s.cost) }));
+  }
+}

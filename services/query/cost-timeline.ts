@@ -1,0 +1,39 @@
+import type { ClickHouse } from '../shared/clickhouse/client.ts';
+import { AppError } from '../shared/errors.ts';
+import { CostTally, money } from './cost-tally.ts';
+import { firstUsageAt, timelineLines } from './queries/usage-totals.ts';
+import type { InstantRange } from './routes/date-bounds.ts';
+import { MAX_BUCKETS, timelineBuckets, type Period } from './timeline-buckets.ts';
+
+export interface TimelinePoint {
+  readonly date: string;
+  readonly total_cost: string;
+  readonly by_provider: Record<string, string>;
+  readonly by_service: ReturnType<CostTally['byService']>;
+  readonly event_count: number;
+}
+
+/**
+ * GET /api/costs/timeline: every bucket of the range, oldest first, zeros included. Without a
+ * start the range begins at the user's first usage (no usage: no buckets); without an end it
+ * ends with the current bucket.
+ */
+export async function costTimeline(ch: ClickHouse, userId: string, range: InstantRange, period: Period, timeZone: string, nowMs: number): Promise<TimelinePoint[]> {
+  const start = range.start ?? (await firstUsageAt(ch, userId));
+  if (start === null) return [];
+  const end = range.end ?? Math.max(currentBucketEnd(nowMs, period, timeZone), currentBucketEnd(start, period, timeZone));
+  const buckets = timelineBuckets(start, end, period, timeZone);
+  if (buckets === null) {
+    throw AppError.validation([{ type: 'value_error', loc: ['query', 'start_date'], msg: `Value error, the range holds more than ${MAX_BUCKETS} ${period} buckets: give a later start_date or a longer period`, input: null, ctx: { error: {} } }]);
+  }
+  const tallies = new Map(buckets.map((bucket) => [bucket.date, new CostTally()]));
+  for (const line of await timelineLines(ch, userId, { start, end }, period, timeZone)) tallies.get(line.bucket_date)?.add(line);
+  return buckets.map(({ date }) => {
+    const tally = tallies.get(date)!;
+    return { date, total_cost: money(tally.totalCost), by_provider: tally.byProvider(), by_service: tally.byService(), event_count: tally.events };
+  });
+}
+
+function currentBucketEnd(instantMs: number, period: Period, timeZone: string): number {
+  return timelineBuckets(instantMs, instantMs + 1, period, timeZone)![0]!.end;
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { agentsCsv, timelineCsv, wantsCsv } from './csv.ts';
+
+const agent = (agent_id: string, agent_name: string) => ({ agent_id, agent_name, total_cost: '1.5', session_count: 2, event_count: 3, by_service: [] });
+
+describe('CSV exports', () => {
+  it('writes one line per bucket with a cost column per provider, zeros where a provider had none', () => {
+    const csv = timelineCsv(
+      [
+        { date: '2026-11-21', total_cost: '0.5', by_provider: { deepgram: '0.5' }, by_service: [], event_count: 1 },
+        { date: '2026-11-22', total_cost: '0', by_provider: {}, by_service: [], event_count: 0 },
+        { date: '2026-11-23', total_cost: '0.25', by_provider: { resemble: '0.25' }, by_service: [], event_count: 2 },
+      ],
+      'USD',
+    );
+    expect(csv.contentType).toBe('text/csv; charset=utf-8');
+    expect(csv.text).toBe('date,total_cost,currency,event_count,cost_deepgram,cost_resemble\r\n2026-11-21,0.5,USD,1,0.5,0\r\n2026-11-22,0,USD,0,0,0\r\n2026-11-23,0.25,USD,2,0,0.25\r\n');
+  });
+
+  it('quotes commas and quotes, and defuses formulas in names', () => {
+    expect(agentsCsv([agent('a-1', 'Sales, "West"'), agent('a-2', '=HYPERLINK("x")')], 'USD').text).toBe(
+      'agent_id,agent_name,total_cost,currency,session_count,event_count\r\na-1,"Sales, ""West""",1.5,USD,2,3\r\na-2,"\'=HYPERLINK(""x"")",1.5,USD,2,3\r\n',
+    );
+  });
+
+  it('answers CSV for format=csv or Accept: text/csv, JSON otherwise', () => {
+    expect(wantsCsv('csv', '')).toBe(true);
+    expect(wantsCsv(undefined, 'text/csv')).toBe(true);
+    expect(wantsCsv(undefined, 'application/json, text/csv;q=0.5')).toBe(true);
+    expect(wantsCsv('json', 'text/csv')).toBe(false);
+    expect(wantsCsv(undefined, '*/*')).toBe(false);
+    expect(wantsCsv(undefined, 'text/csvx')).toBe(false);
+  });
+});

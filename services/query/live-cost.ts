@@ -1,0 +1,24 @@
+import { Decimal } from 'decimal.js';
+import type { ClickHouse } from '../shared/clickhouse/client.ts';
+import type { LiveUsageEntry, LiveUsageStore } from '../shared/redis/live-usage.ts';
+import { ZERO } from './cost-tally.ts';
+import { storedEventIds, storedSessionCosts } from './queries/session-costs.ts';
+
+/**
+ * The live counters' entries of these sessions that ClickHouse does not hold yet. The consumer
+ * writes the counters after the insert, so today this is empty; reading it keeps the costs of a
+ * call in progress a union by event id (never a double count) whatever order the writers use.
+ */
+export async function pendingLiveEntries(ch: ClickHouse, liveUsage: LiveUsageStore, userId: string, sessionIds: readonly string[]): Promise<LiveUsageEntry[]> {
+  const entries = (await Promise.all(sessionIds.map((id) => liveUsage.read(id)))).flat();
+  if (entries.length === 0) return [];
+  const stored = await storedEventIds(ch, userId, entries.map((entry) => entry.event_id));
+  return entries.filter((entry) => !stored.has(entry.event_id));
+}
+
+/** What the given calls in progress have cost so far: stored events plus pending live entries. */
+export async function liveCost(ch: ClickHouse, liveUsage: LiveUsageStore, userId: string, sessionIds: readonly string[]): Promise<Decimal> {
+  if (sessionIds.length === 0) return ZERO;
+  const [stored, pending] = await Promise.all([storedSessionCosts(ch, userId, sessionIds), pendingLiveEntries(ch, liveUsage, userId, sessionIds)]);
+  return pending.reduce((sum, entry) => sum.plus(entry.cost), new Decimal(stored));
+}

@@ -1,0 +1,124 @@
+import type { ClickHouse } from '../../shared/clickhouse/client.ts';
+import { tableName } from '../../shared/clickhouse/tables.ts';
+import type { CostLine } from '../cost-tally.ts';
+
+/** How many sessions of the user had usage. */
+export async function sessionsWithUsage(ch: ClickHouse, userId: string): Promise<number> {
+  const result = await ch.client.query({
+    query: `SELECT uniqExact(session_id) AS sessions FROM ${tableName(ch, 'usageBySession')} WHERE user_id = {user:String}`,
+    query_params: { user: userId },
+    format: 'JSONEachRow',
+  });
+  const [row] = await result.json<{ sessions: string | number }>();
+  return Number(row?.sessions ?? 0);
+}
+
+/** Ids of the user's sessions that are still ACTIVE (the calls in progress). */
+export async function activeSessionIds(ch: ClickHouse, userId: string): Promise<string[]> {
+  const result = await ch.client.query({
+    query: `SELECT toString(id) AS session FROM ${tableName(ch, 'sessionsCurrent')} WHERE user_id = {user:String} AND status = 'ACTIVE' LIMIT 10000`,
+    query_params: { user: userId },
+    format: 'JSONEachRow',
+  });
+  return (await result.json<{ session: string }>()).map((row) => row.session);
+}
+
+export interface SessionHead {
+  readonly id: string;
+  readonly user_id: string;
+  readonly status: string;
+}
+
+/** The latest stored version of a session, or null. */
+export async function sessionHead(ch: ClickHouse, sessionId: string): Promise<SessionHead | null> {
+  const result = await ch.client.query({
+    query: `SELECT toString(id) AS session_key, user_id, status FROM ${tableName(ch, 'sessionsCurrent')} WHERE id = {session:UUID} LIMIT 1`,
+    query_params: { session: sessionId },
+    format: 'JSONEachRow',
+  });
+  const [row] = await result.json<Omit<SessionHead, 'id'> & { session_key: string }>();
+  return row === undefined ? null : { id: row.session_key, user_id: row.user_id, status: row.status };
+}
+
+export interface SessionLine extends CostLine {
+  readonly provider: string;
+  readonly currency: string;
+  readonly first_at: string;
+  readonly last_at: string;
+}
+
+/** A session's costs per provider and service, and when its first and last events happened. */
+export async function sessionLines(ch: ClickHouse, userId: string, sessionId: string): Promise<SessionLine[]> {
+  const result = await ch.client.query({
+    query: `SELECT provider, service, event_type, unit, currency, sum(cost) AS cost_sum, sum(quantity) AS quantity_sum, sum(events) AS events_sum,
+        toString(toUnixTimestamp64Milli(min(first_at))) AS first_at, toString(toUnixTimestamp64Milli(max(last_at))) AS last_at
+      FROM ${tableName(ch, 'usageBySession')} WHERE user_id = {user:String} AND session_id = {session:UUID}
+      GROUP BY provider, service, event_type, unit, currency ORDER BY event_type, provider`,
+    query_params: { user: userId, session: sessionId },
+    format: 'JSONEachRow',
+  });
+  return result.json<SessionLine>();
+}
+
+export interface StoredUsageEvent {
+  readonly event_key: string;
+  readonly session_key: string;
+  readonly user_id: string;
+  readonly agent_id: string;
+  readonly provider: string;
+  readonly service: string;
+  readonly event_type: string;
+  readonly model: string;
+  readonly quantity: string;
+  readonly unit: string;
+  readonly unit_cost: string;
+  readonly cost: string;
+  readonly reported_unit_cost: string | null;
+  readonly reported_total_cost: string | null;
+  readonly cost_source: string;
+  readonly input_tokens: string | null;
+  readonly output_tokens: string | null;
+  readonly occurred_ms: string;
+  readonly received_ms: string;
+}
+
+/**
+ * A session's events, oldest first, at most `limit`: read through the primary key of usage_events
+ * (user, time) between the session's first and last event.
+ */
+export async function sessionEvents(ch: ClickHouse, userId: string, sessionId: string, firstMs: number, lastMs: number, limit: number): Promise<StoredUsageEvent[]> {
+  const result = await ch.client.query({
+    query: `SELECT toString(id) AS event_key, toString(session_id) AS session_key, user_id, agent_id, provider, service, event_type, model,
+        quantity, unit, unit_cost, cost, reported_unit_cost, reported_total_cost, toString(cost_source) AS cost_source,
+        input_tokens, output_tokens,
+        toString(toUnixTimestamp64Milli(occurred_at)) AS occurred_ms, toString(toUnixTimestamp64Milli(received_at)) AS received_ms
+      FROM ${tableName(ch, 'usageEvents')}
+      WHERE user_id = {user:String} AND session_id = {session:UUID}
+        AND occurred_at >= fromUnixTimestamp64Milli(toInt64({first:Int64}), 'UTC') AND occurred_at <= fromUnixTimestamp64Milli(toInt64({last:Int64}), 'UTC')
+      ORDER BY occurred_at, id LIMIT {limit:UInt32}`,
+    query_params: { user: userId, session: sessionId, first: firstMs, last: lastMs, limit },
+    format: 'JSONEachRow',
+  });
+  return result.json<StoredUsageEvent>();
+}
+
+/** The stored cost of the given sessions together. */
+export async function storedSessionCosts(ch: ClickHouse, userId: string, sessionIds: readonly string[]): Promise<string> {
+  const result = await ch.client.query({
+    query: `SELECT sum(cost) AS cost_sum FROM ${tableName(ch, 'usageBySession')} WHERE user_id = {user:String} AND session_id IN (SELECT arrayJoin({sessions:Array(UUID)}))`,
+    query_params: { user: userId, sessions: sessionIds },
+    format: 'JSONEachRow',
+  });
+  const [row] = await result.json<{ cost_sum: string }>();
+  return row?.cost_sum ?? '0';
+}
+
+/** Which of these event ids usage_events holds (found through its bloom-filter index on id). */
+export async function storedEventIds(ch: ClickHouse, userId: string, eventIds: readonly string[]): Promise<Set<string>> {
+  const result = await ch.client.query({
+    query: `SELECT toString(id) AS event_key FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND id IN (SELECT arrayJoin({events:Array(UUID)}))`,
+    query_params: { user: userId, events: eventIds },
+    format: 'JSONEachRow',
+  });
+  return new Set((await result.json<{ event_key: string }>()).map((row) => row.event_key));
+}
