@@ -4,7 +4,7 @@
 -- A database made by an earlier version is backfilled once, when a rollup is still empty: upgrade with
 -- the consumers stopped, or events stored between the view's creation and the backfill are missing here.
 
--- Per user and quarter hour, without the agent: summary and timeline in any zone (see 003).
+-- Per user and quarter hour, without the agent: the timeline in any zone, and the edges of the month (see 003).
 CREATE TABLE IF NOT EXISTS {{database}}.usage_totals_15m
 (
     user_id String,
@@ -41,7 +41,68 @@ FROM {{database}}.usage_events
 WHERE (SELECT count() FROM {{database}}.usage_totals_15m) = 0
 GROUP BY user_id, bucket, provider, service, event_type, unit, currency;
 
--- Per user, UTC day and agent: by-agent over whole days; sessions as exact sets, so days merge exactly.
+-- Per user and UTC day, without the agent: the summary's all-time totals (and the month's whole days).
+CREATE TABLE IF NOT EXISTS {{database}}.usage_totals_daily
+(
+    user_id String,
+    day DateTime('UTC') COMMENT 'start of the UTC day the usage happened in',
+    provider LowCardinality(String),
+    service LowCardinality(String),
+    event_type LowCardinality(String),
+    unit LowCardinality(String),
+    currency LowCardinality(String),
+    cost Decimal(38, 18),
+    quantity Decimal(38, 18),
+    reported_cost Decimal(38, 18),
+    events UInt64,
+    unpriced_events UInt64
+)
+ENGINE = SummingMergeTree((cost, quantity, reported_cost, events, unpriced_events))
+ORDER BY (user_id, day, provider, service, event_type, unit, currency)
+SETTINGS non_replicated_deduplication_window = 10000;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{database}}.usage_totals_daily_mv TO {{database}}.usage_totals_daily AS
+SELECT
+    user_id, toStartOfDay(occurred_at) AS day, provider, service, event_type, unit, currency,
+    sum(cost) AS cost, sum(quantity) AS quantity,
+    sum(ifNull(reported_total_cost, toDecimal128(0, 18))) AS reported_cost,
+    count() AS events, countIf(cost_source = 'unpriced') AS unpriced_events
+FROM {{database}}.usage_events
+GROUP BY user_id, day, provider, service, event_type, unit, currency;
+
+INSERT INTO {{database}}.usage_totals_daily
+SELECT
+    user_id, toStartOfDay(occurred_at) AS day, provider, service, event_type, unit, currency,
+    sum(cost), sum(quantity), sum(ifNull(reported_total_cost, toDecimal128(0, 18))), count(), countIf(cost_source = 'unpriced')
+FROM {{database}}.usage_events
+WHERE (SELECT count() FROM {{database}}.usage_totals_daily) = 0
+GROUP BY user_id, day, provider, service, event_type, unit, currency;
+
+-- Per user, UTC day and agent, the sessions that had usage, as exact sets: days and agents merge
+-- exactly (uniqExactMerge), so a session seen on two days or by the summary counts once.
+CREATE TABLE IF NOT EXISTS {{database}}.usage_sessions_daily
+(
+    user_id String,
+    day DateTime('UTC'),
+    agent_id String,
+    sessions AggregateFunction(uniqExact, UUID)
+)
+ENGINE = AggregatingMergeTree
+ORDER BY (user_id, day, agent_id)
+SETTINGS non_replicated_deduplication_window = 10000;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{database}}.usage_sessions_daily_mv TO {{database}}.usage_sessions_daily AS
+SELECT user_id, toStartOfDay(occurred_at) AS day, agent_id, uniqExactState(session_id) AS sessions
+FROM {{database}}.usage_events
+GROUP BY user_id, day, agent_id;
+
+INSERT INTO {{database}}.usage_sessions_daily
+SELECT user_id, toStartOfDay(occurred_at) AS day, agent_id, uniqExactState(session_id)
+FROM {{database}}.usage_events
+WHERE (SELECT count() FROM {{database}}.usage_sessions_daily) = 0
+GROUP BY user_id, day, agent_id;
+
+-- Per user, UTC day and agent: by-agent over whole days.
 CREATE TABLE IF NOT EXISTS {{database}}.usage_by_agent_daily
 (
     user_id String,
@@ -53,8 +114,7 @@ CREATE TABLE IF NOT EXISTS {{database}}.usage_by_agent_daily
     currency LowCardinality(String),
     cost SimpleAggregateFunction(sum, Decimal(38, 18)),
     quantity SimpleAggregateFunction(sum, Decimal(38, 18)),
-    events SimpleAggregateFunction(sum, UInt64),
-    sessions AggregateFunction(uniqExact, UUID) COMMENT 'the sessions that had usage: merge with uniqExactMerge'
+    events SimpleAggregateFunction(sum, UInt64)
 )
 ENGINE = AggregatingMergeTree
 ORDER BY (user_id, day, agent_id, service, event_type, unit, currency)
@@ -63,14 +123,14 @@ SETTINGS non_replicated_deduplication_window = 10000;
 CREATE MATERIALIZED VIEW IF NOT EXISTS {{database}}.usage_by_agent_daily_mv TO {{database}}.usage_by_agent_daily AS
 SELECT
     user_id, toStartOfDay(occurred_at) AS day, agent_id, service, event_type, unit, currency,
-    sum(cost) AS cost, sum(quantity) AS quantity, count() AS events, uniqExactState(session_id) AS sessions
+    sum(cost) AS cost, sum(quantity) AS quantity, count() AS events
 FROM {{database}}.usage_events
 GROUP BY user_id, day, agent_id, service, event_type, unit, currency;
 
 INSERT INTO {{database}}.usage_by_agent_daily
 SELECT
     user_id, toStartOfDay(occurred_at) AS day, agent_id, service, event_type, unit, currency,
-    sum(cost), sum(quantity), count(), uniqExactState(session_id)
+    sum(cost), sum(quantity), count()
 FROM {{database}}.usage_events
 WHERE (SELECT count() FROM {{database}}.usage_by_agent_daily) = 0
 GROUP BY user_id, day, agent_id, service, event_type, unit, currency;

@@ -4,55 +4,50 @@ import type { CostLine } from '../cost-tally.ts';
 import type { InstantRange } from '../routes/date-bounds.ts';
 import { DAY_MS, splitRange } from './range-split.ts';
 
+// Aliases differ from the column names: ClickHouse would resolve a column to a same-named alias.
+
 export interface AgentLine extends CostLine {
   readonly agent_id: string;
-}
-
-export interface AgentTotals {
-  readonly agent_id: string;
-  readonly cost_sum: string;
   readonly events_sum: string;
-  readonly sessions: string;
 }
 
 /**
- * The per-agent source over a range: whole UTC days from usage_by_agent_daily, the unaligned edges
- * aggregated from the events into the same shape (sessions as exact uniqExact states, so a session
- * on both sides of a day boundary counts once).
+ * Per agent and service over a range: cost, quantity and events. Whole UTC days come from
+ * usage_by_agent_daily, the unaligned edges from the events. Usage without an agent is left out.
  */
-function agentSource(ch: ClickHouse, range: InstantRange): { sql: string; params: Record<string, number> } {
-  const split = splitRange(range, DAY_MS, 'day');
-  const keys = 'agent_id, service, event_type, unit, currency';
-  const sources = [
-    split.rollup === null ? null : `SELECT ${keys}, cost AS c, quantity AS q, events AS n, sessions AS s FROM ${tableName(ch, 'usageByAgentDaily')} WHERE user_id = {user:String} AND agent_id != '' AND ${split.rollup}`,
-    split.events === null
-      ? null
-      : `SELECT ${keys}, sum(cost) AS c, sum(quantity) AS q, count() AS n, uniqExactState(session_id) AS s FROM ${tableName(ch, 'usageEvents')}
-         WHERE user_id = {user:String} AND agent_id != '' AND (${split.events}) GROUP BY ${keys}`,
-  ].filter((source) => source !== null);
-  return { sql: sources.join(' UNION ALL '), params: split.params };
-}
-
-/** Per agent: cost, events and sessions with usage in the range. */
-export async function agentTotals(ch: ClickHouse, userId: string, range: InstantRange): Promise<AgentTotals[]> {
-  const source = agentSource(ch, range);
-  const result = await ch.client.query({
-    query: `SELECT agent_id, sum(c) AS cost_sum, sum(n) AS events_sum, uniqExactMerge(s) AS sessions FROM (${source.sql}) GROUP BY agent_id`,
-    query_params: { user: userId, ...source.params },
-    format: 'JSONEachRow',
-  });
-  return result.json<AgentTotals>();
-}
-
-/** Per agent and service: cost and quantity in the range. */
 export async function agentServiceLines(ch: ClickHouse, userId: string, range: InstantRange): Promise<AgentLine[]> {
-  const source = agentSource(ch, range);
+  const split = splitRange(range, DAY_MS, 'day');
+  const keys = 'agent_id, service, event_type, unit';
+  const sources = [
+    split.rollup === null ? null : `SELECT ${keys}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageByAgentDaily')} WHERE user_id = {user:String} AND agent_id != '' AND ${split.rollup}`,
+    split.events === null ? null : `SELECT ${keys}, cost AS c, quantity AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events})`,
+  ].filter((source) => source !== null);
   const result = await ch.client.query({
-    query: `SELECT agent_id, service, event_type, unit, sum(c) AS cost_sum, sum(q) AS quantity_sum FROM (${source.sql}) GROUP BY agent_id, service, event_type, unit`,
-    query_params: { user: userId, ...source.params },
+    query: `SELECT ${keys}, sum(c) AS cost_sum, sum(q) AS quantity_sum, sum(n) AS events_sum FROM (${sources.join(' UNION ALL ')}) GROUP BY ${keys}`,
+    query_params: { user: userId, ...split.params },
     format: 'JSONEachRow',
   });
   return result.json<AgentLine>();
+}
+
+/**
+ * Per agent, how many sessions had usage in the range: exact sets of whole UTC days from
+ * usage_sessions_daily and of the edges from the events, merged, so a session counts once.
+ */
+export async function agentSessions(ch: ClickHouse, userId: string, range: InstantRange): Promise<Map<string, number>> {
+  const split = splitRange(range, DAY_MS, 'day');
+  const sources = [
+    split.rollup === null ? null : `SELECT agent_id, sessions AS s FROM ${tableName(ch, 'usageSessionsDaily')} WHERE user_id = {user:String} AND agent_id != '' AND ${split.rollup}`,
+    split.events === null
+      ? null
+      : `SELECT agent_id, uniqExactState(session_id) AS s FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events}) GROUP BY agent_id`,
+  ].filter((source) => source !== null);
+  const result = await ch.client.query({
+    query: `SELECT agent_id, uniqExactMerge(s) AS session_total FROM (${sources.join(' UNION ALL ')}) GROUP BY agent_id`,
+    query_params: { user: userId, ...split.params },
+    format: 'JSONEachRow',
+  });
+  return new Map((await result.json<{ agent_id: string; session_total: string }>()).map((row) => [row.agent_id, Number(row.session_total)]));
 }
 
 /** The latest name each of the user's agents was given in a session. */

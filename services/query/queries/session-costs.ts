@@ -5,12 +5,12 @@ import type { CostLine } from '../cost-tally.ts';
 /** How many sessions of the user had usage. */
 export async function sessionsWithUsage(ch: ClickHouse, userId: string): Promise<number> {
   const result = await ch.client.query({
-    query: `SELECT uniqExact(session_id) AS sessions FROM ${tableName(ch, 'usageBySession')} WHERE user_id = {user:String}`,
+    query: `SELECT uniqExactMerge(sessions) AS session_total FROM ${tableName(ch, 'usageSessionsDaily')} WHERE user_id = {user:String}`,
     query_params: { user: userId },
     format: 'JSONEachRow',
   });
-  const [row] = await result.json<{ sessions: string | number }>();
-  return Number(row?.sessions ?? 0);
+  const [row] = await result.json<{ session_total: string | number }>();
+  return Number(row?.session_total ?? 0);
 }
 
 /** Ids of the user's sessions that are still ACTIVE (the calls in progress). */

@@ -3,7 +3,7 @@ import { tableName } from '../../shared/clickhouse/tables.ts';
 import type { CostLine } from '../cost-tally.ts';
 import type { InstantRange } from '../routes/date-bounds.ts';
 import type { Period } from '../timeline-buckets.ts';
-import { QUARTER_HOUR_MS, splitRange } from './range-split.ts';
+import { DAY_MS, QUARTER_HOUR_MS, splitRange } from './range-split.ts';
 
 // Aliases differ from the column names: ClickHouse would resolve a column to a same-named alias.
 
@@ -15,15 +15,28 @@ export interface SummaryLine extends CostLine {
   readonly unpriced: string;
 }
 
-/** A user's costs over all time per provider and service, and the part since `monthStartMs`. */
+const ZERO = 'toDecimal128(0, 18)';
+
+/**
+ * A user's costs over all time per provider and service, and the part since `monthStartMs`: whole
+ * UTC days from usage_totals_daily, and the month's first partial UTC day from the quarter hours
+ * (and, were the month start not on one, the events) — so a year of usage is a few hundred rows.
+ */
 export async function summaryLines(ch: ClickHouse, userId: string, monthStartMs: number): Promise<SummaryLine[]> {
+  const monthDay = Math.ceil(monthStartMs / DAY_MS) * DAY_MS;
+  const edge = monthStartMs < monthDay ? splitRange({ start: monthStartMs, end: monthDay }, QUARTER_HOUR_MS, 'bucket') : null;
+  const keys = 'provider, service, event_type, unit, currency';
+  const monthOnly = `${ZERO} AS c, cost AS mc, ${ZERO} AS q, ${ZERO} AS r, toUInt64(0) AS n, toUInt64(0) AS u`;
+  const sources = [
+    `SELECT ${keys}, cost AS c, if(day >= fromUnixTimestamp64Milli(toInt64({month_day:Int64}), 'UTC'), cost, ${ZERO}) AS mc, quantity AS q, reported_cost AS r, events AS n, unpriced_events AS u
+       FROM ${tableName(ch, 'usageTotalsDaily')} WHERE user_id = {user:String}`,
+    edge?.rollup == null ? null : `SELECT ${keys}, ${monthOnly} FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String} AND ${edge.rollup}`,
+    edge?.events == null ? null : `SELECT ${keys}, ${monthOnly} FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${edge.events})`,
+  ].filter((source) => source !== null);
   const result = await ch.client.query({
-    query: `SELECT provider, service, event_type, unit, currency,
-        sum(cost) AS cost_sum, sumIf(cost, bucket >= fromUnixTimestamp64Milli(toInt64({month_start:Int64}), 'UTC')) AS month_cost,
-        sum(quantity) AS quantity_sum, sum(reported_cost) AS reported, sum(events) AS events_sum, sum(unpriced_events) AS unpriced
-      FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String}
-      GROUP BY provider, service, event_type, unit, currency ORDER BY provider, service`,
-    query_params: { user: userId, month_start: monthStartMs },
+    query: `SELECT ${keys}, sum(c) AS cost_sum, sum(mc) AS month_cost, sum(q) AS quantity_sum, sum(r) AS reported, sum(n) AS events_sum, sum(u) AS unpriced
+      FROM (${sources.join(' UNION ALL ')}) GROUP BY ${keys} ORDER BY provider, service`,
+    query_params: { user: userId, month_day: monthDay, ...edge?.params },
     format: 'JSONEachRow',
   });
   return result.json<SummaryLine>();

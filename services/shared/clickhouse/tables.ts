@@ -5,6 +5,8 @@ export const TABLES = {
   usageEvents: 'usage_events',
   usageRollup15m: 'usage_rollup_15m',
   usageTotals15m: 'usage_totals_15m',
+  usageTotalsDaily: 'usage_totals_daily',
+  usageSessionsDaily: 'usage_sessions_daily',
   usageByAgentDaily: 'usage_by_agent_daily',
   usageBySession: 'usage_by_session',
   agentNames: 'agent_names',
