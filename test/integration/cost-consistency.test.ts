@@ -17,22 +17,39 @@ const PERIODS = ['daily', 'weekly', 'monthly'] as const;
 interface Point { date: string; total_cost: string; by_provider: Record<string, string> }
 interface Agent { agent_id: string; agent_name: string; total_cost: string; session_count: number; event_count: number }
 
+interface Running {
+  readonly ingest: CallmeterProcess;
+  query: CallmeterProcess;
+  /** Kills the process that stores usage (kill -9, mid-stream) and starts it again: its batches are replayed. */
+  readonly crashConsumer: (() => Promise<void>) | null;
+  readonly stop: () => Promise<unknown>;
+}
+
 /** Two ways to run callmeter: one embedded process, or ingest and consumer+query apart over real Kafka and Redis. */
 const MODES = [
-  { name: 'the embedded process', start: async (env: Record<string, string>, dataDir: string) => {
+  { name: 'the embedded process', start: async (env: Record<string, string>, dataDir: string): Promise<Running> => {
     const app = await startCallmeter({ ...env, DATA_DIR: dataDir });
-    return { ingest: app, query: app, stop: () => app.stop() };
+    return { ingest: app, query: app, crashConsumer: null, stop: () => app.stop() };
   } },
-  { name: 'ingest and consumer apart over real Kafka and Redis', start: async (env: Record<string, string>, dataDir: string) => {
+  { name: 'ingest and consumer apart over real Kafka and Redis, the consumer killed mid-stream', start: async (env: Record<string, string>, dataDir: string): Promise<Running> => {
     const isolation = isolate('consistency-kafka');
+    const consumerEnv = serviceEnv(isolation, { ...env, SERVICES: 'consumer,query', DATA_DIR: `${dataDir}/consumer` });
     const ingest = await startCallmeter(serviceEnv(isolation, { ...env, SERVICES: 'ingest', DATA_DIR: `${dataDir}/ingest` }));
-    const query = await startCallmeter(serviceEnv(isolation, { ...env, SERVICES: 'consumer,query', DATA_DIR: `${dataDir}/consumer` }));
-    return { ingest, query, stop: async () => void (await Promise.allSettled([ingest.stop(), query.stop()])) };
+    const running: Running = {
+      ingest,
+      query: await startCallmeter(consumerEnv),
+      crashConsumer: async () => {
+        await running.query.stop('SIGKILL');
+        running.query = await startCallmeter(consumerEnv);
+      },
+      stop: async () => void (await Promise.allSettled([ingest.stop(), running.query.stop()])),
+    };
+    return running;
   } },
 ] as const;
 
 describe.each(MODES)('cost views agree to the last decimal on $name', (mode) => {
-  let processes: { ingest: CallmeterProcess; query: CallmeterProcess; stop: () => Promise<unknown> };
+  let processes: Running;
   const nowMs = Date.now();
   const sessions = makeSessions(USER, OTHER);
   const events = makeEvents(prng(20261122), EVENTS, sessions, nowMs, DAYS);
@@ -57,10 +74,11 @@ describe.each(MODES)('cost views agree to the last decimal on $name', (mode) => 
     }
     const bodies = events.map((event) => ({ ...event.body, session_id: sessionIds[event.sessionIndex] }));
     // Every event once, then some again in later batches: client retries are counted once.
-    for (const batch of [...chunks(bodies, 100), ...chunks(bodies.slice(0, RESENT), 60)]) {
+    for (const [n, batch] of [...chunks(bodies, 100), ...chunks(bodies.slice(0, RESENT), 60)].entries()) {
       const answer = await call<{ status: string }[]>(url, 'POST', '/api/usage/events/batch', batch);
       expect(answer.status).toBe(200);
       expect(answer.body.filter((item) => item.status === 'rejected')).toEqual([]);
+      if (n === 4) await processes.crashConsumer?.();
     }
     // End most calls; two stay live.
     for (const id of sessionIds.slice(2)) await call(url, 'PATCH', `/api/sessions/${id}`, { status: 'COMPLETED' });
