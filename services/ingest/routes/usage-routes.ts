@@ -31,7 +31,7 @@ export function usageRoutes(usage: UsageService): Route[] {
     }),
     defineRoute({
       method: 'POST', path: '/api/usage/events/batch', summary: 'Record up to 1,000 usage events; each is accepted or rejected alone', tags: TAGS,
-      request: { body: usageEventBatchBody }, rawBody: true, bodyLimitBytes: BATCH_BODY_LIMIT,
+      request: { body: usageEventBatchBody }, rawBody: true, bodyLimitBytes: BATCH_BODY_LIMIT, pythonJson: true,
       handle: async ({ rawBody }) => acceptBatch(usage, rawBody),
     }),
   ];

@@ -4,6 +4,7 @@ import { AppError } from '../errors.ts';
 import { compileRequest, type RequestSchemas, type ValidatedRequest } from '../validation/compile-request.ts';
 import type { PyValue } from '../validation/py-value.ts';
 import { readJsonBody } from '../validation/read-json-body.ts';
+import { toPythonJson } from '../validation/to-python-json.ts';
 import type { RouteRegistrar } from './create-app.ts';
 import { DEFAULT_BODY_LIMIT, readRawBody } from './read-raw-body.ts';
 import { sendJson } from './send-json.ts';
@@ -43,6 +44,11 @@ export interface RouteDefinition<S extends RequestSchemas, R> {
    */
   readonly rawBody?: boolean;
   readonly response?: ResponseSchema;
+  /**
+   * The answer echoes request input (Python ints as bigint, floats, NaN): write it as Python's
+   * json does, like a 422 body, instead of JSON.stringify (which cannot write a bigint).
+   */
+  readonly pythonJson?: boolean;
   /** Documented answers other than the success and the 422 (which every route has). */
   readonly responses?: Readonly<Record<number, ResponseDoc>>;
   readonly handle: (input: ValidatedRequest<S> & { readonly userId: string | null; readonly rawBody: PyValue | undefined }, ctx: Context) => Promise<R>;
@@ -70,7 +76,7 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
     const input = { ...(result.value as ValidatedRequest<S>), userId: userId === '' ? null : userId, rawBody: definition.rawBody ? body : undefined };
     const response = await definition.handle(input, ctx);
     if (response instanceof TextBody) sendText(ctx, definition.status ?? 200, response);
-    else sendJson(ctx, definition.status ?? 200, response);
+    else sendJson(ctx, definition.status ?? 200, response, definition.pythonJson ? toPythonJson(response) : undefined);
   };
   const register: RouteRegistrar = (router: Router) => {
     router.register(koaPath, [definition.method], handler);
