@@ -18,12 +18,23 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/**/*.test.ts'],
+          include: ['test/integration/**/*.test.ts'],
           environment: 'node',
           pool: 'forks',
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
+        },
+      },
+      {
+        // The fault suite runs its own Kafka broker and Redis, because it stops and restarts them.
+        test: {
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          environment: 'node',
+          pool: 'forks',
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
         },
       },
     ],

@@ -3,6 +3,7 @@ import { createHttpApp } from './shared/http/create-app.ts';
 import { connectInfrastructure } from './shared/infrastructure.ts';
 import { listen, Shutdown } from './shared/lifecycle.ts';
 import { createLogger } from './shared/logger.ts';
+import { faultRoutes } from './consumer/fault-routes.ts';
 import { startConsumer } from './consumer/start.ts';
 import { startIngest } from './ingest/start.ts';
 import { startQuery } from './query/start.ts';
@@ -50,6 +51,7 @@ async function main(): Promise<void> {
   const routes: Route[] = [
     ...(config.services.includes('ingest') ? await startIngest({ config, infra, log, shutdown, directSink }) : []),
     ...(config.services.includes('query') ? startQuery({ infra, liveUsage }) : []),
+    ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),
   ];
 
   const app = createHttpApp({

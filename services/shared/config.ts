@@ -27,6 +27,8 @@ export interface Config {
   };
   /** Absent: live state lives in this process's memory. */
   readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
+  /** FAULT_INJECTION=1: the consumer serves POST /_faults/clickhouse-inserts (fault tests only; never in production). */
+  readonly faultInjection: boolean;
 }
 
 export class ConfigError extends Error {
@@ -85,8 +87,10 @@ export function loadConfig(env: Env): Config {
   const redisUrl = read.optionalUrl('REDIS_URL', ['redis:', 'rediss:']);
   const redis = redisUrl === null ? null : { url: redisUrl, keyPrefix: read.string('REDIS_KEY_PREFIX', 'callmeter:') };
 
+  const faultInjection = read.oneOf('FAULT_INJECTION', ['0', '1'], '0') === '1';
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, rateCardPath, kafka, clickhouse, redis });
+  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, rateCardPath, kafka, clickhouse, redis, faultInjection });
 }
 
 class EnvReader {

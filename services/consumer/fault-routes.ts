@@ -1,0 +1,37 @@
+import type { ClickHouse } from '../shared/clickhouse/client.ts';
+import { tableName } from '../shared/clickhouse/tables.ts';
+import { defineRoute, type Route } from '../shared/http/define-route.ts';
+import type { Logger } from '../shared/logger.ts';
+
+const faultQuery = {
+  type: 'object',
+  properties: { seconds: { 'x-py': 'int', minimum: 1, maximum: 300, default: 10 } },
+} as const;
+
+/**
+ * Fault injection for the fault suite (FAULT_INJECTION=1 only): ClickHouse itself refuses every
+ * insert into usage_events for a while, through a constraint that no row satisfies. The embedded
+ * engine lives inside this process, so the suite cannot reach it from outside.
+ */
+export async function faultRoutes(ch: ClickHouse, log: Logger): Promise<Route[]> {
+  const table = tableName(ch, 'usageEvents');
+  // A process killed while a fault was on left its constraint behind: start clean.
+  await ch.client.command({ query: `ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS fault_injected` });
+  return [
+    defineRoute({
+      method: 'POST', path: '/_faults/clickhouse-inserts', summary: 'Make ClickHouse refuse usage inserts for a while (fault tests only)', tags: ['faults'],
+      request: { query: faultQuery },
+      handle: async ({ query }) => {
+        await ch.client.command({ query: `ALTER TABLE ${table} ADD CONSTRAINT IF NOT EXISTS fault_injected CHECK 0` });
+        log.warn({ seconds: query.seconds }, 'fault_injected_clickhouse_inserts');
+        setTimeout(() => {
+          ch.client
+            .command({ query: `ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS fault_injected` })
+            .then(() => log.warn('fault_cleared_clickhouse_inserts'))
+            .catch((error: unknown) => log.error({ err: error }, 'fault_clear_failed'));
+        }, query.seconds * 1000).unref();
+        return { status: 'failing', seconds: query.seconds };
+      },
+    }),
+  ];
+}
