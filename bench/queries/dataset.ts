@@ -42,3 +42,8 @@ export function datasetOf(largeEvents: number, smallEvents: number): Dataset {
 export function sessionIdOf(user: Pick<BenchUser, 'index'>, session: number): string {
   return `${user.index.toString(16).padStart(8, '0')}-0000-4000-9000-${session.toString(16).padStart(12, '0')}`;
 }
+
+/** The figures of the 10-million-event dataset are the ones kept; other sizes (CI's) go beside them. */
+export function queriesResultFile(largeEvents: number): string {
+  return largeEvents === 10_000_000 ? 'queries.json' : `queries-${labelOf(largeEvents)}.json`;
+}

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../infra/local/free-port.ts';
 import { loadMigrations, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrate.ts';
-import { datasetOf, EVENTS_PER_SESSION, sessionIdOf, SPAN_END_MS, type BenchUser } from './dataset.ts';
+import { datasetOf, EVENTS_PER_SESSION, queriesResultFile, sessionIdOf, SPAN_END_MS, type BenchUser } from './dataset.ts';
 import { measure, type Latency } from './measure.ts';
 
 /**
@@ -109,12 +109,13 @@ for (const endpoint of Object.keys(endpoints(large))) {
 const machine = { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` };
 const out = path.join(ROOT, 'bench', 'results');
 mkdirSync(out, { recursive: true });
-writeFileSync(path.join(out, 'queries.json'), `${JSON.stringify({ machine, dataset: { large_events: LARGE, small_events: SMALL, other_events: dataset.otherEvents, requests_per_endpoint: REQUESTS }, metrics }, null, 2)}\n`);
+const resultFile = queriesResultFile(LARGE);
+writeFileSync(path.join(out, resultFile), `${JSON.stringify({ machine, dataset: { large_events: LARGE, small_events: SMALL, other_events: dataset.otherEvents, requests_per_endpoint: REQUESTS }, metrics }, null, 2)}\n`);
 const table = ['| endpoint | p50 ' + small.label + ' | p95 ' + small.label + ' | p50 ' + large.label + ' | p95 ' + large.label + ' | p95 ratio |', '|---|---|---|---|---|---|'];
 for (const endpoint of Object.keys(endpoints(large))) {
   const a = results.get(`${endpoint}_${small.label}`)!;
   const b = results.get(`${endpoint}_${large.label}`)!;
   table.push(`| ${endpoint} | ${a.p50} ms | ${a.p95} ms | ${b.p50} ms | ${b.p95} ms | ${(b.p95 / a.p95).toFixed(2)}x |`);
 }
-writeFileSync(path.join(out, 'queries.md'), `${table.join('\n')}\n`);
-say(`\n${table.join('\n')}\n\nwrote bench/results/queries.json and queries.md`);
+writeFileSync(path.join(out, resultFile.replace(/\.json$/, '.md')), `${table.join('\n')}\n`);
+say(`\n${table.join('\n')}\n\nwrote bench/results/${resultFile} and its .md`);

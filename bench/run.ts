@@ -1,0 +1,239 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createKafka } from '../services/shared/kafka/client.ts';
+import { ensureTopics, topicSpecs } from '../services/shared/kafka/topics.ts';
+import { createLogger } from '../services/shared/logger.ts';
+import { freePort } from '../infra/local/free-port.ts';
+import { LocalKafka } from '../infra/local/kafka.ts';
+import { LocalRedis } from '../infra/local/redis.ts';
+import type { DriveOptions, DriveResult } from './load/drive.ts';
+import { queriesResultFile } from './queries/dataset.ts';
+import { percentile } from './queries/measure.ts';
+
+/**
+ * npm run bench — one command, one machine, one run: every figure beside a baseline measured in the
+ * same run (this machine is shared and noisy, so ratios are what compare across runs). Load comes
+ * from separate processes on loopback. BENCH_MODE=ci runs a reduced version (shorter load and soak,
+ * a 1-million-event query dataset) that checks the whole path in CI.
+ */
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CI = process.env.BENCH_MODE === 'ci';
+const LOAD_MS = CI ? 5_000 : 20_000;
+const SOAK_MS = CI ? 20_000 : 300_000;
+const PROBES = CI ? 30 : 200;
+const CLIENTS = 64;
+const BATCH_CLIENTS = 8;
+const BATCH_SIZE = 500;
+const QUERY_EVENTS = CI ? 1_000_000 : 10_000_000;
+const USER = 'bench';
+const PROBE_USER = 'bench-probe';
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Metric {
+  readonly name: string;
+  readonly value: number;
+  readonly unit: string;
+  readonly baseline?: number;
+  readonly ratio?: number;
+  readonly target?: string;
+}
+
+interface Server {
+  readonly url: string;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** A child process running a TypeScript entry point, its last stdout line read as JSON. */
+function runJson<T>(file: string, args: readonly string[], env: Record<string, string> = {}): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('exit', (code) => {
+      const last = out.trim().split('\n').at(-1) ?? '';
+      if (code === 0) resolve(JSON.parse(last) as T);
+      else reject(new Error(`${file} exited with ${code}: ${out.slice(-500)}`));
+    });
+  });
+}
+
+/** A child process whose output goes to ours; resolves when it exits with 0. */
+function runInherited(file: string, env: Record<string, string>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${file} exited with ${code}`))));
+  });
+}
+
+const drive = (options: DriveOptions) => runJson<DriveResult>('bench/load/drive.ts', [JSON.stringify(options)]);
+
+async function startServer(file: string, env: Record<string, string>): Promise<Server> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'error', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 1200; i += 1) {
+    if ((await fetch(`${url}/healthz`).catch(() => null))?.status === 200) {
+      return { url, child, stop: async () => { child.kill('SIGTERM'); await exited; } };
+    }
+    await sleep(100);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${file} did not answer /healthz`);
+}
+
+/** Resident memory of a process, in MiB. */
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+}
+
+async function createSessions(url: string, user: string, count: number): Promise<{ id: string; user_id: string }[]> {
+  const sessions = [];
+  for (let i = 0; i < count; i += 1) {
+    const response = await fetch(`${url}/api/sessions/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ room_name: `${user}-${i}-${Date.now()}`, user_id: user, agent_id: 'agent-bench' }) });
+    sessions.push({ id: ((await response.json()) as { id: string }).id, user_id: user });
+  }
+  return sessions;
+}
+
+async function eventCount(url: string, user: string): Promise<number> {
+  const response = await fetch(`${url}/api/costs/summary`, { headers: { 'x-user-id': user } });
+  return ((await response.json()) as { event_count: number }).event_count;
+}
+
+/** From the 201 of one event to its cost visible in the summary, sequentially, `count` times. */
+async function freshness(ingestUrl: string, queryUrl: string, count: number): Promise<number[]> {
+  const [session] = await createSessions(ingestUrl, PROBE_USER, 1);
+  const latencies: number[] = [];
+  let seen = await eventCount(queryUrl, PROBE_USER);
+  for (let i = 0; i < count; i += 1) {
+    const response = await fetch(`${ingestUrl}/api/usage/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session_id: session!.id, user_id: PROBE_USER, provider: 'resemble', event_type: 'tts_characters', quantity: 1 }) });
+    if (response.status !== 201) throw new Error(`probe answered ${response.status}`);
+    const acknowledged = performance.now();
+    while ((await eventCount(queryUrl, PROBE_USER)) <= seen) {
+      if (performance.now() - acknowledged > 30_000) throw new Error('a probe event was not visible within 30 s');
+      await sleep(5);
+    }
+    latencies.push(performance.now() - acknowledged);
+    seen += 1;
+  }
+  return latencies.sort((a, b) => a - b);
+}
+
+const ratioOf = (value: number, baseline: number) => Math.round((value / baseline) * 100) / 100;
+
+async function main(): Promise<void> {
+  const folder = path.join(ROOT, '.local', 'bench', 'run');
+  rmSync(folder, { recursive: true, force: true });
+  mkdirSync(folder, { recursive: true });
+  const metrics: Metric[] = [];
+  const started = Date.now();
+
+  say('starting the Kafka broker and redis-server');
+  const kafka = await LocalKafka.create(path.join(folder, 'kafka'));
+  const redis = await LocalRedis.create(path.join(folder, 'redis'));
+  await Promise.all([kafka.start(), redis.start()]);
+  const services = { KAFKA_BROKERS: kafka.brokers, REDIS_URL: redis.url, KAFKA_GROUP_ID: 'bench' };
+  const servers: Server[] = [];
+  try {
+    say('baseline: a bare Koa route');
+    const bare = await startServer('bench/load/bare-server.ts', {});
+    servers.push(bare);
+    const bareResult = await drive({ url: bare.url, mode: 'bare', durationMs: LOAD_MS, connections: CLIENTS, sessions: [{ id: 'x', user_id: 'x' }] });
+    await bare.stop();
+
+    say('ingest through Kafka: single events');
+    const ingest = await startServer('services/main.ts', { ...services, SERVICES: 'ingest', DATA_DIR: path.join(folder, 'ingest') });
+    servers.push(ingest);
+    const sessions = await createSessions(ingest.url, USER, 50);
+    let peakRss = 0;
+    const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(ingest.child.pid!))), 500);
+    const single = await drive({ url: ingest.url, mode: 'single', durationMs: LOAD_MS, connections: CLIENTS, sessions });
+    clearInterval(sampler);
+    metrics.push({ name: 'ingest_single_events_per_s', value: single.events_per_s, unit: 'events/s', baseline: bareResult.events_per_s, ratio: ratioOf(single.events_per_s, bareResult.events_per_s), target: '>= 0.4' });
+    metrics.push({ name: 'ingest_rss_mb', value: peakRss, unit: 'MiB' });
+
+    say('ingest through Kafka: batches, and kafkajs sendBatch straight to the broker');
+    const batch = await drive({ url: ingest.url, mode: 'batch', durationMs: LOAD_MS, connections: BATCH_CLIENTS, batchSize: BATCH_SIZE, sessions });
+    const admin = createKafka({ brokers: [kafka.brokers], clientId: 'bench', groupId: 'bench', topicSuffix: '' }, createLogger('error')).admin();
+    await admin.connect();
+    const rawTopics = topicSpecs('bench_raw');
+    await ensureTopics(admin, rawTopics);
+    await admin.disconnect();
+    const raw = await runJson<{ events_per_s: number }>('bench/load/raw-kafka.ts', [JSON.stringify({ brokers: kafka.brokers, topic: rawTopics.usage.name, durationMs: LOAD_MS, connections: BATCH_CLIENTS, batchSize: BATCH_SIZE })]);
+    metrics.push({ name: 'ingest_batch_events_per_s', value: batch.events_per_s, unit: 'events/s', baseline: raw.events_per_s, ratio: ratioOf(batch.events_per_s, raw.events_per_s), target: '>= 0.5' });
+
+    say('consumer: from Kafka to ClickHouse, priced');
+    const stored = single.events + batch.events;
+    const consumer = await startServer('services/main.ts', { ...services, SERVICES: 'consumer,query', DATA_DIR: path.join(folder, 'consumer') });
+    servers.push(consumer);
+    let first: { at: number; count: number } | null = null;
+    const deadline = Date.now() + 600_000;
+    let count = 0;
+    while (count < stored && Date.now() < deadline) {
+      count = await eventCount(consumer.url, USER);
+      if (first === null && count > 0) first = { at: performance.now(), count };
+      await sleep(100);
+    }
+    if (count !== stored) throw new Error(`the consumer stored ${count} of ${stored} events`);
+    const consumerRate = Math.round(((stored - first!.count) / (performance.now() - first!.at)) * 1000);
+    const rawRows = Math.min(stored, 200_000);
+    const rawInsert = await runJson<{ rows_per_s: number }>('bench/load/raw-insert.ts', [JSON.stringify({ rows: rawRows, batchSize: 10_000 })], { DATA_DIR: path.join(folder, 'raw-insert'), LOG_LEVEL: 'error' });
+    metrics.push({ name: 'consumer_rows_per_s', value: consumerRate, unit: 'rows/s', baseline: rawInsert.rows_per_s, ratio: ratioOf(consumerRate, rawInsert.rows_per_s), target: '>= 0.5' });
+
+    say(`soak at half the single-event rate (${Math.round(single.events_per_s / 2)} events/s) for ${SOAK_MS / 1000} s, with freshness probes`);
+    const half = Math.max(1, Math.round(single.events_per_s / 2));
+    const rss: number[] = [];
+    const soakSampler = setInterval(() => rss.push(rssMb(ingest.child.pid!)), 5_000);
+    const soak = drive({ url: ingest.url, mode: 'single', durationMs: SOAK_MS, connections: 16, rate: half, sessions });
+    await sleep(2_000);
+    const latencies = await freshness(ingest.url, consumer.url, PROBES);
+    const soakResult = await soak;
+    clearInterval(soakSampler);
+    for (const p of [50, 95, 99]) metrics.push({ name: `e2e_freshness_p${p}_ms`, value: Math.round(percentile(latencies, p)), unit: 'ms', ...(p === 95 ? { target: '<= 1000' } : {}) });
+    const warm = rss[Math.floor(rss.length / 6)] ?? rss[0]!;
+    const end = rss.slice(-3).reduce((a, b) => a + b, 0) / Math.min(3, rss.length);
+    metrics.push({ name: 'soak_rss_growth_pct', value: Math.round(((end - warm) / warm) * 1000) / 10, unit: '%', target: '< 10' });
+    metrics.push({ name: 'soak_events_per_s', value: soakResult.events_per_s, unit: 'events/s' });
+    await Promise.all([ingest.stop(), consumer.stop()]);
+
+    say('the embedded npm start: single events');
+    const embedded = await startServer('services/main.ts', { DATA_DIR: path.join(folder, 'embedded') });
+    servers.push(embedded);
+    const embeddedSessions = await createSessions(embedded.url, USER, 50);
+    const embeddedResult = await drive({ url: embedded.url, mode: 'single', durationMs: LOAD_MS, connections: CLIENTS, sessions: embeddedSessions });
+    metrics.push({ name: 'embedded_single_events_per_s', value: embeddedResult.events_per_s, unit: 'events/s', baseline: bareResult.events_per_s, ratio: ratioOf(embeddedResult.events_per_s, bareResult.events_per_s) });
+    await embedded.stop();
+    metrics.push({ name: 'bare_koa_requests_per_s', value: bareResult.events_per_s, unit: 'requests/s' });
+    metrics.push({ name: 'raw_kafka_send_batch_events_per_s', value: raw.events_per_s, unit: 'events/s' });
+    metrics.push({ name: 'raw_clickhouse_insert_rows_per_s', value: rawInsert.rows_per_s, unit: 'rows/s' });
+  } finally {
+    await Promise.allSettled(servers.map((server) => (server.child.exitCode === null ? server.stop() : undefined)));
+    await Promise.allSettled([kafka.stop(), redis.stop()]);
+  }
+
+  say(`cost queries at ${QUERY_EVENTS.toLocaleString('en-US')} events`);
+  await runInherited('bench/queries/run.ts', { BENCH_QUERIES_EVENTS: String(QUERY_EVENTS) });
+  const queries = JSON.parse(readFileSync(path.join(ROOT, 'bench/results', queriesResultFile(QUERY_EVENTS)), 'utf8')) as { metrics: Metric[] };
+  metrics.push(...queries.metrics.filter((m) => /_p95_ms_|_ratio_/.test(m.name)));
+
+  const machine = { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}`, mode: CI ? 'ci' : 'full', duration_s: Math.round((Date.now() - started) / 1000) };
+  const out = path.join(ROOT, 'bench', 'results');
+  mkdirSync(out, { recursive: true });
+  const file = CI ? 'ci' : 'latest';
+  writeFileSync(path.join(out, `${file}.json`), `${JSON.stringify({ machine, metrics }, null, 2)}\n`);
+  const table = ['| metric | value | baseline | ratio | target |', '|---|---|---|---|---|', ...metrics.map((m) => `| ${m.name} | ${m.value} ${m.unit} | ${m.baseline ?? ''} | ${m.ratio ?? ''} | ${m.target ?? ''} |`)];
+  writeFileSync(path.join(out, `${file}.md`), `${table.join('\n')}\n`);
+  say(`\n${table.join('\n')}\n\nwrote bench/results/${file}.json and ${file}.md in ${machine.duration_s} s`);
+}
+
+await main();
