@@ -38,6 +38,15 @@ describe('POST /api/usage/events body', () => {
     );
   });
 
+  it('refuses quantities over 10^12 and costs over 10^6, however they are written, without expanding them', () => {
+    expect(reply(',"quantity":"1e1000000000"')).toEqual(
+      detail('{"type":"less_than_equal","loc":["body","quantity"],"msg":"Input should be less than or equal to 1000000000000","input":"1e1000000000","ctx":{"le":1000000000000}}'),
+    );
+    expect(reply(',"unit_cost":1000000.5')).toEqual(
+      detail('{"type":"less_than_equal","loc":["body","unit_cost"],"msg":"Input should be less than or equal to 1000000","input":1000000.5,"ctx":{"le":1000000}}'),
+    );
+  });
+
   it('lists the event types as an enum', () => {
     expect(wireResponse(single, { body: jsonBody('{"session_id":"s1","user_id":"u1","provider":"p","event_type":"minutes"}') })).toEqual(
       detail(

@@ -1,7 +1,10 @@
 import type { ListSchema, ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
 
-const money = { 'x-py': 'decimal', minimum: 0 } as const;
+// Upper bounds keep every stored value inside Decimal(38, 18) (a quantity times a reported unit cost
+// stays under 10^18), and refuse absurd inputs ("1e1000000000") before anything expands them.
+const quantity = { 'x-py': 'decimal', minimum: 0, maximum: 1_000_000_000_000 } as const;
+const money = { 'x-py': 'decimal', minimum: 0, maximum: 1_000_000 } as const;
 const tokens = { 'x-py': 'int', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 
 /**
@@ -20,7 +23,7 @@ export const usageEventBody = {
     agent_id: { 'x-py': 'str', 'x-py-nullable': true },
     provider: { 'x-py': 'str' },
     event_type: { 'x-py': 'enum', enum: ['stt_minutes', 'llm_tokens', 'tts_characters'] },
-    quantity: money,
+    quantity,
     unit_cost: money,
     total_cost: money,
     usage_data: { 'x-py': 'dict' },

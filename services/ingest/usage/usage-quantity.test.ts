@@ -21,6 +21,12 @@ describe('usageQuantities', () => {
     expect(usageQuantities('stt_minutes', {})).toMatchObject({ type: 'missing', loc: ['body', 'quantity'] });
   });
 
+  it('refuses usage_data and token counts too large to store', () => {
+    expect(usageQuantities('tts_characters', { usage_data: { character_count: '1e1000000000' } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'], msg: 'Value error, usage_data.character_count is too large: at most 1000000000000' });
+    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: 6.1e13 } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
+    expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: '1e30' } })).toMatchObject({ type: 'value_error', loc: ['body', 'input_tokens'] });
+  });
+
   it('refuses negative, fractional or non-numeric counts in the pydantic item shape', () => {
     expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: -1 } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
     expect(usageQuantities('tts_characters', { usage_data: { character_count: 'many' } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });

@@ -4,6 +4,9 @@ import type { ValidationItem } from '../../shared/errors.ts';
 // A private clone: exact to 60 significant digits, the rounding of money (half to even).
 const Exact = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_HALF_EVEN });
 const SCALE = 18;
+/** The largest quantity the schema lets through as `quantity`; one derived from usage_data obeys it too. */
+const MAX_QUANTITY = new Exact('1e12');
+const MAX_TOKENS = new Exact(Number.MAX_SAFE_INTEGER);
 
 export interface Quantities {
   readonly quantity: string;
@@ -42,13 +45,15 @@ function fromUsageData(eventType: string, data: UsageData, tokens: { input_token
   if (field === null || data[field] === undefined) return null;
   const value = decimalOf(data[field]);
   if (value === null || value.isNegative()) return new Error(`usage_data.${field} must be a number >= 0`);
-  return plain(value.dividedBy(divisor));
+  const quantity = value.dividedBy(divisor);
+  if (quantity.greaterThan(MAX_QUANTITY)) return new Error(`usage_data.${field} is too large: at most ${MAX_QUANTITY.times(divisor).toFixed()}`);
+  return plain(quantity);
 }
 
 function count(value: unknown): string | null | Error {
   if (value === undefined || value === null) return null;
   const parsed = decimalOf(value);
-  if (parsed === null || parsed.isNegative() || !parsed.isInteger()) return new Error('token counts are whole numbers >= 0');
+  if (parsed === null || parsed.isNegative() || !parsed.isInteger() || parsed.greaterThan(MAX_TOKENS)) return new Error(`token counts are whole numbers from 0 to ${MAX_TOKENS.toFixed()}`);
   return parsed.toFixed(0);
 }
 
