@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs what the local Kafka broker and Redis need, when the machine lacks it:
-# Debian's redis-server, and the Kafka jars from Maven Central (infra/kafka/pom.xml).
+# Installs what the tests need, when the machine lacks it: Debian's redis-server, the Kafka jars
+# from Maven Central (infra/kafka/pom.xml), and Schemathesis from PyPI in its own virtualenv. The
+# fault suite and the benchmark always start their own broker and redis-server (they stop and
+# restart them), so both are installed even when KAFKA_BROKERS and REDIS_URL point elsewhere.
 # Idempotent and quick when everything is already there.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 
-if [ -z "${REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
+if ! command -v redis-server >/dev/null 2>&1; then
   echo "ensure-tools: installing redis-server (Debian)"
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
@@ -14,7 +16,7 @@ if [ -z "${REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
 fi
 
 libs="$root/.local/kafka/libs"
-if [ -z "${KAFKA_BROKERS:-}" ] && [ ! -f "$libs/.complete" ]; then
+if [ ! -f "$libs/.complete" ]; then
   for tool in java mvn; do
     command -v "$tool" >/dev/null 2>&1 || { echo "ensure-tools: $tool is required to run the local Kafka broker" >&2; exit 1; }
   done
@@ -22,4 +24,14 @@ if [ -z "${KAFKA_BROKERS:-}" ] && [ ! -f "$libs/.complete" ]; then
   rm -rf "$libs"
   mvn -q -f "$root/infra/kafka/pom.xml" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$libs"
   touch "$libs/.complete"
+fi
+
+schemathesis_version="4.32.5"
+venv="$root/.local/schemathesis"
+if [ ! -f "$venv/.complete-$schemathesis_version" ]; then
+  echo "ensure-tools: installing Schemathesis $schemathesis_version (PyPI)"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis==$schemathesis_version"
+  touch "$venv/.complete-$schemathesis_version"
 fi

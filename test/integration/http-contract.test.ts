@@ -41,7 +41,7 @@ describe('the HTTP contract of the embedded process', () => {
       'POST /api/usage/events/batch',
     ]);
     const create = document.paths['/api/sessions/']!.post!;
-    expect(Object.keys(create.responses)).toEqual(['201', '422']);
+    expect(Object.keys(create.responses)).toEqual(['201', '400', '413', '422']);
     expect(create.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/SessionCreate' } } } });
     expect(Object.keys(document.paths['/api/sessions/']!.get!.responses)).toEqual(['200', '401', '422']);
     expect(Object.keys((document.paths['/api/costs/timeline']!.get!.responses['200'] as { content: object }).content)).toEqual(['application/json', 'text/csv']);

@@ -78,6 +78,10 @@ function responsesOf(definition: Route['definition']): Json {
     },
   };
   for (const [status, doc] of Object.entries(definition.responses ?? {})) responses[status] = errorResponse(doc.description, doc.example);
+  if (definition.request.body !== undefined) {
+    responses['400'] ??= errorResponse('The body is not UTF-8 or nests deeper than 512 levels', { detail: 'There was an error parsing the body' });
+    responses['413'] ??= errorResponse('The body is larger than the limit of the route', { detail: 'Request body too large: the limit is 1048576 bytes' });
+  }
   if (definition.requireUserId) responses['401'] = errorResponse('x-user-id missing or empty', { detail: 'User ID required' });
   responses['422'] = { description: 'Validation Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/HTTPValidationError' } } } };
   return responses;
