@@ -49,7 +49,9 @@ export function createRecordWriter({ ch, log, card, claims, liveUsage, deadLette
         continue;
       }
       const { table, row } = toTableRow(envelope as SingleRowEnvelope, source);
-      byTable.set(table, [...(byTable.get(table) ?? []), row]);
+      const rows = byTable.get(table);
+      if (rows === undefined) byTable.set(table, [row]);
+      else rows.push(row);
     }
     if (usage.length > 0) byTable.set('usageEvents', await usageRows({ ch, card, claims }, usage, token));
     for (const [table, rows] of byTable) await insertRows(ch, table, rows, token);
