@@ -11,7 +11,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['services/**/*.test.ts', 'infra/**/*.test.ts', 'schemas/**/*.test.ts'],
+          include: ['services/**/*.test.ts', 'infra/**/*.test.ts', 'schemas/**/*.test.ts', 'test/support/**/*.test.ts'],
           environment: 'node',
         },
       },

@@ -22,7 +22,11 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 
-"$st" run "http://127.0.0.1:$port/openapi.json" \
+# SCHEMATHESIS_JUNIT, when set, is where the JUnit report goes (npm test counts its results).
+report=()
+[ -z "${SCHEMATHESIS_JUNIT:-}" ] || report=(--report junit --report-junit-path "$SCHEMATHESIS_JUNIT")
+
+"$st" run "http://127.0.0.1:$port/openapi.json" "${report[@]}" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --max-examples "${SCHEMATHESIS_EXAMPLES:-25}" --seed "${SCHEMATHESIS_SEED:-1}" --no-color
 
