@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
 import { migrate, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrate.ts';
+import { storedEventIds, storedEventIdsQuery } from '../../services/consumer/usage/stored-event-ids.ts';
 import { createLogger } from '../../services/shared/logger.ts';
 import { isolate, testConfig } from '../support/harness.ts';
 
@@ -77,6 +78,23 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
       format: 'JSONEachRow',
     });
     expect(await result.json()).toEqual([{ total: '0.012582', events: '2' }]);
+  });
+
+  it('finds stored event ids through the id skip index, not a scan of usage_events', async () => {
+    await ch.client.command({
+      query: `INSERT INTO ${ch.database}.usage_events (id, user_id, session_id, provider, service, event_type, quantity, unit, unit_cost, cost, cost_source, occurred_at, received_at)
+        SELECT generateUUIDv4(number), 'lookup-user', generateUUIDv4(), 'google', 'llm', 'llm_tokens', 1, 'token', 0.0000003, 0.0000003, 'computed',
+               toDateTime64('2026-10-01 00:00:00', 3, 'UTC') + number, toDateTime64('2026-10-01 00:00:00', 3, 'UTC') + number
+        FROM numbers(200000)`,
+    });
+    const stored = await (await ch.client.query({ query: `SELECT toString(id) AS stored FROM ${ch.database}.usage_events WHERE user_id = 'lookup-user' ORDER BY occurred_at LIMIT 3 OFFSET 100000`, format: 'JSONEachRow' })).json<{ stored: string }>();
+    const unknown = Array.from({ length: 50 }, () => randomUUID());
+    const ids = [...unknown, ...stored.map((row) => row.stored)];
+    expect(await storedEventIds(ch, ids)).toEqual(new Set(stored.map((row) => row.stored)));
+    const plan = await (await ch.client.query({ query: `EXPLAIN indexes = 1 ${storedEventIdsQuery(ch)}`, query_params: { ids }, format: 'TabSeparatedRaw' })).text();
+    const skip = /Name: idx_usage_events_id[\s\S]*?Granules: (\d+)\/(\d+)/.exec(plan);
+    expect(skip, plan).not.toBeNull();
+    expect(Number(skip![1])).toBeLessThan(Number(skip![2]) / 2);
   });
 
   it('backfills the cost-query rollups once when a database made before them is upgraded', async () => {

@@ -1,10 +1,10 @@
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
-import { tableName } from '../../shared/clickhouse/tables.ts';
 import type { UsageRecord } from '../../shared/records/payloads.ts';
 import { priceUsage } from '../pricing/price-usage.ts';
 import type { RateCard } from '../pricing/load-rate-card.ts';
 import type { RecordSource } from '../record-rows.ts';
 import type { EventClaims } from './event-claims.ts';
+import { storedEventIds } from './stored-event-ids.ts';
 
 export interface UsageItem {
   readonly record: UsageRecord;
@@ -28,20 +28,10 @@ export async function usageRows({ ch, card, claims }: UsageRowsDeps, items: read
   for (const item of items) if (!firsts.has(item.record.event_id)) firsts.set(item.record.event_id, item);
   const ids = [...firsts.keys()];
   const { kept, fresh } = claims === null ? { kept: new Set(ids), fresh: new Set(ids) } : await claims.claim(ids, token);
-  const stored = await storedIds(ch, [...fresh]);
+  const stored = await storedEventIds(ch, [...fresh]);
   return [...firsts.values()]
     .filter(({ record }) => kept.has(record.event_id) && !stored.has(record.event_id))
     .map(({ record, source }) => toUsageRow(card, record, source));
-}
-
-async function storedIds(ch: ClickHouse, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const result = await ch.client.query({
-    query: `SELECT toString(id) AS id FROM ${tableName(ch, 'usageEvents')} WHERE id IN (SELECT arrayJoin({ids:Array(UUID)}))`,
-    query_params: { ids },
-    format: 'JSONEachRow',
-  });
-  return new Set((await result.json<{ id: string }>()).map((row) => row.id));
 }
 
 function toUsageRow(card: RateCard, record: UsageRecord, source: RecordSource): Record<string, unknown> {
