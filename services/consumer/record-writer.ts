@@ -25,6 +25,8 @@ interface DeadLetter {
 
 export interface RecordWriterDeps {
   readonly ch: ClickHouse;
+  /** Where the stored-id lookup runs: in the embedded engine, a connection that inserts do not hold up. */
+  readonly reads: ClickHouse;
   readonly log: Logger;
   readonly card: RateCard;
   /** Usage event claims (Redis); null in the embedded mode. */
@@ -39,7 +41,7 @@ export interface RecordWriterDeps {
  * The steps after a batch is read: decode → validate → route (ok / dead letter) → write, one insert
  * per table carrying the batch token, so that a replay of the same batch stores nothing new.
  */
-export function createRecordWriter({ ch, log, card, claims, liveUsage, deadLetterTopic }: RecordWriterDeps) {
+export function createRecordWriter({ ch, reads, log, card, claims, liveUsage, deadLetterTopic }: RecordWriterDeps) {
   async function storeEnvelopes(items: readonly SourcedEnvelope[], token: string): Promise<void> {
     const byTable = new Map<TableKey, Record<string, unknown>[]>();
     const usage: UsageItem[] = [];
@@ -53,7 +55,7 @@ export function createRecordWriter({ ch, log, card, claims, liveUsage, deadLette
       if (rows === undefined) byTable.set(table, [row]);
       else rows.push(row);
     }
-    if (usage.length > 0) byTable.set('usageEvents', await usageRows({ ch, card, claims }, usage, token));
+    if (usage.length > 0) byTable.set('usageEvents', await usageRows({ ch: reads, card, claims }, usage, token));
     for (const [table, rows] of byTable) await insertRows(ch, table, rows, token);
     await recordLiveUsage(liveUsage, byTable.get('usageEvents') ?? []);
   }

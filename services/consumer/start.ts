@@ -38,7 +38,7 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   const consumerLog = log.child({ component: 'consumer' });
   const card = await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL);
   if (infra.kafka === null) {
-    return { writer: createRecordWriter({ ch: infra.clickhouse, log: consumerLog, card, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined };
+    return { writer: createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined };
   }
   const kafka = infra.kafka;
   if (infra.redis === null) throw new Error('the consumer needs REDIS_URL with KAFKA_BROKERS: usage event claims live in Redis');
@@ -49,7 +49,7 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   await producer.connect();
   shutdown.add('dead-letter-producer', () => producer.disconnect());
   const deadLetters = new BatchingProducer(producer, consumerLog);
-  const writer = createRecordWriter({ ch: infra.clickhouse, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name } });
+  const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name } });
   let joined = () => false;
   const checks: DependencyCheck[] = [
     {

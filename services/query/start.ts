@@ -10,5 +10,5 @@ export interface QueryDeps {
 
 /** The cost routes over ClickHouse (and the live usage of calls in progress). */
 export function startQuery({ infra, liveUsage }: QueryDeps): Route[] {
-  return costRoutes({ ch: infra.clickhouse, liveUsage });
+  return costRoutes({ ch: infra.clickhouseReads, liveUsage });
 }

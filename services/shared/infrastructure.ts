@@ -1,5 +1,5 @@
 import type { Kafka } from 'kafkajs';
-import { createClickHouse, type ClickHouse } from './clickhouse/client.ts';
+import { createClickHouse, createReadClickHouse, type ClickHouse } from './clickhouse/client.ts';
 import { migrate } from './clickhouse/migrate.ts';
 import type { Config } from './config.ts';
 import type { DependencyCheck } from './http/health.ts';
@@ -10,7 +10,10 @@ import type { Logger } from './logger.ts';
 import { createRedis, type Redis } from './redis/client.ts';
 
 export interface Infrastructure {
+  /** Writes (the consumer) and migrations. */
   readonly clickhouse: ClickHouse;
+  /** Reads: cost queries, history, stored-id lookups. The same client over HTTP; embedded, its own connection. */
+  readonly clickhouseReads: ClickHouse;
   /** null in the embedded mode (no KAFKA_BROKERS): records go straight from ingest to the writer. */
   readonly kafka: { readonly client: Kafka; readonly topics: Readonly<Record<TopicKey, TopicSpec>> } | null;
   /** null in the embedded mode (no REDIS_URL): live state stays in this process's memory. */
@@ -26,6 +29,8 @@ export async function connectInfrastructure(config: Config, log: Logger, shutdow
   const clickhouse = await createClickHouse(config);
   shutdown.add('clickhouse', () => clickhouse.client.close());
   await migrate(clickhouse, log.child({ component: 'migrations' }));
+  const clickhouseReads = await createReadClickHouse(config, clickhouse);
+  if (clickhouseReads !== clickhouse) shutdown.add('clickhouse-reads', () => clickhouseReads.client.close());
   const checks: DependencyCheck[] = [
     {
       name: 'clickhouse',
@@ -56,5 +61,5 @@ export async function connectInfrastructure(config: Config, log: Logger, shutdow
     checks.push({ name: 'redis', check: async () => void (await client.ping()) });
     redis = client;
   }
-  return { clickhouse, kafka, redis, checks };
+  return { clickhouse, clickhouseReads, kafka, redis, checks };
 }

@@ -3,7 +3,8 @@ import { copyFile, mkdtemp, readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
+import { createClickHouse, createReadClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
+import { insertRows } from '../../services/shared/clickhouse/insert-rows.ts';
 import { migrate, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrate.ts';
 import { storedEventIds, storedEventIdsQuery } from '../../services/consumer/usage/stored-event-ids.ts';
 import { createLogger } from '../../services/shared/logger.ts';
@@ -80,7 +81,7 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     expect(await result.json()).toEqual([{ total: '0.012582', events: '2' }]);
   });
 
-  it('finds stored event ids through the id skip index, not a scan of usage_events', async () => {
+  it('finds stored event ids by a primary-key search of usage_event_ids, not a scan', async () => {
     await ch.client.command({
       query: `INSERT INTO ${ch.database}.usage_events (id, user_id, session_id, provider, service, event_type, quantity, unit, unit_cost, cost, cost_source, occurred_at, received_at)
         SELECT generateUUIDv4(number), 'lookup-user', generateUUIDv4(), 'google', 'llm', 'llm_tokens', 1, 'token', 0.0000003, 0.0000003, 'computed',
@@ -88,16 +89,36 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
         FROM numbers(200000)`,
     });
     const stored = await (await ch.client.query({ query: `SELECT toString(id) AS stored FROM ${ch.database}.usage_events WHERE user_id = 'lookup-user' ORDER BY occurred_at LIMIT 3 OFFSET 100000`, format: 'JSONEachRow' })).json<{ stored: string }>();
-    const unknown = Array.from({ length: 50 }, () => randomUUID());
-    const ids = [...unknown, ...stored.map((row) => row.stored)];
+    const ids = [...Array.from({ length: 5 }, () => randomUUID()), ...stored.map((row) => row.stored)];
     expect(await storedEventIds(ch, ids)).toEqual(new Set(stored.map((row) => row.stored)));
     const plan = await (await ch.client.query({ query: `EXPLAIN indexes = 1 ${storedEventIdsQuery(ch)}`, query_params: { ids }, format: 'TabSeparatedRaw' })).text();
-    const skip = /Name: idx_usage_events_id[\s\S]*?Granules: (\d+)\/(\d+)/.exec(plan);
-    expect(skip, plan).not.toBeNull();
-    expect(Number(skip![1])).toBeLessThan(Number(skip![2]) / 2);
+    const primary = /PrimaryKey[\s\S]*?Condition: \(id in[\s\S]*?Granules: (\d+)\/(\d+)/.exec(plan);
+    expect(primary, plan).not.toBeNull();
+    expect(Number(primary![1])).toBeLessThan(Number(primary![2]) / 2);
   });
 
-  it('backfills the cost-query rollups once when a database made before them is upgraded', async () => {
+  it('answers reads on their own connection while a statement holds the writer, and sees its writes at once', async () => {
+    const reads = await createReadClickHouse(testConfig(isolation), ch);
+    try {
+      expect(reads.client).not.toBe(ch.client);
+      let slowDone = false;
+      const slow = ch.client.query({ query: 'SELECT sleepEachRow(0.5) FROM numbers(4)', format: 'JSONEachRow' }).then(async (result) => {
+        await result.json();
+        slowDone = true;
+      });
+      const count = async () => (await (await reads.client.query({ query: `SELECT count() AS n FROM ${ch.database}.usage_events WHERE user_id = 'reads-user'`, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n;
+      expect(await count()).toBe('0');
+      expect(slowDone).toBe(false);
+      await slow;
+      // As the writer inserts: with a token (see insertRows on settings that outlive a statement here).
+      await insertRows(ch, 'usageEvents', [makeUsageRow({ user_id: 'reads-user' })], 'reads-test');
+      expect(await count()).toBe('1');
+    } finally {
+      await reads.client.close();
+    }
+  });
+
+  it('backfills the cost-query rollups and the event-id table once when a database made before them is upgraded', async () => {
     const older = await mkdtemp(path.join(os.tmpdir(), 'callmeter-migrations-'));
     for (const file of (await readdir(MIGRATIONS_DIR)).filter((name) => name < '005')) await copyFile(path.join(MIGRATIONS_DIR, file), path.join(older, file));
     // The engine allows one data folder per process: the upgraded database lives beside the others.
@@ -106,10 +127,12 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     const session_id = randomUUID();
     const rows = Array.from({ length: 40 }, (_, i) => makeUsageRow({ user_id: 'old-user', session_id, agent_id: `agent-${i % 4}`, cost: '0.0123' }));
     await upgrade.client.insert({ table: `${upgrade.database}.usage_events`, values: rows, format: 'JSONEachRow' });
-    expect(await migrate(upgrade, log)).toContain(5);
+    expect(await migrate(upgrade, log)).toEqual([5, 6]);
     await migrate(upgrade, log);
     const sums = async (table: string) => (await (await upgrade.client.query({ query: `SELECT toString(sum(cost)) AS cost, toString(sum(events)) AS events FROM ${upgrade.database}.${table}`, format: 'JSONEachRow' })).json())[0];
     for (const table of ['usage_totals_15m', 'usage_by_agent_daily', 'usage_by_session']) expect(await sums(table), table).toEqual({ cost: '0.492', events: '40' });
+    const ids = await (await upgrade.client.query({ query: `SELECT count() AS ids, uniqExact(id) AS distinct_ids FROM ${upgrade.database}.usage_event_ids`, format: 'JSONEachRow' })).json();
+    expect(ids).toEqual([{ ids: '40', distinct_ids: '40' }]);
   });
 
   it('runs every query of the SQL guide for finance in the README', async () => {

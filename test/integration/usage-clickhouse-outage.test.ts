@@ -57,7 +57,7 @@ describe('a ClickHouse outage under the consumer', () => {
 
     const liveUsage = new RedisLiveUsage(redis, config.redis!.keyPrefix);
     const claims = new RedisEventClaims(redis, (id) => `${config.redis!.keyPrefix}usage-claim:${id}`);
-    const writer = createRecordWriter({ ch, log, card: await loadRateCard(DEFAULT_RATE_CARD_URL), claims, liveUsage, deadLetterTopic: null });
+    const writer = createRecordWriter({ ch, reads: ch, log, card: await loadRateCard(DEFAULT_RATE_CARD_URL), claims, liveUsage, deadLetterTopic: null });
     stop = (await startBatchRunner({ kafka, groupId: config.kafka!.groupId, topics: [topics.usage.name], handle: writer.handleBatch, log })).stop;
 
     const producer = createIdempotentProducer(kafka);

@@ -2,13 +2,13 @@ import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 
 /**
- * Which of these event ids usage_events holds already. The alias differs from the column: ClickHouse
- * resolves WHERE to a SELECT alias first, and `toString(id) AS id` made the filter a string compare
- * that no index serves (a full scan, about 400 ms per batch at 11M events, instead of a bloom-filter
- * skip).
+ * Which of these event ids are stored already, from usage_event_ids (ordered by id: a primary-key
+ * search, whatever the number of events). The alias differs from the column: ClickHouse resolves
+ * WHERE to a SELECT alias first, and `toString(id) AS id` would make the filter a string compare that
+ * no index serves.
  */
 export function storedEventIdsQuery(ch: ClickHouse): string {
-  return `SELECT toString(id) AS stored_id FROM ${tableName(ch, 'usageEvents')} WHERE id IN (SELECT arrayJoin({ids:Array(UUID)}))`;
+  return `SELECT DISTINCT toString(id) AS stored_id FROM ${tableName(ch, 'usageEventIds')} WHERE id IN (SELECT arrayJoin({ids:Array(UUID)}))`;
 }
 
 export async function storedEventIds(ch: ClickHouse, ids: readonly string[]): Promise<Set<string>> {

@@ -12,6 +12,7 @@ export interface UsageItem {
 }
 
 export interface UsageRowsDeps {
+  /** Where stored event ids are looked up. */
   readonly ch: ClickHouse;
   readonly card: RateCard;
   /** null in the embedded mode: one writer, flushes one at a time, nothing replayed. */
@@ -27,10 +28,13 @@ export async function usageRows({ ch, card, claims }: UsageRowsDeps, items: read
   const firsts = new Map<string, UsageItem>();
   for (const item of items) if (!firsts.has(item.record.event_id)) firsts.set(item.record.event_id, item);
   const ids = [...firsts.keys()];
-  const { kept, fresh } = claims === null ? { kept: new Set(ids), fresh: new Set(ids) } : await claims.claim(ids, token);
-  const stored = await storedEventIds(ch, [...fresh]);
+  // Asked side by side: the lookup answers for every id, and only the freshly claimed ones use it.
+  const [{ kept, fresh }, stored] = await Promise.all([
+    claims === null ? { kept: new Set(ids), fresh: new Set(ids) } : claims.claim(ids, token),
+    storedEventIds(ch, ids),
+  ]);
   return [...firsts.values()]
-    .filter(({ record }) => kept.has(record.event_id) && !stored.has(record.event_id))
+    .filter(({ record: { event_id } }) => kept.has(event_id) && !(fresh.has(event_id) && stored.has(event_id)))
     .map(({ record, source }) => toUsageRow(card, record, source));
 }
 

@@ -12,6 +12,9 @@ export interface ClickHouse {
   readonly embedded: boolean;
 }
 
+// Money is read as quoted decimals so that it never passes through a JS number.
+const SETTINGS = { output_format_json_quote_decimals: 1, output_format_json_quote_64bit_integers: 1 } as const;
+
 /**
  * With CLICKHOUSE_URL: HTTP to a server. Without it: the embedded engine through chdb's
  * connection for the same client, so the same SQL runs on both. The embedded engine allows one
@@ -19,25 +22,38 @@ export interface ClickHouse {
  */
 export async function createClickHouse(config: Pick<Config, 'clickhouse' | 'dataDir'>): Promise<ClickHouse> {
   const { url, database, username, password } = config.clickhouse;
-  // Money is read as quoted decimals so that it never passes through a JS number.
-  const clickhouse_settings = { output_format_json_quote_decimals: 1, output_format_json_quote_64bit_integers: 1 } as const;
   if (url !== null) {
     const client = createClient({
       url,
       ...(username === null ? {} : { username }),
       ...(password === null ? {} : { password }),
-      clickhouse_settings,
+      clickhouse_settings: SETTINGS,
       request_timeout: 30_000,
     });
     return { client, database, embedded: false };
   }
+  return { client: await embeddedClient(config.dataDir), database, embedded: true };
+}
+
+/**
+ * A handle for the reads of this process (cost queries, session and number history, the stored-id
+ * lookup). Over HTTP it is the same client: its socket pool already runs requests side by side. In
+ * the embedded engine one connection runs one statement at a time, so reads get a connection of
+ * their own to the same folder (chdb lets same-folder connections run in parallel and see each
+ * other's writes at once); otherwise a dashboard query waits behind the consumer's inserts.
+ */
+export async function createReadClickHouse(config: Pick<Config, 'dataDir'>, writes: ClickHouse): Promise<ClickHouse> {
+  if (!writes.embedded) return writes;
+  return { ...writes, client: await embeddedClient(config.dataDir) };
+}
+
+async function embeddedClient(dataDir: string): Promise<ClickHouseClient> {
   // Loaded only in the embedded mode: server deployments can leave the engine's binary out.
   const { createChdbConnection } = await import('chdb/connection');
-  const folder = path.join(config.dataDir, 'clickhouse');
+  const folder = path.join(dataDir, 'clickhouse');
   mkdirSync(folder, { recursive: true });
   // chdb implements the Connection contract of @clickhouse/client-common, which the client bundles
   // a structurally identical copy of; the two declarations differ only by package.
   const connection = createChdbConnection({ path: folder }) as unknown as ClickHouseClientConfigOptions['connection'];
-  const client = createClient({ connection, clickhouse_settings });
-  return { client, database, embedded: true };
+  return createClient({ connection, clickhouse_settings: SETTINGS });
 }
