@@ -25,7 +25,7 @@ export async function costBreakdown(ch: ClickHouse, liveUsage: LiveUsageStore, s
   const live = session.status === 'ACTIVE';
   const [events, pending] = await Promise.all([
     lines.length === 0 ? [] : sessionEvents(ch, session.user_id, session.id, first, last, MAX_LISTED_EVENTS + 1),
-    live ? pendingLiveEntries(ch, liveUsage, session.user_id, [session.id]) : [],
+    live ? pendingLiveEntries(ch, liveUsage, [session.id]) : [],
   ]);
   const costLines = [...lines, ...pending.map((entry) => ({ ...entry, cost_sum: entry.cost, quantity_sum: entry.quantity, events_sum: '1' }))];
   const total = new CostTally();

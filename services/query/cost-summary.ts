@@ -1,5 +1,4 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
-import type { LiveUsageStore } from '../shared/redis/live-usage.ts';
 import { CostTally, money, ZERO } from './cost-tally.ts';
 import { liveCost } from './live-cost.ts';
 import { activeSessionIds, sessionsWithUsage } from './queries/session-costs.ts';
@@ -7,12 +6,12 @@ import { summaryLines } from './queries/usage-totals.ts';
 import { localDate, startOfLocalDay, startOfMonth } from './zoned-time.ts';
 
 /** GET /api/costs/summary: compat.md's three keys first, then the breakdowns and counts. */
-export async function costSummary(ch: ClickHouse, liveUsage: LiveUsageStore, userId: string, timeZone: string, nowMs: number) {
+export async function costSummary(ch: ClickHouse, userId: string, timeZone: string, nowMs: number) {
   const monthStart = startOfLocalDay(startOfMonth(localDate(nowMs, timeZone)), timeZone);
   const [lines, sessions, live] = await Promise.all([
     summaryLines(ch, userId, monthStart),
     sessionsWithUsage(ch, userId),
-    activeSessionIds(ch, userId).then((ids) => liveCost(ch, liveUsage, userId, ids)),
+    activeSessionIds(ch, userId).then((ids) => liveCost(ch, userId, ids)),
   ]);
   const tally = new CostTally();
   let month = ZERO, reported = ZERO, unpriced = 0;

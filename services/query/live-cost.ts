@@ -9,16 +9,20 @@ import { storedEventIds, storedSessionCosts } from './queries/session-costs.ts';
  * writes the counters after the insert, so today this is empty; reading it keeps the costs of a
  * call in progress a union by event id (never a double count) whatever order the writers use.
  */
-export async function pendingLiveEntries(ch: ClickHouse, liveUsage: LiveUsageStore, userId: string, sessionIds: readonly string[]): Promise<LiveUsageEntry[]> {
+export async function pendingLiveEntries(ch: ClickHouse, liveUsage: LiveUsageStore, sessionIds: readonly string[]): Promise<LiveUsageEntry[]> {
   const entries = (await Promise.all(sessionIds.map((id) => liveUsage.read(id)))).flat();
   if (entries.length === 0) return [];
-  const stored = await storedEventIds(ch, userId, entries.map((entry) => entry.event_id));
+  const stored = await storedEventIds(ch, entries.map((entry) => entry.event_id));
   return entries.filter((entry) => !stored.has(entry.event_id));
 }
 
-/** What the given calls in progress have cost so far: stored events plus pending live entries. */
-export async function liveCost(ch: ClickHouse, liveUsage: LiveUsageStore, userId: string, sessionIds: readonly string[]): Promise<Decimal> {
+/**
+ * What the given calls in progress have cost so far: their stored events. The live counters are not
+ * read here: the consumer writes them after the insert, so they never hold an event ClickHouse lacks,
+ * and reading them would cost a Redis read of every event of every live call on each summary (about
+ * 700 ms at 100,000 live events). The breakdown of one call still unions its counters by event id.
+ */
+export async function liveCost(ch: ClickHouse, userId: string, sessionIds: readonly string[]): Promise<Decimal> {
   if (sessionIds.length === 0) return ZERO;
-  const [stored, pending] = await Promise.all([storedSessionCosts(ch, userId, sessionIds), pendingLiveEntries(ch, liveUsage, userId, sessionIds)]);
-  return pending.reduce((sum, entry) => sum.plus(entry.cost), new Decimal(stored));
+  return new Decimal(await storedSessionCosts(ch, userId, sessionIds));
 }

@@ -113,11 +113,11 @@ export async function storedSessionCosts(ch: ClickHouse, userId: string, session
   return row?.cost_sum ?? '0';
 }
 
-/** Which of these event ids usage_events holds (found through its bloom-filter index on id). */
-export async function storedEventIds(ch: ClickHouse, userId: string, eventIds: readonly string[]): Promise<Set<string>> {
+/** Which of these event ids are stored (usage_event_ids: a primary-key search; ids are global, as the consumer dedupes them). */
+export async function storedEventIds(ch: ClickHouse, eventIds: readonly string[]): Promise<Set<string>> {
   const result = await ch.client.query({
-    query: `SELECT toString(id) AS event_key FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND id IN (SELECT arrayJoin({events:Array(UUID)}))`,
-    query_params: { user: userId, events: eventIds },
+    query: `SELECT DISTINCT toString(id) AS event_key FROM ${tableName(ch, 'usageEventIds')} WHERE id IN (SELECT arrayJoin({events:Array(UUID)}))`,
+    query_params: { events: eventIds },
     format: 'JSONEachRow',
   });
   return new Set((await result.json<{ event_key: string }>()).map((row) => row.event_key));

@@ -28,7 +28,7 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
       method: 'GET', path: '/api/costs/summary', summary: 'The caller’s total cost, this month’s, and breakdowns by provider and service', tags: TAGS,
       request: { query: costSummaryQuery }, requireUserId: true,
       response: { schema: { type: 'object', required: ['total_cost', 'this_month_cost', 'by_provider'], properties: { total_cost: money, this_month_cost: money, by_provider: moneyMap } }, example: { total_cost: '0.048468', this_month_cost: '0.048468', by_provider: { deepgram: '0.02695' } } },
-      handle: async ({ query, userId }) => costSummary(ch, liveUsage, userId!, timeZoneOf(query.tz), now()),
+      handle: async ({ query, userId }) => costSummary(ch, userId!, timeZoneOf(query.tz), now()),
     }),
     defineRoute({
       method: 'GET', path: '/api/costs/timeline', summary: 'The caller’s cost per day, week (from Monday) or month of a zone, every bucket of the range', tags: TAGS,
