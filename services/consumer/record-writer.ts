@@ -102,7 +102,9 @@ async function recordLiveUsage(liveUsage: LiveUsageStore, rows: readonly Record<
   const bySession = new Map<string, LiveUsageEntry[]>();
   for (const row of rows) {
     const entry = { event_id: String(row.id), provider: String(row.provider), service: String(row.service), event_type: String(row.event_type), unit: String(row.unit), quantity: String(row.quantity), cost: String(row.cost) };
-    bySession.set(String(row.session_id), [...(bySession.get(String(row.session_id)) ?? []), entry]);
+    const entries = bySession.get(String(row.session_id));
+    if (entries === undefined) bySession.set(String(row.session_id), [entry]);
+    else entries.push(entry);
   }
   await Promise.all([...bySession].map(([sessionId, entries]) => liveUsage.record(sessionId, entries)));
 }

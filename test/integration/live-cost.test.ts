@@ -36,7 +36,7 @@ describe('live cost of calls in progress', () => {
     await migrate(ch, log);
     writer = createRecordWriter({ ch, reads: ch, log, card: await loadRateCard(DEFAULT_RATE_CARD_URL), claims: null, liveUsage, deadLetterTopic: null });
     const usage = [makeUsageRecord(sessionId), makeUsageRecord(sessionId, { quantity: '250' })];
-    const envelopes = [makeSessionEnvelope({ id: sessionId, user_id: USER, status: 'ACTIVE' }), ...usage.map((record) => makeEnvelope('usage', sessionId, record, new Date(), new Date(), record.event_id))];
+    const envelopes = [makeSessionEnvelope({ id: sessionId, user_id: USER, status: 'ACTIVE' }), ...usage.map((record) => makeEnvelope('usage', sessionId, record, new Date(), new Date(), record.event_id as `${string}-${string}-${string}-${string}-${string}`))];
     await writer.storeEnvelopes(envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })), `live-${sessionId}`);
   });
 
