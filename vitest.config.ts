@@ -1,9 +1,12 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: unit tests sit next to the code and touch no network; integration tests
-// live in test/ and run against the real Kafka broker, Redis and the ClickHouse engine,
-// started once per run by the global setup. The embedded ClickHouse engine binds one data
-// folder per process, so integration files run in forked processes, never threads.
+// Four projects, run one after another (sequence.groupOrder) by one `vitest run`, so that its
+// closing summary counts every test: unit tests sit next to the code and touch no network;
+// integration tests live in test/ and run against the real Kafka broker, Redis and the ClickHouse
+// engine, started once per run by the global setup; the Schemathesis fuzzer runs against the
+// embedded process; the fault suite comes last, alone, because it kills and restarts processes.
+// The embedded ClickHouse engine binds one data folder per process, so files that use it run in
+// forked processes, never threads.
 export default defineConfig({
   test: {
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
@@ -11,6 +14,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          sequence: { groupOrder: 0 },
           include: ['services/**/*.test.ts', 'infra/**/*.test.ts', 'schemas/**/*.test.ts', 'test/support/**/*.test.ts'],
           environment: 'node',
         },
@@ -18,6 +22,7 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
+          sequence: { groupOrder: 1 },
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
           pool: 'forks',
@@ -27,9 +32,20 @@ export default defineConfig({
         },
       },
       {
+        test: {
+          name: 'fuzz',
+          sequence: { groupOrder: 2 },
+          include: ['test/fuzz/**/*.test.ts'],
+          environment: 'node',
+          pool: 'forks',
+          testTimeout: 600_000,
+        },
+      },
+      {
         // The fault suite runs its own Kafka broker and Redis, because it stops and restarts them.
         test: {
           name: 'faults',
+          sequence: { groupOrder: 3 },
           include: ['test/faults/**/*.test.ts'],
           environment: 'node',
           pool: 'forks',
