@@ -19,4 +19,4 @@ RUN npm ci --omit=dev --omit=optional --ignore-scripts && npm cache clean --forc
 COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 8080
-CMD ["node", "dist/services/main.js"]
+CMD ["node", "--max-semi-space-size=64", "dist/services/main.js"]

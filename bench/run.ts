@@ -8,6 +8,7 @@ import { createLogger } from '../services/shared/logger.ts';
 import { freePort } from '../infra/local/free-port.ts';
 import { LocalKafka } from '../infra/local/kafka.ts';
 import { LocalRedis } from '../infra/local/redis.ts';
+import { callmeterNodeArgs } from '../infra/local/process.ts';
 import type { DriveOptions, DriveResult } from './load/drive.ts';
 import { queriesResultFile } from './queries/dataset.ts';
 import { percentile } from './queries/measure.ts';
@@ -73,7 +74,7 @@ const drive = (options: DriveOptions) => runJson<DriveResult>('bench/load/drive.
 
 async function startServer(file: string, env: Record<string, string>): Promise<Server> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', file], {
+  const child = spawn(process.execPath, callmeterNodeArgs(file), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'error', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../infra/local/free-port.ts';
+import { callmeterNodeArgs } from '../../infra/local/process.ts';
 import { loadMigrations, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrate.ts';
 import { datasetOf, EVENTS_PER_SESSION, queriesResultFile, sessionIdOf, SPAN_END_MS, type BenchUser } from './dataset.ts';
 import { measure, type Latency } from './measure.ts';
@@ -47,7 +48,7 @@ async function ensureDataset(dataDir: string): Promise<void> {
 
 async function startServer(dataDir: string): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/main.ts'], {
+  const child = spawn(process.execPath, callmeterNodeArgs('services/main.ts'), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../../infra/local/free-port.ts';
+import { callmeterNodeArgs } from '../../infra/local/process.ts';
 import { eventually } from './harness.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -18,7 +19,7 @@ export async function startCallmeter(env: Record<string, string>, timeoutMs = 60
   const port = await freePort();
   // One process (node with tsx as its loader), so that a signal reaches callmeter itself; the tsx
   // CLI would run it as a child that outlives a SIGKILL of its parent.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/main.ts'], {
+  const child = spawn(process.execPath, callmeterNodeArgs('services/main.ts'), {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
