@@ -44,7 +44,8 @@ async function acceptBatch(usage: UsageService, raw: PyValue | undefined): Promi
   }
   const receivedAt = usage.now();
   const seen = new Set<string>();
-  const results = await Promise.all(raw.map((item, index) => prepareItem(usage, item, index, receivedAt)));
+  const readSession = usage.sessionReader();
+  const results = await Promise.all(raw.map((item, index) => prepareItem(usage, item, index, receivedAt, readSession)));
   const accepted: AcceptedUsage[] = [];
   const answers = results.map((result, index): BatchResult => {
     if (!('record' in result)) return { index, id: null, status: 'rejected', errors: result };
@@ -57,12 +58,12 @@ async function acceptBatch(usage: UsageService, raw: PyValue | undefined): Promi
   return answers;
 }
 
-async function prepareItem(usage: UsageService, item: PyValue, index: number, receivedAt: number): Promise<AcceptedUsage | ValidationItem[]> {
+async function prepareItem(usage: UsageService, item: PyValue, index: number, receivedAt: number, readSession: ReturnType<UsageService['sessionReader']>): Promise<AcceptedUsage | ValidationItem[]> {
   const at = (items: readonly ValidationItem[]) => items.map((i) => ({ ...i, loc: ['body', index, ...i.loc.slice(1)] }));
   const checked = validateEvent({ body: item });
   if (!checked.ok) return at(checked.items);
   try {
-    const prepared = await usage.prepare(checked.value.body, receivedAt);
+    const prepared = await usage.prepare(checked.value.body, receivedAt, readSession);
     return Array.isArray(prepared) ? at(prepared) : (prepared as AcceptedUsage);
   } catch (error) {
     if (error instanceof AppError && error.code === 'NOT_FOUND') {
