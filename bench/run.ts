@@ -48,10 +48,14 @@ interface Server {
   stop(): Promise<void>;
 }
 
-/** A child process running a TypeScript entry point, its last stdout line read as JSON. */
+/**
+ * A child process running a TypeScript entry point (a baseline or the load driver) with the Node
+ * arguments callmeter runs with, so that baselines and callmeter share one setup; its last stdout
+ * line is read as JSON.
+ */
 function runJson<T>(file: string, args: readonly string[], env: Record<string, string> = {}): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...callmeterNodeArgs(file), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.once('exit', (code) => {
