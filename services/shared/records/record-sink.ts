@@ -24,7 +24,9 @@ export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Rec
       const byTopic = new Map<string, Envelope[]>();
       for (const envelope of envelopes) {
         const topic = topics[TOPIC_OF_KIND[envelope.kind]].name;
-        byTopic.set(topic, [...(byTopic.get(topic) ?? []), envelope]);
+        const list = byTopic.get(topic);
+        if (list === undefined) byTopic.set(topic, [envelope]);
+        else list.push(envelope);
       }
       await Promise.all([...byTopic].map(([topic, list]) => producer.publish(topic, list.map(encodeRecord))));
     },
