@@ -13,14 +13,18 @@ export function makeEnvelope(kind: RecordKind, key: string, payload: Record<stri
 
 export interface EncodedRecord {
   readonly key: string;
-  readonly value: Buffer;
+  /**
+   * An envelope's JSON text (kafkajs writes a string straight into its request buffer, a Buffer it
+   * copies there), or the bytes of a record passed on as they came (a dead letter).
+   */
+  readonly value: string | Buffer;
   readonly headers: IHeaders;
 }
 
 export function encodeRecord(envelope: Envelope): EncodedRecord {
   return {
     key: envelope.key,
-    value: Buffer.from(JSON.stringify(envelope)),
+    value: JSON.stringify(envelope),
     headers: { kind: envelope.kind, schema_version: String(envelope.schema_version), record_id: envelope.id },
   };
 }
