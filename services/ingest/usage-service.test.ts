@@ -5,7 +5,7 @@ import { makeSession, T0 } from './sessions/session.fixtures.ts';
 import { createUsageService } from './usage-service.ts';
 
 describe('the usage service', () => {
-  it("reads each session of a batch once, an unknown one included, and answers every event as alone", async () => {
+  it('reads each session of a batch once, an unknown one included, and answers every event as alone', async () => {
     const store = new MemorySessionStore();
     const session = makeSession();
     await store.create(session);

@@ -10,7 +10,8 @@ import { usageQuantities, type Quantities } from './usage/usage-quantity.ts';
 
 const FUTURE_TOLERANCE_MS = 5 * 60_000;
 
-type SessionReader = (id: string) => Promise<Session | null>;
+/** How prepare reads an event's session. */
+export type SessionReader = (id: string) => Promise<Session | null>;
 
 /** What POST /api/usage/events answers: compat.md's keys; the costs are the reported ones until priced. */
 export interface AcceptedUsage {

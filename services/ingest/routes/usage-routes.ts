@@ -4,7 +4,7 @@ import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import { BATCH_BODY_LIMIT } from '../../shared/http/read-raw-body.ts';
 import { compileRequest } from '../../shared/validation/compile-request.ts';
 import type { PyValue } from '../../shared/validation/py-value.ts';
-import type { AcceptedUsage, UsageService } from '../usage-service.ts';
+import type { AcceptedUsage, SessionReader, UsageService } from '../usage-service.ts';
 
 const TAGS = ['usage'];
 const validateEvent = compileRequest({ body: usageEventBody });
@@ -58,7 +58,7 @@ async function acceptBatch(usage: UsageService, raw: PyValue | undefined): Promi
   return answers;
 }
 
-async function prepareItem(usage: UsageService, item: PyValue, index: number, receivedAt: number, readSession: ReturnType<UsageService['sessionReader']>): Promise<AcceptedUsage | ValidationItem[]> {
+async function prepareItem(usage: UsageService, item: PyValue, index: number, receivedAt: number, readSession: SessionReader): Promise<AcceptedUsage | ValidationItem[]> {
   const at = (items: readonly ValidationItem[]) => items.map((i) => ({ ...i, loc: ['body', index, ...i.loc.slice(1)] }));
   const checked = validateEvent({ body: item });
   if (!checked.ok) return at(checked.items);
