@@ -4,14 +4,11 @@ import { AppError, type ValidationItem } from '../shared/errors.ts';
 import { makeEnvelope, type Envelope } from '../shared/records/envelope.ts';
 import type { UsageRecord } from '../shared/records/payloads.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
-import type { Session } from './sessions/session.ts';
 import type { SessionStore } from './sessions/session-store.ts';
+import { SessionIdentities, type SessionIdentity } from './usage/session-identities.ts';
 import { usageQuantities, type Quantities } from './usage/usage-quantity.ts';
 
 const FUTURE_TOLERANCE_MS = 5 * 60_000;
-
-/** How prepare reads an event's session. */
-export type SessionReader = (id: string) => Promise<Session | null>;
 
 /** What POST /api/usage/events answers: compat.md's keys; the costs are the reported ones until priced. */
 export interface AcceptedUsage {
@@ -30,12 +27,11 @@ export interface UsageServiceDeps {
  * record; pricing is the consumer's (it applies the rate card). Answered once the record is durable.
  */
 export function createUsageService({ sessions, sink, now = Date.now }: UsageServiceDeps) {
-  /**
-   * The record of one event, or the 422 items that refuse it; throws NOT_FOUND for an unknown session.
-   * readSession is how the session is read: a batch passes one that reads each of its sessions once.
-   */
-  async function prepare(body: UsageEventBody, receivedAtMs: number, readSession: SessionReader = (id) => sessions.get(id)): Promise<AcceptedUsage | readonly ValidationItem[]> {
-    const session = await readSession(body.session_id);
+  const identities = new SessionIdentities(sessions);
+
+  /** The record of one event, or the 422 items that refuse it; throws NOT_FOUND for an unknown session. */
+  async function prepare(body: UsageEventBody, receivedAtMs: number): Promise<AcceptedUsage | readonly ValidationItem[]> {
+    const session = await identities.read(body.session_id);
     if (session === null) throw AppError.of('NOT_FOUND', 'Session not found');
     const items: ValidationItem[] = [];
     if (body.user_id !== session.user_id) items.push(valueError('user_id', 'the session belongs to another user', body.user_id));
@@ -48,22 +44,8 @@ export function createUsageService({ sessions, sink, now = Date.now }: UsageServ
     return { record, envelope: makeEnvelope('usage', session.id, record, new Date(occurredAtMs), new Date(receivedAtMs), record.event_id as `${string}-${string}-${string}-${string}-${string}`) };
   }
 
-  /** Reads each session once however many events name it (a batch of 1,000 usually names a few). */
-  function sessionReader(): SessionReader {
-    const reads = new Map<string, Promise<Session | null>>();
-    return (id) => {
-      let read = reads.get(id);
-      if (read === undefined) {
-        read = sessions.get(id);
-        reads.set(id, read);
-      }
-      return read;
-    };
-  }
-
   return {
     prepare,
-    sessionReader,
     async accept(body: UsageEventBody): Promise<AcceptedUsage> {
       const prepared = await prepare(body, now());
       if (Array.isArray(prepared)) throw AppError.validation(prepared);
@@ -79,7 +61,7 @@ export function createUsageService({ sessions, sink, now = Date.now }: UsageServ
 export type UsageService = ReturnType<typeof createUsageService>;
 
 // The envelope id is the event id: a resent event is the same record.
-function toRecord(body: UsageEventBody, session: Session, quantities: Quantities, occurredAtMs: number, receivedAtMs: number): UsageRecord {
+function toRecord(body: UsageEventBody, session: SessionIdentity, quantities: Quantities, occurredAtMs: number, receivedAtMs: number): UsageRecord {
   return {
     event_id: body.event_id ?? randomUUID(),
     session_id: session.id,

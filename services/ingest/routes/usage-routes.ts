@@ -4,7 +4,7 @@ import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import { BATCH_BODY_LIMIT } from '../../shared/http/read-raw-body.ts';
 import { compileRequest } from '../../shared/validation/compile-request.ts';
 import type { PyValue } from '../../shared/validation/py-value.ts';
-import type { AcceptedUsage, SessionReader, UsageService } from '../usage-service.ts';
+import type { AcceptedUsage, UsageService } from '../usage-service.ts';
 
 const TAGS = ['usage'];
 const validateEvent = compileRequest({ body: usageEventBody });
@@ -44,8 +44,7 @@ async function acceptBatch(usage: UsageService, raw: PyValue | undefined): Promi
   }
   const receivedAt = usage.now();
   const seen = new Set<string>();
-  const readSession = usage.sessionReader();
-  const results = await Promise.all(raw.map((item, index) => prepareItem(usage, item, index, receivedAt, readSession)));
+  const results = await Promise.all(raw.map((item, index) => prepareItem(usage, item, index, receivedAt)));
   const accepted: AcceptedUsage[] = [];
   const answers = results.map((result, index): BatchResult => {
     if (!('record' in result)) return { index, id: null, status: 'rejected', errors: result };
@@ -58,12 +57,12 @@ async function acceptBatch(usage: UsageService, raw: PyValue | undefined): Promi
   return answers;
 }
 
-async function prepareItem(usage: UsageService, item: PyValue, index: number, receivedAt: number, readSession: SessionReader): Promise<AcceptedUsage | ValidationItem[]> {
+async function prepareItem(usage: UsageService, item: PyValue, index: number, receivedAt: number): Promise<AcceptedUsage | ValidationItem[]> {
   const at = (items: readonly ValidationItem[]) => items.map((i) => ({ ...i, loc: ['body', index, ...i.loc.slice(1)] }));
   const checked = validateEvent({ body: item });
   if (!checked.ok) return at(checked.items);
   try {
-    const prepared = await usage.prepare(checked.value.body, receivedAt, readSession);
+    const prepared = await usage.prepare(checked.value.body, receivedAt);
     return Array.isArray(prepared) ? at(prepared) : (prepared as AcceptedUsage);
   } catch (error) {
     if (error instanceof AppError && error.code === 'NOT_FOUND') {

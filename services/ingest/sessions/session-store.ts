@@ -54,10 +54,11 @@ export interface SessionStoreOptions {
 
 /**
  * The stores index sessions by id, room, user and creation time, and detect lost updates by
- * version; a mutation that changes those would corrupt the indexes or defeat the check.
+ * version; a mutation that changes those would corrupt the indexes or defeat the check. Usage ingest
+ * keeps a session's id, user and agent in memory (SessionIdentities): they may not change either.
  */
 export function assertValidRevision(before: Session, after: Session): void {
-  const moved = (['id', 'room_name', 'user_id', 'created_at'] as const).filter((key) => before[key] !== after[key]);
+  const moved = (['id', 'room_name', 'user_id', 'agent_id', 'created_at'] as const).filter((key) => before[key] !== after[key]);
   if (moved.length > 0 || after.version !== before.version + 1) {
     throw AppError.of('INTERNAL', `invalid session revision of ${before.id}: ${moved.length > 0 ? `changed ${moved.join(', ')}` : `version ${before.version} -> ${after.version}`}`);
   }

@@ -1,0 +1,49 @@
+import { describe, expect, it, vi } from 'vitest';
+import { MemorySessionStore } from '../sessions/memory-session-store.ts';
+import { makeSession } from '../sessions/session.fixtures.ts';
+import { SessionIdentities } from './session-identities.ts';
+
+const UNKNOWN = '00000000-0000-4000-8000-000000000999';
+
+describe('SessionIdentities', () => {
+  it('reads a session once, concurrent reads included, and keeps only its id, user and agent', async () => {
+    const store = new MemorySessionStore();
+    const session = makeSession({ agent_id: 'agent-7' });
+    await store.create(session);
+    const reads = vi.spyOn(store, 'get');
+    const identities = new SessionIdentities(store);
+    const identity = { id: session.id, user_id: session.user_id, agent_id: 'agent-7' };
+    expect(await Promise.all([identities.read(session.id), identities.read(session.id)])).toEqual([identity, identity]);
+    expect(await identities.read(session.id)).toEqual(identity);
+    expect(reads).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not keep an unknown session, which may be created a moment later', async () => {
+    const store = new MemorySessionStore();
+    const identities = new SessionIdentities(store);
+    expect(await identities.read(UNKNOWN)).toBeNull();
+    await store.create(makeSession({ id: UNKNOWN }));
+    expect((await identities.read(UNKNOWN))?.id).toBe(UNKNOWN);
+  });
+
+  it('does not keep a failed read', async () => {
+    const session = makeSession();
+    const get = vi.fn().mockRejectedValueOnce(new Error('redis down')).mockResolvedValue(session);
+    const identities = new SessionIdentities({ get });
+    await expect(identities.read(session.id)).rejects.toThrow('redis down');
+    expect((await identities.read(session.id))?.id).toBe(session.id);
+    expect(get).toHaveBeenCalledTimes(2);
+  });
+
+  it('keeps at most maxEntries, the oldest out first', async () => {
+    const sessions = [1, 2, 3].map((n) => makeSession({ id: `00000000-0000-4000-8000-00000000000${n}` }));
+    const get = vi.fn(async (id: string) => sessions.find((s) => s.id === id) ?? null);
+    const identities = new SessionIdentities({ get }, 2);
+    for (const s of sessions) await identities.read(s.id);
+    await identities.read(sessions[2]!.id);
+    await identities.read(sessions[1]!.id);
+    expect(get).toHaveBeenCalledTimes(3);
+    await identities.read(sessions[0]!.id);
+    expect(get).toHaveBeenCalledTimes(4);
+  });
+});
