@@ -13,6 +13,15 @@ describe('the cost tally', () => {
     expect(tally.events).toBe(22);
   });
 
+  it('keeps every decimal of a total past 20 significant digits', () => {
+    const tally = new CostTally();
+    tally.add(line('acme', 'tts_characters', '1234.567891234567891234'));
+    tally.add(line('acme', 'tts_characters', '0.000000000000000001'));
+    tally.add(line('resemble', 'tts_characters', '98765.432109876543210987'));
+    expect(money(tally.totalCost)).toBe('100000.000001111111102222');
+    expect(tally.byProvider()).toEqual({ acme: '1234.567891234567891235', resemble: '98765.432109876543210987' });
+  });
+
   it('groups services and orders providers by name', () => {
     const tally = new CostTally();
     tally.add(line('resemble', 'tts_characters', '0.5', '10'));

@@ -1,4 +1,4 @@
-import { Decimal } from 'decimal.js';
+import { Exact } from '../shared/exact-decimal.ts';
 
 /** One aggregated row of a cost query: money and quantities as ClickHouse's quoted decimals. */
 export interface CostLine {
@@ -19,20 +19,21 @@ export interface ServiceCost {
   readonly cost: string;
 }
 
-export const ZERO = new Decimal(0);
+/** Sums use the exact clone: decimal.js's default 20 significant digits would round a total of 1,000.000000000000000001. */
+export const ZERO = new Exact(0);
 
 /** Money on the wire: a plain decimal string, exact, no exponent ("0.0000003", "0"). */
-export const money = (value: Decimal.Value): string => new Decimal(value).toFixed();
+export const money = (value: Exact | string): string => new Exact(value).toFixed();
 
 /** Sums cost lines exactly into a total, a by-provider map and a by-service list. */
 export class CostTally {
   private total = ZERO;
   private eventCount = 0;
-  private readonly providers = new Map<string, Decimal>();
-  private readonly services = new Map<string, { event_type: string; service: string; unit: string; quantity: Decimal; cost: Decimal }>();
+  private readonly providers = new Map<string, Exact>();
+  private readonly services = new Map<string, { event_type: string; service: string; unit: string; quantity: Exact; cost: Exact }>();
 
   add(line: CostLine): void {
-    const cost = new Decimal(line.cost_sum);
+    const cost = new Exact(line.cost_sum);
     this.total = this.total.plus(cost);
     this.eventCount += Number(line.events_sum ?? 0);
     if (line.provider !== undefined) this.providers.set(line.provider, (this.providers.get(line.provider) ?? ZERO).plus(cost));
@@ -41,7 +42,7 @@ export class CostTally {
     this.services.set(key, { ...entry, quantity: entry.quantity.plus(line.quantity_sum), cost: entry.cost.plus(cost) });
   }
 
-  get totalCost(): Decimal {
+  get totalCost(): Exact {
     return this.total;
   }
 

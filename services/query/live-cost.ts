@@ -1,5 +1,5 @@
-import { Decimal } from 'decimal.js';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
+import { Exact } from '../shared/exact-decimal.ts';
 import type { LiveUsageEntry, LiveUsageStore } from '../shared/redis/live-usage.ts';
 import { ZERO } from './cost-tally.ts';
 import { storedEventIds, storedSessionCosts } from './queries/session-costs.ts';
@@ -22,7 +22,7 @@ export async function pendingLiveEntries(ch: ClickHouse, liveUsage: LiveUsageSto
  * and reading them would cost a Redis read of every event of every live call on each summary (about
  * 700 ms at 100,000 live events). The breakdown of one call still unions its counters by event id.
  */
-export async function liveCost(ch: ClickHouse, userId: string, sessionIds: readonly string[]): Promise<Decimal> {
+export async function liveCost(ch: ClickHouse, userId: string, sessionIds: readonly string[]): Promise<Exact> {
   if (sessionIds.length === 0) return ZERO;
-  return new Decimal(await storedSessionCosts(ch, userId, sessionIds));
+  return new Exact(await storedSessionCosts(ch, userId, sessionIds));
 }

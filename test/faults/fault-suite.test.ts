@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Decimal } from 'decimal.js';
+import { Exact } from '../../services/shared/exact-decimal.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalKafka } from '../../infra/local/kafka.ts';
 import { LocalRedis } from '../../infra/local/redis.ts';
@@ -102,7 +102,7 @@ describe('callmeter under faults', () => {
     await sleep(3_000);
 
     const stored = new Map<string, number>();
-    let sessionTotals = new Decimal(0);
+    let sessionTotals = new Exact(0);
     for (const session of sessions) {
       const breakdown = await get<{ total_cost: string; events: { id: string }[]; events_truncated: boolean }>(`/api/sessions/${session.id}/cost-breakdown`);
       expect(breakdown.events_truncated).toBe(false);
@@ -116,7 +116,7 @@ describe('callmeter under faults', () => {
     const summary = await get<{ total_cost: string; event_count: number }>('/api/costs/summary');
     expect(summary).toMatchObject({ total_cost: expectedTotal.toFixed(), event_count: acknowledged.length });
     const timeline = await get<{ total_cost: string }[]>('/api/costs/timeline?period=daily');
-    expect(timeline.reduce((sum, point) => sum.plus(point.total_cost), new Decimal(0)).toFixed()).toBe(expectedTotal.toFixed());
+    expect(timeline.reduce((sum, point) => sum.plus(point.total_cost), new Exact(0)).toFixed()).toBe(expectedTotal.toFixed());
     const agents = await get<{ total_cost: string }[]>('/api/costs/by-agent');
     const withoutAgent = sumOf(acknowledged.filter((event) => sessions[event.session]!.agent_id === null));
     expect(agents.reduce((sum, agent) => sum.plus(agent.total_cost), withoutAgent).toFixed()).toBe(expectedTotal.toFixed());
@@ -124,8 +124,8 @@ describe('callmeter under faults', () => {
   }, 600_000);
 });
 
-function sumOf(events: readonly SentEvent[]): Decimal {
-  return events.reduce((sum, event) => sum.plus(event.cost), new Decimal(0));
+function sumOf(events: readonly SentEvent[]): Exact {
+  return events.reduce((sum, event) => sum.plus(event.cost), new Exact(0));
 }
 
 /** The table the suite prints: per fault, events sent, acknowledged, stored, lost and duplicated. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Decimal } from 'decimal.js';
+import { Exact } from '../../services/shared/exact-decimal.ts';
 
 export interface DriverSession {
   readonly id: string;
@@ -11,14 +11,14 @@ export interface SentEvent {
   readonly id: string;
   readonly phase: string;
   readonly session: number;
-  readonly cost: Decimal;
+  readonly cost: Exact;
   /** An invalid event (a negative quantity): must be refused and never stored. */
   readonly invalid: boolean;
   acknowledged: boolean;
   refused: boolean;
 }
 
-const TTS_RATE = new Decimal('0.00004');
+const TTS_RATE = new Exact('0.00004');
 const RETRY_MS = 250;
 
 /**
@@ -68,7 +68,7 @@ export class LoadDriver {
     const target = this.sessions[session]!;
     const invalid = n % 50 === 49;
     const characters = 1 + (n % 997);
-    const event: SentEvent = { id: randomUUID(), phase: this.phase, session, cost: invalid ? new Decimal(0) : TTS_RATE.times(characters), invalid, acknowledged: false, refused: false };
+    const event: SentEvent = { id: randomUUID(), phase: this.phase, session, cost: invalid ? new Exact(0) : TTS_RATE.times(characters), invalid, acknowledged: false, refused: false };
     this.events.set(event.id, event);
     const body = { event_id: event.id, session_id: target.id, user_id: target.user_id, provider: 'resemble', event_type: 'tts_characters', quantity: invalid ? -1 : characters };
     return { body, event };

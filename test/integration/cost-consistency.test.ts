@@ -1,4 +1,4 @@
-import { Decimal } from 'decimal.js';
+import { Exact } from '../../services/shared/exact-decimal.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, formatLocalDate, localDate, startOfLocalDay, startOfMonth } from '../../services/query/zoned-time.ts';
 import { call } from '../support/api.ts';
@@ -149,7 +149,7 @@ describe.each(MODES)('cost views agree to the last decimal on $name', (mode) => 
 
   it('orders agents by cost, names them from their sessions, and never shows another user’s usage', async () => {
     const agents = await get<Agent[]>('/api/costs/by-agent');
-    const costs = agents.map((a) => new Decimal(a.total_cost));
+    const costs = agents.map((a) => new Exact(a.total_cost));
     expect(costs).toEqual([...costs].sort((a, b) => b.comparedTo(a)));
     expect(Object.fromEntries(agents.map((a) => [a.agent_id, a.agent_name]))).toEqual({ 'agent-a': 'Front desk', 'agent-b': 'Billing, "West"', 'agent-c': 'Unknown', 'agent-d': 'Unknown' });
     expect((await get<Agent[]>('/api/costs/by-agent?limit=2')).map((a) => a.agent_id)).toEqual(agents.slice(0, 2).map((a) => a.agent_id));
@@ -173,16 +173,16 @@ describe.each(MODES)('cost views agree to the last decimal on $name', (mode) => 
 });
 
 function byProvider(events: readonly GeneratedEvent[]): Record<string, string> {
-  const totals = new Map<string, Decimal>();
+  const totals = new Map<string, Exact>();
   for (const event of events) {
     const provider = String(event.body.provider).toLowerCase();
-    totals.set(provider, (totals.get(provider) ?? new Decimal(0)).plus(event.cost));
+    totals.set(provider, (totals.get(provider) ?? new Exact(0)).plus(event.cost));
   }
   return Object.fromEntries([...totals].sort(([a], [b]) => (a < b ? -1 : 1)).map(([provider, cost]) => [provider, cost.toFixed()]));
 }
 
 function sum(values: readonly string[]): string {
-  return values.reduce((total, value) => total.plus(value), new Decimal(0)).toFixed();
+  return values.reduce((total, value) => total.plus(value), new Exact(0)).toFixed();
 }
 
 function localDateOf(date: string) {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Decimal } from 'decimal.js';
+import { Exact } from '../../services/shared/exact-decimal.ts';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBatchRunner } from '../../services/consumer/batch-runner.ts';
@@ -82,11 +82,11 @@ describe('a ClickHouse outage under the consumer', () => {
     await drained(config, 'usage', 60_000);
     await producer.disconnect();
 
-    const expected = records.reduce((sum, r) => sum.plus(new Decimal(r.quantity).times('0.0077')), new Decimal(0)).toFixed();
+    const expected = records.reduce((sum, r) => sum.plus(new Exact(r.quantity).times('0.0077')), new Exact(0)).toFixed();
     expect(await sql(`SELECT count() AS n, uniqExact(id) AS ids, sum(cost) AS cost FROM ${ch.database}.usage_events`)).toEqual({ n: '600', ids: '600', cost: expected });
     expect(await sql(`SELECT sum(events) AS n, sum(cost) AS cost FROM ${ch.database}.usage_rollup_15m`)).toEqual({ n: '600', cost: expected });
     const live = await liveUsage.read(sessionId);
     const stored = await sql(`SELECT count() AS n, sum(cost) AS cost FROM ${ch.database}.usage_events WHERE session_id = '${sessionId}'`);
-    expect({ n: String(live.length), cost: live.reduce((sum, e) => sum.plus(e.cost), new Decimal(0)).toFixed() }).toEqual(stored);
+    expect({ n: String(live.length), cost: live.reduce((sum, e) => sum.plus(e.cost), new Exact(0)).toFixed() }).toEqual(stored);
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Decimal } from 'decimal.js';
+import { Exact } from '../../services/shared/exact-decimal.ts';
 
 /** Deepgram's price drops from 0.0077 to 0.0050 a minute here: events before keep the old rate. */
 export const RATE_CHANGE_AT = Date.UTC(2026, 9, 20); // 2026-10-20
@@ -30,7 +30,7 @@ export interface GeneratedEvent {
   readonly sessionIndex: number;
   readonly at: number;
   /** The cost the default card (with the change above) gives, worked out here by hand. */
-  readonly cost: Decimal;
+  readonly cost: Exact;
 }
 
 /** A small deterministic PRNG (mulberry32), so a failure can be replayed from its seed. */
@@ -67,26 +67,28 @@ export function makeEvents(random: () => number, count: number, sessions: readon
     const base = { user_id: sessions[sessionIndex]!.user_id, event_id: randomUUID(), timestamp: new Date(at).toISOString() };
     const kind = pick(['deepgram', 'assemblyai', 'google', 'resemble', 'acme'] as const);
     if (kind === 'deepgram') {
-      const minutes = new Decimal(Math.floor(random() * 50_000)).div(1000);
+      const minutes = new Exact(Math.floor(random() * 50_000)).div(1000);
       return { sessionIndex, at, body: { ...base, provider: 'Deepgram', event_type: 'stt_minutes', quantity: minutes.toFixed() }, cost: minutes.times(at >= RATE_CHANGE_AT ? '0.0050' : '0.0077') };
     }
     if (kind === 'assemblyai') {
       const seconds = 3 * Math.floor(random() * 400);
-      return { sessionIndex, at, body: { ...base, provider: 'assemblyai', event_type: 'stt_minutes', usage_data: { audio_duration_seconds: seconds } }, cost: new Decimal(seconds).div(60).times('0.0078') };
+      return { sessionIndex, at, body: { ...base, provider: 'assemblyai', event_type: 'stt_minutes', usage_data: { audio_duration_seconds: seconds } }, cost: new Exact(seconds).div(60).times('0.0078') };
     }
     if (kind === 'google') {
       const tokens = Math.floor(random() * 5000);
-      return { sessionIndex, at, body: { ...base, provider: 'gemini', event_type: 'llm_tokens', quantity: tokens }, cost: new Decimal(tokens).times('0.00086').div(1000) };
+      return { sessionIndex, at, body: { ...base, provider: 'gemini', event_type: 'llm_tokens', quantity: tokens }, cost: new Exact(tokens).times('0.00086').div(1000) };
     }
     if (kind === 'resemble') {
       const characters = Math.floor(random() * 2000);
-      return { sessionIndex, at, body: { ...base, provider: 'resemble', event_type: 'tts_characters', usage_data: { character_count: characters } }, cost: new Decimal(characters).times('0.00004') };
+      return { sessionIndex, at, body: { ...base, provider: 'resemble', event_type: 'tts_characters', usage_data: { character_count: characters } }, cost: new Exact(characters).times('0.00004') };
     }
-    const reported = new Decimal(Math.floor(random() * 10_000)).div(100_000);
+    // Thousands with all 18 decimals: a total that 20 significant digits would round.
+    const digits = (n: number) => String(Math.floor(random() * 10 ** n)).padStart(n, '0');
+    const reported = new Exact(`${Math.floor(random() * 5000)}.${digits(9)}${digits(9)}`);
     return { sessionIndex, at, body: { ...base, provider: 'acme', event_type: 'tts_characters', quantity: 10, total_cost: reported.toFixed() }, cost: reported };
   });
 }
 
-export function sumOf(events: readonly GeneratedEvent[]): Decimal {
-  return events.reduce((sum, event) => sum.plus(event.cost), new Decimal(0));
+export function sumOf(events: readonly GeneratedEvent[]): Exact {
+  return events.reduce((sum, event) => sum.plus(event.cost), new Exact(0));
 }

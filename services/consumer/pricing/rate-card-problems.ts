@@ -1,5 +1,5 @@
 import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
-import { parseExact } from './exact-decimal.ts';
+import { parseExact } from '../../shared/exact-decimal.ts';
 import { lowerCaseAliases, resolveProvider } from './provider-names.ts';
 
 /**

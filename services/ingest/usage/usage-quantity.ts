@@ -1,9 +1,6 @@
-import { Decimal } from 'decimal.js';
 import type { ValidationItem } from '../../shared/errors.ts';
+import { Exact, MONEY_SCALE } from '../../shared/exact-decimal.ts';
 
-// A private clone: exact to 60 significant digits, the rounding of money (half to even).
-const Exact = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_HALF_EVEN });
-const SCALE = 18;
 /** The largest quantity the schema lets through as `quantity`; one derived from usage_data obeys it too. */
 const MAX_QUANTITY = new Exact('1e12');
 const MAX_TOKENS = new Exact(Number.MAX_SAFE_INTEGER);
@@ -57,7 +54,7 @@ function count(value: unknown): string | null | Error {
   return parsed.toFixed(0);
 }
 
-function decimalOf(value: unknown): Decimal | null {
+function decimalOf(value: unknown): Exact | null {
   if (typeof value !== 'number' && typeof value !== 'string') return null;
   try {
     const parsed = new Exact(value);
@@ -68,6 +65,6 @@ function decimalOf(value: unknown): Decimal | null {
 }
 
 /** Plain notation, no exponent, at most 18 decimals, no trailing zeros. */
-export function plain(value: Decimal): string {
-  return value.toDecimalPlaces(SCALE, Decimal.ROUND_HALF_EVEN).toFixed();
+export function plain(value: Exact): string {
+  return value.toDecimalPlaces(MONEY_SCALE, Exact.ROUND_HALF_EVEN).toFixed();
 }
