@@ -20,8 +20,8 @@ export interface CostInput {
 type LookUp = Omit<RateQuery, 'pricing'>;
 
 /**
- * The exact token split when the event carries it and the card prices every side it carries;
- * else the quantity rate; null when the card has neither.
+ * The exact token split when the event carries it, the card prices every side it carries and those
+ * sides add up to the quantity; else the quantity rate; null when the card has neither.
  */
 export function computeCost(card: RateCard, lookUp: LookUp, input: CostInput): ComputedCost | null {
   return splitTokenCost(card, lookUp, input) ?? quantityCost(card, lookUp, input.quantity);
@@ -44,8 +44,10 @@ function splitTokenCost(card: RateCard, lookUp: LookUp, input: CostInput): Compu
   const currencies = new Set(priced.map(({ rate }) => rate.currency ?? card.currency));
   // Never add two currencies: such a pair falls back to the quantity rate.
   if (currencies.size !== 1) return null;
-  // A side the event leaves out counts as zero tokens, so quantity is what was priced.
+  // The split prices exactly the event's quantity or not at all: sides that do not add up to it
+  // (one side left out of 1,200 tokens, or counts that disagree with the quantity) would drop tokens.
   const quantity = Exact.sum(...priced.map(({ tokens }) => tokens));
+  if (!quantity.equals(input.quantity)) return null;
   const cost = Exact.sum(...priced.map(({ tokens, rate }) => costOf(tokens, rate)));
   const unit_cost = quantity.greaterThan(0) ? cost.dividedBy(quantity) : new Exact(0);
   return { quantity, cost, unit_cost, rate_ids: priced.map(({ rate }) => rate.id), currency: [...currencies][0] ?? card.currency };

@@ -40,6 +40,16 @@ describe('priceUsage with the default card', () => {
     expect(priced).toMatchObject({ quantity: '1', cost: '0.0000003', unit_cost: '0.0000003', rate_id: 'llm-google-input-2024-01' });
   });
 
+  it('prices every token of 1200 at the blended rate when only 900 input tokens are counted', () => {
+    const priced = priceUsage(card, makeUsage({ event_type: 'llm_tokens', provider: 'google', quantity: '1200', input_tokens: '900' }));
+    expect(priced).toMatchObject({ quantity: '1200', cost: '0.001032', rate_id: 'llm-google-blended-2024-01' });
+  });
+
+  it('prices the quantity at the blended rate when the token counts do not add up to it', () => {
+    const priced = priceUsage(card, makeUsage({ event_type: 'llm_tokens', provider: 'google', quantity: '2000', input_tokens: '900', output_tokens: '300' }));
+    expect(priced).toMatchObject({ quantity: '2000', cost: '0.00172', rate_id: 'llm-google-blended-2024-01' });
+  });
+
   it('prices 480 text-to-speech characters at 0.0192', () => {
     const priced = priceUsage(card, makeUsage({ event_type: 'tts_characters', provider: 'resemble', quantity: '480' }));
     expect(priced).toMatchObject({ cost: '0.0192', unit_cost: '0.00004', unit: 'character', service: 'tts', rate_id: 'tts-resemble-2024-01' });
