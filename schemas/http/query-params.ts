@@ -1,9 +1,9 @@
 import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
 
-const startDate = { 'x-py': 'str', description: 'ISO date (that local day in tz) or date-time; inclusive' } as const;
-const endDate = { 'x-py': 'str', description: 'ISO date (the whole local day in tz is included) or date-time; inclusive' } as const;
-const timeZone = { 'x-py': 'str', description: 'IANA time zone, default UTC' } as const;
+const startDate = { 'x-py': 'str', 'x-py-check': 'date-or-datetime', description: 'ISO date (that local day in tz) or date-time; inclusive' } as const;
+const endDate = { 'x-py': 'str', 'x-py-check': 'date-or-datetime', description: 'ISO date (the whole local day in tz is included) or date-time; inclusive' } as const;
+const timeZone = { 'x-py': 'str', 'x-py-check': 'time-zone', description: 'IANA time zone, default UTC' } as const;
 const exportFormat = { 'x-py': 'literal', enum: ['json', 'csv'], description: 'csv answers text/csv (so does Accept: text/csv)' } as const;
 
 /**
@@ -53,8 +53,9 @@ export const sessionListQuery = {
   properties: {
     page: { 'x-py': 'int', minimum: 1, maximum: 2147483647, default: 1 },
     limit: { 'x-py': 'int', minimum: 1, maximum: 10000, default: 10 },
-    start_date: { 'x-py': 'datetime' },
-    end_date: { 'x-py': 'datetime' },
+    // The dashboard sends `start_date=&end_date=` when no range is picked (compat.md).
+    start_date: { 'x-py': 'datetime', 'x-py-empty-absent': true },
+    end_date: { 'x-py': 'datetime', 'x-py-empty-absent': true },
   },
 } as const satisfies ModelSchema;
 

@@ -22,7 +22,8 @@ export function fieldToJsonSchema(field: FieldSchema): Json {
   const schema: Json = { ...KIND_SCHEMAS[field['x-py']] };
   if (field.enum !== undefined) schema.enum = [...field.enum];
   for (const key of PASSED_ON) if (field[key] !== undefined) schema[key] = field[key];
-  return field['x-py-nullable'] ? { anyOf: [schema, { type: 'null' }] } : schema;
+  const orEmpty = field['x-py-empty-absent'] ? { anyOf: [schema, { type: 'string', maxLength: 0 }] } : schema;
+  return field['x-py-nullable'] ? { anyOf: [orEmpty, { type: 'null' }] } : orEmpty;
 }
 
 export function modelToJsonSchema(model: ModelSchema): Json {

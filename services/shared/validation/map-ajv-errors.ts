@@ -60,6 +60,7 @@ function pyErrorOf(error: ErrorObject): PyError {
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'x-py':
+    case 'x-py-check':
       return params['pyError'] as PyError;
     case 'required':
       return plainError('missing');

@@ -4,6 +4,7 @@ import { laxDatetime } from './lax-datetime.ts';
 import { laxInt } from './lax-int.ts';
 import { isObjectRecord, laxBool, laxDict, laxStr } from './lax-scalars.ts';
 import { laxUuid } from './lax-uuid.ts';
+import { PY_CHECKS, type PyCheck } from './py-checks.ts';
 import { laxOk, type Lax } from './pydantic-errors.ts';
 import type { FieldSchema, PyKind } from './schema-dialect.ts';
 
@@ -47,8 +48,13 @@ export const pyTypeKeyword: KeywordDefinition = {
     const field = parentSchema as FieldSchema;
     const coerce = COERCERS[kind](field);
     const nullable = field['x-py-nullable'] === true;
+    const emptyAbsent = field['x-py-empty-absent'] === true;
     const validate: SchemaValidateFunction = (data, dataCxt) => {
       if (data === null && nullable) return true;
+      if (data === '' && emptyAbsent) {
+        if (dataCxt?.parentData !== undefined) delete (dataCxt.parentData as Record<string | number, unknown>)[dataCxt.parentDataProperty];
+        return true;
+      }
       const result = coerce(data);
       if (!result.ok) {
         validate.errors = [{ keyword: 'x-py', message: result.error.msg, params: { pyError: result.error } }];
@@ -83,3 +89,27 @@ export const pyAliasesKeyword: KeywordDefinition = {
 };
 
 export const pyNullableKeyword: KeywordDefinition = { keyword: 'x-py-nullable', schemaType: 'boolean' };
+
+/** `x-py-empty-absent: true`: an empty string counts as a field left out (read by `x-py`). */
+export const pyEmptyAbsentKeyword: KeywordDefinition = { keyword: 'x-py-empty-absent', schemaType: 'boolean' };
+
+/**
+ * `x-py-check`: a named field validator (py-checks.ts) run after the field's `x-py` coercion. A
+ * value that coercion refused is left alone: pydantic reports one error per field.
+ */
+export const pyCheckKeyword: KeywordDefinition = {
+  keyword: 'x-py-check',
+  schemaType: 'string',
+  errors: true,
+  compile(name: PyCheck) {
+    const check = PY_CHECKS[name];
+    const validate: SchemaValidateFunction = (data) => {
+      if (typeof data !== 'string' || data === '') return true;
+      const error = check(data);
+      if (error === null) return true;
+      validate.errors = [{ keyword: 'x-py-check', message: error.msg, params: { pyError: error } }];
+      return false;
+    };
+    return validate;
+  },
+};

@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv';
-import { pyAliasesKeyword, pyNullableKeyword, pyTypeKeyword } from './py-keywords.ts';
+import { pyAliasesKeyword, pyCheckKeyword, pyEmptyAbsentKeyword, pyNullableKeyword, pyTypeKeyword } from './py-keywords.ts';
 
 let shared: Ajv | undefined;
 
@@ -17,7 +17,7 @@ export function requestAjv(): Ajv {
     removeAdditional: 'all',
     strict: true,
     strictTypes: false,
-    keywords: [pyTypeKeyword, pyAliasesKeyword, pyNullableKeyword],
+    keywords: [pyTypeKeyword, pyCheckKeyword, pyAliasesKeyword, pyNullableKeyword, pyEmptyAbsentKeyword],
   });
   return shared;
 }

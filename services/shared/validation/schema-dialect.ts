@@ -1,9 +1,13 @@
+import type { PyCheck } from './py-checks.ts';
+
 /**
- * The JSON Schema dialect of HTTP requests. Plain JSON Schema plus three keywords:
+ * The JSON Schema dialect of HTTP requests. Plain JSON Schema plus these keywords:
  * - `x-py` names the pydantic type of a field; it coerces the value in pydantic's lax mode
  *   before the standard keywords (`minimum`, `maxLength`, `pattern`, `enum`...) look at it;
  * - `x-py-nullable: true` makes a field `T | None`;
- * - `x-py-aliases` on a model lists other names a field is accepted under (`AliasChoices`).
+ * - `x-py-aliases` on a model lists other names a field is accepted under (`AliasChoices`);
+ * - `x-py-empty-absent: true` makes an empty string count as a field left out;
+ * - `x-py-check` names a field validator of py-checks.ts, run after the coercion.
  * Field schemas carry no `type`: ajv checks `type` before any keyword could coerce.
  * Schemas are written `as const` so their TypeScript types come from them (schema-types.ts).
  */
@@ -12,6 +16,8 @@ export type PyKind = 'str' | 'int' | 'decimal' | 'datetime' | 'dict' | 'enum' | 
 export interface FieldSchema {
   readonly 'x-py': PyKind;
   readonly 'x-py-nullable'?: boolean;
+  readonly 'x-py-empty-absent'?: boolean;
+  readonly 'x-py-check'?: PyCheck;
   /** For `enum` and `literal`; include `null` to make the field nullable. */
   readonly enum?: readonly (string | null)[];
   readonly default?: unknown;
@@ -44,7 +50,7 @@ export interface ListSchema {
 
 export type BodySchema = ModelSchema | ListSchema;
 
-const FIELD_KEYS = new Set(['x-py', 'x-py-nullable', 'enum', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'description']);
+const FIELD_KEYS = new Set(['x-py', 'x-py-nullable', 'x-py-empty-absent', 'x-py-check', 'enum', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'description']);
 const MODEL_KEYS = new Set(['type', 'properties', 'required', 'x-py-aliases', 'title', 'description']);
 const LIST_KEYS = new Set(['type', 'items', 'maxItems', 'minItems', 'description']);
 
