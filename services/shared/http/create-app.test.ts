@@ -36,13 +36,18 @@ describe('the HTTP app', () => {
           throw AppError.of('CONFLICT', 'Cannot move session from COMPLETED to ACTIVE');
         })
         .get('/busy', () => {
-          throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable', { headers: { 'Retry-After': '1' } });
+          throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable', { headers: { 'Retry-After': '5' } });
+        })
+        .get('/store-down', () => {
+          throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store unavailable');
         }),
     );
     const conflict = await fetch(`${url}/conflict`);
     expect([conflict.status, await conflict.text()]).toEqual([409, '{"detail":"Cannot move session from COMPLETED to ACTIVE"}']);
     const busy = await fetch(`${url}/busy`);
-    expect([busy.status, busy.headers.get('retry-after'), busy.headers.get('content-type')]).toEqual([503, '1', 'application/json']);
+    expect([busy.status, busy.headers.get('retry-after'), busy.headers.get('content-type')]).toEqual([503, '5', 'application/json']);
+    const down = await fetch(`${url}/store-down`);
+    expect([down.status, down.headers.get('retry-after'), await down.text()]).toEqual([503, '1', '{"detail":"Session store unavailable"}']);
   });
 
   it('replaces an unsafe incoming request id with a fresh one', async () => {

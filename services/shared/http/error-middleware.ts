@@ -14,6 +14,8 @@ export function errorMiddleware(): Middleware<RequestState> {
       await next();
     } catch (error) {
       if (error instanceof AppError) {
+        // Every 503 tells the client when to retry, whichever dependency refused.
+        if (error.code === 'DEPENDENCY_UNAVAILABLE') ctx.set('Retry-After', '1');
         ctx.set(error.headers);
         const body = { detail: error.detail };
         // Validation items echo the input as Python re-encodes it (2.0, 1e+16, big integers).
