@@ -7,8 +7,24 @@ export type { Envelope, RecordKind };
 
 const validateEnvelope = recordAjv.compile(envelopeSchema);
 
+/**
+ * A record checked against the schemas before it leaves the producer, as the consumer checks it
+ * after reading: one that fails is a defect of the producing code, so it throws (a 500 whose
+ * details go to the log) instead of being published for the consumer to dead-letter.
+ */
 export function makeEnvelope(kind: RecordKind, key: string, payload: Record<string, unknown>, occurredAt: Date, receivedAt: Date, id = randomUUID()): Envelope {
-  return { schema_version: 1, id, kind, key, occurred_at: occurredAt.toISOString(), received_at: receivedAt.toISOString(), payload };
+  const envelope: Envelope = { schema_version: 1, id, kind, key, occurred_at: occurredAt.toISOString(), received_at: receivedAt.toISOString(), payload };
+  const problem = envelopeProblem(envelope);
+  if (problem !== null) throw new Error(`refusing to publish an invalid ${kind} record: ${problem}`);
+  return envelope;
+}
+
+function envelopeProblem(envelope: unknown): string | null {
+  if (!validateEnvelope(envelope)) {
+    const first = validateEnvelope.errors?.[0];
+    return `invalid envelope: ${first?.instancePath || '/'} ${first?.message ?? ''}`.trim();
+  }
+  return payloadProblem(envelope.kind, envelope.payload);
 }
 
 export interface EncodedRecord {
@@ -40,10 +56,6 @@ export function decodeRecord(value: Buffer | null): Decoded {
   } catch {
     return { ok: false, reason: 'record value is not JSON' };
   }
-  if (!validateEnvelope(parsed)) {
-    const first = validateEnvelope.errors?.[0];
-    return { ok: false, reason: `invalid envelope: ${first?.instancePath || '/'} ${first?.message ?? ''}`.trim() };
-  }
-  const problem = payloadProblem(parsed.kind, parsed.payload);
-  return problem === null ? { ok: true, envelope: parsed } : { ok: false, reason: problem };
+  const problem = envelopeProblem(parsed);
+  return problem === null ? { ok: true, envelope: parsed as Envelope } : { ok: false, reason: problem };
 }

@@ -16,7 +16,7 @@ const validators: { [K in RecordKind]: ValidateFunction } = {
   usage: recordAjv.compile(usageRecordSchema),
 };
 
-/** The payload of each kind, as its schema says; producers validate before sending, consumers after reading. */
+/** The payload of each kind, as its schema says; makeEnvelope validates before sending, decodeRecord after reading. */
 export interface PayloadOf {
   session: SessionRecord;
   telephony_number: TelephonyNumberRecord;
