@@ -47,7 +47,7 @@ describe('a route built with defineRoute', () => {
 
   it('answers 401 once the query is valid and x-user-id is missing or empty', async () => {
     const url = await serve([timeline]);
-    for (const headers of [{}, { 'x-user-id': '' }]) {
+    for (const headers of [{}, { 'x-user-id': '' }] as Record<string, string>[]) {
       expect(await wire(await fetch(`${url}/api/costs/timeline?tz=Asia/Kathmandu&start_date=2026-11-01`, { headers }))).toEqual({ status: 401, type: 'application/json', body: '{"detail":"User ID required"}' });
     }
   });
@@ -62,10 +62,10 @@ describe('a route built with defineRoute', () => {
 
   it('answers a body over 1 MiB with 413 and one that is not UTF-8 with 400, as bytes', async () => {
     const url = await serve([usage]);
-    const post = (body: Uint8Array | string) => fetch(`${url}/api/usage/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const post = (body: Blob | string) => fetch(`${url}/api/usage/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const large = await wire(await post(`{"pad":"${'x'.repeat(1024 * 1024)}"}`));
     expect([large.status, large.type]).toEqual([413, 'application/json']);
     expect(JSON.parse(large.body)).toEqual({ detail: expect.any(String) });
-    expect(await wire(await post(new Uint8Array([0x7b, 0xff, 0x7d])))).toEqual({ status: 400, type: 'application/json', body: '{"detail":"There was an error parsing the body"}' });
+    expect(await wire(await post(new Blob([new Uint8Array([0x7b, 0xff, 0x7d])])))).toEqual({ status: 400, type: 'application/json', body: '{"detail":"There was an error parsing the body"}' });
   });
 });
