@@ -3,7 +3,7 @@ import { decodeRecord, encodeRecord, makeEnvelope } from './envelope.ts';
 
 const at = new Date('2026-11-23T10:00:00.000Z');
 const usage = {
-  event_id: '6f1c2d9e-1b7a-4f3e-9c55-0d2f7e8a9b10',
+  event_id: '6f1c2d9e-1b7a-4f3e-9c55-0d2f7e8a9b10' as const,
   session_id: '0b6f1c2d-9e1b-4a7f-8e9c-550d2f7e8a9b',
   user_id: 'user-1',
   agent_id: null,
