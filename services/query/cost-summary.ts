@@ -1,7 +1,7 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { CostTally, money, ZERO } from './cost-tally.ts';
 import { liveCost } from './live-cost.ts';
-import { activeSessionIds, sessionsWithUsage } from './queries/session-costs.ts';
+import { sessionsWithUsage } from './queries/session-costs.ts';
 import { summaryLines } from './queries/usage-totals.ts';
 import { localDate, startOfLocalDay, startOfMonth } from './zoned-time.ts';
 
@@ -11,7 +11,7 @@ export async function costSummary(ch: ClickHouse, userId: string, timeZone: stri
   const [lines, sessions, live] = await Promise.all([
     summaryLines(ch, userId, monthStart),
     sessionsWithUsage(ch, userId),
-    activeSessionIds(ch, userId).then((ids) => liveCost(ch, userId, ids)),
+    liveCost(ch, userId),
   ]);
   const tally = new CostTally();
   let month = ZERO, reported = ZERO, unpriced = 0;

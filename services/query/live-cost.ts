@@ -1,8 +1,7 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { Exact } from '../shared/exact-decimal.ts';
 import type { LiveUsageEntry, LiveUsageStore } from '../shared/redis/live-usage.ts';
-import { ZERO } from './cost-tally.ts';
-import { storedEventIds, storedSessionCosts } from './queries/session-costs.ts';
+import { activeSessionsCost, storedEventIds } from './queries/session-costs.ts';
 
 /**
  * The live counters' entries of these sessions that ClickHouse does not hold yet. The consumer
@@ -17,12 +16,11 @@ export async function pendingLiveEntries(ch: ClickHouse, liveUsage: LiveUsageSto
 }
 
 /**
- * What the given calls in progress have cost so far: their stored events. The live counters are not
+ * What the user's calls in progress (sessions still ACTIVE) have cost so far: their stored events. The live counters are not
  * read here: the consumer writes them after the insert, so they never hold an event ClickHouse lacks,
  * and reading them would cost a Redis read of every event of every live call on each summary (about
  * 700 ms at 100,000 live events). The breakdown of one call still unions its counters by event id.
  */
-export async function liveCost(ch: ClickHouse, userId: string, sessionIds: readonly string[]): Promise<Exact> {
-  if (sessionIds.length === 0) return ZERO;
-  return new Exact(await storedSessionCosts(ch, userId, sessionIds));
+export async function liveCost(ch: ClickHouse, userId: string): Promise<Exact> {
+  return new Exact(await activeSessionsCost(ch, userId));
 }

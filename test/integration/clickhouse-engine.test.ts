@@ -118,7 +118,7 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     }
   });
 
-  it('backfills the cost-query rollups and the event-id table once when a database made before them is upgraded', async () => {
+  it('backfills the cost-query rollups, the event-id table and the sessions by user once when a database made before them is upgraded', async () => {
     const older = await mkdtemp(path.join(os.tmpdir(), 'callmeter-migrations-'));
     for (const file of (await readdir(MIGRATIONS_DIR)).filter((name) => name < '005')) await copyFile(path.join(MIGRATIONS_DIR, file), path.join(older, file));
     // The engine allows one data folder per process: the upgraded database lives beside the others.
@@ -127,12 +127,16 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     const session_id = randomUUID();
     const rows = Array.from({ length: 40 }, (_, i) => makeUsageRow({ user_id: 'old-user', session_id, agent_id: `agent-${i % 4}`, cost: '0.0123' }));
     await upgrade.client.insert({ table: `${upgrade.database}.usage_events`, values: rows, format: 'JSONEachRow' });
-    expect(await migrate(upgrade, log)).toEqual([5, 6]);
+    const version = (status: string, n: number) => ({ id: session_id, room_name: 'room', status, user_id: 'old-user', session_data: '{}', created_at: 1_700_000_000_000, updated_at: 1_700_000_000_000 + n, version: n, record_id: randomUUID() });
+    await upgrade.client.insert({ table: `${upgrade.database}.sessions`, values: [version('ACTIVE', 1), version('COMPLETED', 2)], format: 'JSONEachRow' });
+    expect(await migrate(upgrade, log)).toEqual([5, 6, 7]);
     await migrate(upgrade, log);
     const sums = async (table: string) => (await (await upgrade.client.query({ query: `SELECT toString(sum(cost)) AS cost, toString(sum(events)) AS events FROM ${upgrade.database}.${table}`, format: 'JSONEachRow' })).json())[0];
     for (const table of ['usage_totals_15m', 'usage_by_agent_daily', 'usage_by_session']) expect(await sums(table), table).toEqual({ cost: '0.492', events: '40' });
     const ids = await (await upgrade.client.query({ query: `SELECT count() AS ids, uniqExact(id) AS distinct_ids FROM ${upgrade.database}.usage_event_ids`, format: 'JSONEachRow' })).json();
     expect(ids).toEqual([{ ids: '40', distinct_ids: '40' }]);
+    const byUser = await (await upgrade.client.query({ query: `SELECT toString(id) AS id, argMax(status, version) AS status FROM ${upgrade.database}.sessions_by_user WHERE user_id = 'old-user' GROUP BY id`, format: 'JSONEachRow' })).json();
+    expect(byUser).toEqual([{ id: session_id, status: 'COMPLETED' }]);
   });
 
   it('runs every query of the SQL guide for finance in the README', async () => {

@@ -34,7 +34,10 @@ export class SessionHistory {
   async list(userId: string, query: SessionListQuery): Promise<SessionPage> {
     const params = { user: userId, start: query.start_ms ?? 0, end: query.end_ms ?? 253402300799999, limit: query.limit, offset: (query.page - 1) * query.limit };
     const where = `user_id = {user:String} AND created_at BETWEEN fromUnixTimestamp64Milli({start:Int64}) AND fromUnixTimestamp64Milli({end:Int64})`;
-    const table = tableName(this.ch, 'sessionsCurrent');
+    // The user's key range only: FINAL over sessions_by_user (ordered by user) reads that range, where
+    // sessions_current would read every tenant's sessions. user_id and created_at never change
+    // between versions, so filtering before the latest version is chosen picks the same sessions.
+    const table = `${tableName(this.ch, 'sessionsByUser')} FINAL`;
     const [sessions, counted] = await Promise.all([
       this.select(`WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, params, table),
       this.ch.client.query({ query: `SELECT count() AS total FROM ${table} WHERE ${where}`, query_params: params, format: 'JSONEachRow' }),

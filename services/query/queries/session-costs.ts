@@ -13,14 +13,22 @@ export async function sessionsWithUsage(ch: ClickHouse, userId: string): Promise
   return Number(row?.session_total ?? 0);
 }
 
-/** Ids of the user's sessions that are still ACTIVE (the calls in progress). */
-export async function activeSessionIds(ch: ClickHouse, userId: string): Promise<string[]> {
+/**
+ * The stored cost of the user's sessions that are still ACTIVE: one statement over the user's key
+ * range of sessions_by_user (latest version per session by argMax, no FINAL, no cap on how many
+ * calls are live) and of usage_by_session.
+ */
+export async function activeSessionsCost(ch: ClickHouse, userId: string): Promise<string> {
   const result = await ch.client.query({
-    query: `SELECT toString(id) AS session FROM ${tableName(ch, 'sessionsCurrent')} WHERE user_id = {user:String} AND status = 'ACTIVE' LIMIT 10000`,
+    query: `SELECT sum(cost) AS cost_sum FROM ${tableName(ch, 'usageBySession')}
+      WHERE user_id = {user:String} AND session_id IN (
+        SELECT id FROM ${tableName(ch, 'sessionsByUser')} WHERE user_id = {user:String} GROUP BY id HAVING argMax(status, version) = 'ACTIVE'
+      )`,
     query_params: { user: userId },
     format: 'JSONEachRow',
   });
-  return (await result.json<{ session: string }>()).map((row) => row.session);
+  const [row] = await result.json<{ cost_sum: string }>();
+  return row?.cost_sum ?? '0';
 }
 
 export interface SessionHead {
@@ -100,17 +108,6 @@ export async function sessionEvents(ch: ClickHouse, userId: string, sessionId: s
     format: 'JSONEachRow',
   });
   return result.json<StoredUsageEvent>();
-}
-
-/** The stored cost of the given sessions together. */
-export async function storedSessionCosts(ch: ClickHouse, userId: string, sessionIds: readonly string[]): Promise<string> {
-  const result = await ch.client.query({
-    query: `SELECT sum(cost) AS cost_sum FROM ${tableName(ch, 'usageBySession')} WHERE user_id = {user:String} AND session_id IN (SELECT arrayJoin({sessions:Array(UUID)}))`,
-    query_params: { user: userId, sessions: sessionIds },
-    format: 'JSONEachRow',
-  });
-  const [row] = await result.json<{ cost_sum: string }>();
-  return row?.cost_sum ?? '0';
 }
 
 /** Which of these event ids are stored (usage_event_ids: a primary-key search; ids are global, as the consumer dedupes them). */

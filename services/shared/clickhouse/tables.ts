@@ -13,6 +13,7 @@ export const TABLES = {
   agentNames: 'agent_names',
   sessions: 'sessions',
   sessionsCurrent: 'sessions_current',
+  sessionsByUser: 'sessions_by_user',
   telephonyNumbers: 'telephony_numbers',
   deadLetters: 'dead_letters',
 } as const;
