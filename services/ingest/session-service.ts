@@ -3,8 +3,9 @@ import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { sessionEnvelope } from './session-record.ts';
-import { endRoomSession, getSession, getSessionByRoom, updateSession, type SessionChange } from './sessions/session-commands.ts';
-import { newSession, type NewSessionInput, type Session, type SessionUpdate } from './sessions/session.ts';
+import { KeyedQueue } from './sessions/keyed-queue.ts';
+import { endSession, getSession, getSessionByRoom, newBoundedSession, updateSession, type SessionChange } from './sessions/session-commands.ts';
+import type { NewSessionInput, Session, SessionUpdate } from './sessions/session.ts';
 import type { SessionListQuery, SessionPage, SessionStore } from './sessions/session-store.ts';
 
 export interface SessionServiceDeps {
@@ -15,12 +16,21 @@ export interface SessionServiceDeps {
 }
 
 /**
- * Every answered change is durable: a new session is published before it enters the live store;
- * an update is applied atomically to the live store, then published, and reverted there when the
- * broker refuses it (unless a later change already built on it, whose record then carries it).
+ * Every answered change is durable, and a refused one never takes effect: a new session is
+ * published before it enters the live store; an update is applied atomically to the live store,
+ * then published, and reverted there when the broker refuses it. Changes of one session from this
+ * process run one at a time from apply to publish (or revert), so a change never builds on
+ * another that is still unacknowledged and a revert restores exactly the state it replaced: two
+ * changes in one failed send would otherwise leave the first one live under the second's revert.
+ * Other sessions go on alongside. Another ingest process can still build on an unacknowledged
+ * change; then the revert is skipped and the later change's record carries it.
  */
 export function createSessionService({ store, sink, log, now = Date.now }: SessionServiceDeps) {
   const live = <T>(work: () => Promise<T>) => liveState(work, log);
+  const inTurn = new KeyedQueue();
+
+  /** Runs one change of a session in its turn, through to the record or the revert. */
+  const applyInTurn = (id: string, apply: () => Promise<SessionChange>) => inTurn.run(id, async () => publishOrRevert(await live(apply)));
 
   async function publishOrRevert(change: SessionChange): Promise<Session> {
     if (change.before === null) return change.session;
@@ -38,14 +48,17 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
 
   return {
     async create(input: Omit<NewSessionInput, 'id'>): Promise<Session> {
-      const session = newSession({ ...input, id: randomUUID() }, now());
+      const session = newBoundedSession({ ...input, id: randomUUID() }, now());
       await sink.publish([sessionEnvelope(session, now())]);
       // Durable from here on: if the live store misses it, reads restore it from the history.
       await store.create(session).catch((error: unknown) => log.warn({ err: error, session_id: session.id }, 'session_live_write_failed'));
       return session;
     },
-    update: async (id: string, update: SessionUpdate) => publishOrRevert(await live(() => updateSession(store, id, update, now()))),
-    endByRoom: async (roomName: string) => publishOrRevert(await live(() => endRoomSession(store, roomName, now()))),
+    update: (id: string, update: SessionUpdate) => applyInTurn(id, () => updateSession(store, id, update, now())),
+    async endByRoom(roomName: string): Promise<Session> {
+      const latest = await live(() => getSessionByRoom(store, roomName));
+      return applyInTurn(latest.id, () => endSession(store, latest.id, now()));
+    },
     get: (id: string) => live(() => getSession(store, id)),
     getByRoom: (roomName: string) => live(() => getSessionByRoom(store, roomName)),
     list: (userId: string, query: SessionListQuery): Promise<SessionPage> => live(() => store.list(userId, query)),

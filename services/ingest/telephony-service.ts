@@ -1,8 +1,10 @@
 import { makeEnvelope } from '../shared/records/envelope.ts';
 import type { TelephonyNumberRecord } from '../shared/records/payloads.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
+import { KeyedQueue } from './sessions/keyed-queue.ts';
 import { assignNumber, releaseNumber, type AssignNumberInput, type TelephonyDeps } from './telephony/number-commands.ts';
 import type { AgentNumber, HeldNumber } from './telephony/number-rules.ts';
+import { normalizePhoneNumber } from './telephony/phone-number.ts';
 
 export interface TelephonyServiceDeps extends TelephonyDeps {
   readonly sink: RecordSink;
@@ -12,31 +14,48 @@ export interface TelephonyServiceDeps extends TelephonyDeps {
 /**
  * Assign and release are answered once their record is durable. If the record path refuses it,
  * the change is undone in the live store and at the carrier, and the client gets the 503.
+ * A change holds its agent and its number from this process, in that order, from the store's
+ * decision to the record (or the undo): nothing here builds on a change that may yet be undone,
+ * and an undo finds the state its change left. Two changes in one failed send would otherwise
+ * undo each other's undo (release, then assign, of one agent: the undone release re-assigns).
  */
 export function createTelephonyService({ store, provider, sink, now = Date.now }: TelephonyServiceDeps) {
+  const inTurn = new KeyedQueue();
+  const holdingAgent = <T>(agentId: string, work: () => Promise<T>) => inTurn.run(`agent:${agentId}`, work);
+  const holdingNumber = <T>(phoneNumber: string | null, work: () => Promise<T>) => (phoneNumber === null ? work() : inTurn.run(`number:${phoneNumber}`, work));
+
   const publish = (number: AgentNumber, status: TelephonyNumberRecord['status']) => {
     const at = now();
     const record: TelephonyNumberRecord = { agent_id: number.agent_id, phone_number: status === 'assigned' ? number.phone_number : null, provider: status === 'assigned' ? number.provider : null, status, changed_at: new Date(at).toISOString(), version: at };
     return sink.publish([makeEnvelope('telephony_number', number.agent_id, record, new Date(at), new Date(at))]);
   };
 
+  async function assign(input: AssignNumberInput): Promise<HeldNumber> {
+    const held = await assignNumber({ store, provider }, input, now());
+    await publish(held, 'assigned').catch(async (error: unknown) => {
+      await releaseNumber({ store, provider }, held.agent_id).catch(() => undefined);
+      throw error;
+    });
+    return held;
+  }
+
+  async function release(agentId: string): Promise<HeldNumber> {
+    const released = await releaseNumber({ store, provider }, agentId);
+    await publish(released, 'released').catch(async (error: unknown) => {
+      await assignNumber({ store, provider }, released, now()).catch(() => undefined);
+      throw error;
+    });
+    return released;
+  }
+
   return {
-    async assign(input: AssignNumberInput): Promise<HeldNumber> {
-      const held = await assignNumber({ store, provider }, input, now());
-      await publish(held, 'assigned').catch(async (error: unknown) => {
-        await releaseNumber({ store, provider }, held.agent_id).catch(() => undefined);
-        throw error;
-      });
-      return held;
+    assign(input: AssignNumberInput): Promise<HeldNumber> {
+      // An invalid number holds nothing: assignNumber refuses it before touching the store.
+      const normalized = normalizePhoneNumber(input.phone_number);
+      return holdingAgent(input.agent_id, () => holdingNumber(normalized.ok ? normalized.phone_number : null, () => assign(input)));
     },
-    async release(agentId: string): Promise<HeldNumber> {
-      const released = await releaseNumber({ store, provider }, agentId);
-      await publish(released, 'released').catch(async (error: unknown) => {
-        await assignNumber({ store, provider }, released, now()).catch(() => undefined);
-        throw error;
-      });
-      return released;
-    },
+    release: (agentId: string): Promise<HeldNumber> =>
+      holdingAgent(agentId, async () => holdingNumber((await store.get(agentId))?.phone_number ?? null, () => release(agentId))),
     get: (agentId: string) => store.get(agentId),
   };
 }

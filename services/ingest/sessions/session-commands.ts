@@ -1,5 +1,6 @@
 import { AppError } from '../../shared/errors.ts';
-import { applySessionUpdate, endSessionByRoom, newSession, type NewSessionInput, type Session, type SessionUpdate } from './session.ts';
+import { applySessionUpdate, endSessionByRoom, newSession, type JsonObject, type NewSessionInput, type Session, type SessionUpdate } from './session.ts';
+import { MAX_SESSION_DATA_BYTES, sessionDataBytes } from './session-limits.ts';
 import type { SessionMutation, SessionStore, SessionUpdateOutcome } from './session-store.ts';
 
 /**
@@ -15,9 +16,17 @@ export interface SessionChange {
 const NOT_FOUND = 'Session not found';
 
 export async function createSession(store: SessionStore, input: NewSessionInput, nowMs: number): Promise<Session> {
-  const session = newSession(input, nowMs);
+  const session = newBoundedSession(input, nowMs);
   await store.create(session);
   return session;
+}
+
+/** newSession, refusing (422) session_data over MAX_SESSION_DATA_BYTES. */
+export function newBoundedSession(input: NewSessionInput, nowMs: number): Session {
+  const data = input.session_data ?? {};
+  const bytes = sessionDataBytes(data);
+  if (bytes > MAX_SESSION_DATA_BYTES) throw sessionDataTooLarge('session_data', data, bytes);
+  return newSession(input, nowMs);
 }
 
 export async function getSession(store: SessionStore, id: string): Promise<Session> {
@@ -40,8 +49,13 @@ export async function updateSession(store: SessionStore, id: string, update: Ses
 /** Ends the room's latest session if it is ACTIVE; any other status is returned unchanged. */
 export async function endRoomSession(store: SessionStore, roomName: string, nowMs: number): Promise<SessionChange> {
   const latest = await getSessionByRoom(store, roomName);
+  return endSession(store, latest.id, nowMs);
+}
+
+/** endRoomSession once the room's latest session is known. */
+export async function endSession(store: SessionStore, id: string, nowMs: number): Promise<SessionChange> {
   return changeOf(
-    await store.update(latest.id, (current) => {
+    await store.update(id, (current) => {
       const ended = endSessionByRoom(current, nowMs);
       return ended === current ? null : ended;
     }),
@@ -53,8 +67,15 @@ export function sessionMutation(update: SessionUpdate, nowMs: number): SessionMu
   return (current) => {
     const result = applySessionUpdate(current, update, nowMs);
     if (result.kind === 'conflict') throw AppError.of('CONFLICT', result.detail);
+    if (result.kind === 'too_large') throw sessionDataTooLarge('metadata', update.metadata, result.bytes);
     return result.kind === 'changed' ? result.session : null;
   };
+}
+
+/** A pydantic `value_error` on the field, as a validator raising ValueError would give it. */
+function sessionDataTooLarge(field: 'session_data' | 'metadata', input: JsonObject | undefined, bytes: number): AppError {
+  const reason = `session_data would be ${bytes} bytes as JSON, over the limit of ${MAX_SESSION_DATA_BYTES} bytes`;
+  return AppError.validation([{ type: 'value_error', loc: ['body', field], msg: `Value error, ${reason}`, input, ctx: { error: {} } }]);
 }
 
 function changeOf(outcome: SessionUpdateOutcome): SessionChange {

@@ -1,4 +1,5 @@
 import type { CallDirection, CallStatus, JsonObject, Session, SessionStatus, TransferType } from './session.ts';
+import { MAX_SESSION_DATA_BYTES, sessionDataBytes } from './session-limits.ts';
 
 /** A change asked for by a client. Absent keys keep their value; null clears a nullable field. */
 export interface SessionUpdate {
@@ -20,7 +21,9 @@ export interface SessionUpdate {
 export type SessionUpdateResult =
   | { readonly kind: 'changed'; readonly session: Session }
   | { readonly kind: 'unchanged' }
-  | { readonly kind: 'conflict'; readonly detail: string };
+  | { readonly kind: 'conflict'; readonly detail: string }
+  /** The merged session_data would pass MAX_SESSION_DATA_BYTES; `bytes` is what it would take. */
+  | { readonly kind: 'too_large'; readonly bytes: number };
 
 // A final status is final: a late or replayed update must not reopen a call that was billed as ended.
 const ALLOWED_MOVES: Readonly<Record<SessionStatus, readonly SessionStatus[]>> = {
@@ -42,6 +45,10 @@ export function applySessionUpdate(session: Session, update: SessionUpdate, nowM
   const next = moveTo(withFields(session, update), target, update, nowMs);
   // Only a real change is a new revision, so a retried or empty PATCH leaves updated_at alone.
   if (sameContent(session, next)) return { kind: 'unchanged' };
+  if (update.metadata !== undefined) {
+    const bytes = sessionDataBytes(next.session_data);
+    if (bytes > MAX_SESSION_DATA_BYTES) return { kind: 'too_large', bytes };
+  }
   return { kind: 'changed', session: { ...next, updated_at: nowMs, version: session.version + 1 } };
 }
 

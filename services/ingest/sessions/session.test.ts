@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeSession, T0 } from './session.fixtures.ts';
 import { applySessionUpdate, endSessionByRoom, newSession, type Session, type SessionStatus, type SessionUpdate } from './session.ts';
+import { MAX_SESSION_DATA_BYTES, sessionDataBytes } from './session-limits.ts';
 
 const changed = (session: Session, update: SessionUpdate, nowMs = T0 + 90_000): Session => {
   const result = applySessionUpdate(session, update, nowMs);
@@ -108,6 +109,20 @@ describe('applySessionUpdate fields', () => {
 
   it('sets ended_at and duration without a status change', () => {
     expect(changed(makeSession(), { duration: 12 })).toMatchObject({ status: 'ACTIVE', duration: 12 });
+  });
+
+  it('refuses metadata that would grow session_data past its bound, counted in UTF-8 bytes of its JSON', () => {
+    const session = makeSession({ session_data: { a: 'é'.repeat(MAX_SESSION_DATA_BYTES / 4) } });
+    const fits = { b: 'x'.repeat(MAX_SESSION_DATA_BYTES / 2 - 20) };
+    expect(sessionDataBytes(changed(session, { metadata: fits }).session_data)).toBeLessThanOrEqual(MAX_SESSION_DATA_BYTES);
+    const grown = { b: 'x'.repeat(MAX_SESSION_DATA_BYTES / 2) };
+    expect(applySessionUpdate(session, { metadata: grown }, T0 + 1)).toEqual({ kind: 'too_large', bytes: sessionDataBytes({ ...session.session_data, ...grown }) });
+  });
+
+  it('lets a session already past the bound take changes that leave session_data alone', () => {
+    const session = makeSession({ session_data: { a: 'x'.repeat(MAX_SESSION_DATA_BYTES) } });
+    expect(changed(session, { call_status: 'ANSWERED' }).call_status).toBe('ANSWERED');
+    expect(applySessionUpdate(session, { metadata: { a: 'x'.repeat(MAX_SESSION_DATA_BYTES) } }, T0 + 1)).toEqual({ kind: 'unchanged' });
   });
 });
 

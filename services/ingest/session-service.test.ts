@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../shared/errors.ts';
+import { createLogger } from '../shared/logger.ts';
+import { MicroBatcher } from '../shared/micro-batcher.ts';
+import type { Envelope } from '../shared/records/envelope.ts';
+import type { RecordSink } from '../shared/records/record-sink.ts';
+import { createSessionService } from './session-service.ts';
+import { MemorySessionStore } from './sessions/memory-session-store.ts';
+import { MAX_SESSION_DATA_BYTES } from './sessions/session-limits.ts';
+import { T0 } from './sessions/session.fixtures.ts';
+
+const log = createLogger('silent');
+const brokerDown = () => AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable', { headers: { 'Retry-After': '1' } });
+
+/** A record sink that micro-batches like the Kafka one; `refuse` decides each flush. */
+function makeSink(refuse: (records: Envelope[]) => boolean = () => false) {
+  const flushes: Envelope[][] = [];
+  const batcher = new MicroBatcher<Envelope>(async (records) => {
+    flushes.push(records);
+    if (refuse(records)) throw brokerDown();
+  });
+  const sink: RecordSink = { publish: (envelopes) => batcher.submit(envelopes) };
+  return { sink, flushes };
+}
+
+function makeService(sink: RecordSink) {
+  const store = new MemorySessionStore();
+  let clock = T0;
+  const service = createSessionService({ store, sink, log, now: () => clock++ });
+  return { store, service };
+}
+
+const dataOf = (records: Envelope[]) => records.map((r) => (r.payload as { session_data: Record<string, unknown> }).session_data);
+
+describe('session service', () => {
+  it('leaves no trace of two PATCHes of one session that the broker refused, and publishes none later', async () => {
+    let refusing = false;
+    const { sink, flushes } = makeSink(() => refusing);
+    const { store, service } = makeService(sink);
+    const { id } = await service.create({ room_name: 'r', user_id: 'u' });
+    refusing = true;
+    const refused = await Promise.allSettled([service.update(id, { metadata: { a: 1 } }), service.update(id, { metadata: { b: 2 } })]);
+    expect(refused.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect((await store.get(id))?.session_data).toEqual({});
+
+    refusing = false;
+    flushes.length = 0;
+    const accepted = await service.update(id, { metadata: { c: 3 } });
+    expect(accepted.session_data).toEqual({ c: 3 });
+    expect(dataOf(flushes.flat())).toEqual([{ c: 3 }]);
+  });
+
+  it('keeps every one of many concurrent accepted PATCHes of one session, each in its own record', async () => {
+    const { sink, flushes } = makeSink();
+    const { store, service } = makeService(sink);
+    const { id } = await service.create({ room_name: 'r', user_id: 'u' });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => service.update(id, { metadata: { [`k${i}`]: i } })));
+    const stored = await store.get(id);
+    expect([Object.keys(stored?.session_data ?? {}).length, stored?.version]).toEqual([20, 21]);
+    expect(flushes.flat().map((r) => (r.payload as { version: number }).version)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+  });
+
+  it('publishes changes of different sessions in the same send, and refuses only the refused session', async () => {
+    let refusedId = '';
+    const { sink, flushes } = makeSink((records) => records.some((r) => r.key === refusedId));
+    const { store, service } = makeService(sink);
+    const [one, two, three] = await Promise.all(['r1', 'r2', 'r3'].map((room_name) => service.create({ room_name, user_id: 'u' })));
+    flushes.length = 0;
+    await Promise.all([service.update(one!.id, { call_status: 'ANSWERED' }), service.update(two!.id, { call_status: 'ANSWERED' })]);
+    expect(flushes.map((records) => records.length)).toEqual([2]);
+
+    refusedId = three!.id;
+    await expect(service.endByRoom('r3')).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+    expect((await store.get(three!.id))?.status).toBe('ACTIVE');
+    expect((await service.endByRoom('r1')).status).toBe('COMPLETED');
+  });
+
+  it('refuses with a 422 a PATCH that would grow session_data past its bound, and keeps the session', async () => {
+    const { sink, flushes } = makeSink();
+    const { store, service } = makeService(sink);
+    const half = 'x'.repeat(MAX_SESSION_DATA_BYTES / 2);
+    const { id } = await service.create({ room_name: 'r', user_id: 'u', session_data: { a: half } });
+    const refused = (await service.update(id, { metadata: { b: half } }).catch((e: unknown) => e)) as AppError;
+    expect([refused.code, refused.detail]).toEqual([
+      'VALIDATION',
+      [{ type: 'value_error', loc: ['body', 'metadata'], msg: expect.stringMatching(/^Value error, session_data would be \d+ bytes as JSON, over the limit of 65536 bytes$/), input: { b: half }, ctx: { error: {} } }],
+    ]);
+    expect((await store.get(id))?.version).toBe(1);
+    expect(flushes.flat()).toHaveLength(1);
+    await expect(service.update(id, { metadata: { b: 'small' } })).resolves.toMatchObject({ version: 2 });
+  });
+
+  it('refuses with a 422 a new session whose session_data is past its bound, and publishes nothing', async () => {
+    const { sink, flushes } = makeSink();
+    const { service } = makeService(sink);
+    const session_data = { a: 'x'.repeat(MAX_SESSION_DATA_BYTES) };
+    await expect(service.create({ room_name: 'r', user_id: 'u', session_data })).rejects.toMatchObject({ code: 'VALIDATION', detail: [{ loc: ['body', 'session_data'] }] });
+    expect(flushes).toEqual([]);
+  });
+});
