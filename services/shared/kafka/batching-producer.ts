@@ -4,6 +4,18 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { MicroBatcher } from '../micro-batcher.ts';
 import type { EncodedRecord } from '../records/envelope.ts';
+import { chunkByBytes, isRecordTooLarge, outgoingBytes, type Outgoing } from './record-size.ts';
+
+/**
+ * Bytes of records in one sendBatch. The broker refuses a partition's batch over message.max.bytes
+ * (1,048,588 by default, the local broker and docker-compose keep it) and kafkajs never splits a
+ * batch, so a larger flush would fail every time; this stays under it with room for the framing.
+ */
+export const DEFAULT_MAX_BATCH_BYTES = 1_000_000;
+
+export interface BatchingProducerOptions {
+  readonly maxBatchBytes?: number;
+}
 
 /** The idempotent producer every service publishes with: acks=-1, one request in flight, bounded retries. */
 export function createIdempotentProducer(kafka: Kafka): Producer {
@@ -17,31 +29,24 @@ export function createIdempotentProducer(kafka: Kafka): Producer {
   });
 }
 
-interface Outgoing {
-  readonly topic: string;
-  readonly record: EncodedRecord;
-}
-
 /**
  * Shares one sendBatch among all concurrent publishers (kafkajs has no linger). A publish resolves
- * only after the broker acknowledged (acks=-1) the send that carried its records; if the broker
+ * only after the broker acknowledged (acks=-1) the sends that carried its records; if the broker
  * did not, it rejects with DEPENDENCY_UNAVAILABLE (503, Retry-After) and nothing is acknowledged.
+ * Publishes join one flush only up to maxBatchBytes; one publish larger than that is sent alone,
+ * in several sendBatch calls in order. A record the broker refuses as too large rejects its own
+ * publish with PAYLOAD_TOO_LARGE (413): retrying it could never succeed.
  */
 export class BatchingProducer {
   private readonly batcher: MicroBatcher<Outgoing>;
 
-  constructor(producer: Producer, log: Logger) {
-    this.batcher = new MicroBatcher(async (outgoing) => {
-      try {
-        await producer.sendBatch({ acks: -1, topicMessages: groupByTopic(outgoing) });
-      } catch (error) {
-        log.warn({ err: error, records: outgoing.length }, 'kafka_send_failed');
-        throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable; nothing was stored. Retry the request.', {
-          cause: error,
-          headers: { 'Retry-After': '1' },
-        });
-      }
-    });
+  constructor(producer: Producer, log: Logger, { maxBatchBytes = DEFAULT_MAX_BATCH_BYTES }: BatchingProducerOptions = {}) {
+    this.batcher = new MicroBatcher(
+      async (outgoing) => {
+        for (const chunk of chunkByBytes(outgoing, maxBatchBytes)) await send(producer, log, chunk);
+      },
+      { maxWeight: maxBatchBytes, weigh: outgoingBytes },
+    );
   }
 
   publish(topic: string, records: readonly EncodedRecord[]): Promise<void> {
@@ -50,6 +55,22 @@ export class BatchingProducer {
 
   drain(): Promise<void> {
     return this.batcher.drain();
+  }
+}
+
+async function send(producer: Producer, log: Logger, outgoing: readonly Outgoing[]): Promise<void> {
+  try {
+    await producer.sendBatch({ acks: -1, topicMessages: groupByTopic(outgoing) });
+  } catch (error) {
+    if (isRecordTooLarge(error)) {
+      log.warn({ err: error, records: outgoing.length }, 'kafka_record_too_large');
+      throw AppError.of('PAYLOAD_TOO_LARGE', 'The record is larger than the broker accepts; nothing was stored.', { cause: error });
+    }
+    log.warn({ err: error, records: outgoing.length }, 'kafka_send_failed');
+    throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable; nothing was stored. Retry the request.', {
+      cause: error,
+      headers: { 'Retry-After': '1' },
+    });
   }
 }
 
