@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalKafka } from '../../infra/local/kafka.ts';
 import { createClickHouse } from '../../services/shared/clickhouse/client.ts';
 import { call } from '../support/api.ts';
+import { makeNumberAssignBody } from '../support/bodies.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { drained } from '../support/drained.ts';
 import { eventually, flushPrefix, isolate, serviceEnv, testConfig } from '../support/harness.ts';
@@ -111,5 +112,36 @@ describe('a broker that is down', () => {
       return retried;
     }, 60_000, 500);
     expect(accepted.body.status).toBe('COMPLETED');
+  }, 180_000);
+
+  it('refuses telephony assign and release with 503 and Retry-After and changes no number, then serves them once the broker is back', async () => {
+    const assigned = await call(app.url, 'POST', '/api/telephony/numbers/assign', makeNumberAssignBody({ agent_id: 'agent-held', phone_number: '+15551239001' }));
+    expect(assigned.status).toBe(200);
+    const held = await call(app.url, 'GET', '/api/telephony/numbers/agent-held');
+    expect(held.status).toBe(200);
+    await kafka.stop();
+
+    const refusedAssign = await call(app.url, 'POST', '/api/telephony/numbers/assign', makeNumberAssignBody({ agent_id: 'agent-new', phone_number: '+15551239002' }));
+    expect([refusedAssign.status, refusedAssign.headers.get('retry-after')]).toEqual([503, '1']);
+    const refusedRelease = await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-held' });
+    expect([refusedRelease.status, refusedRelease.headers.get('retry-after')]).toEqual([503, '1']);
+    // Which agent holds which number is unchanged. Two traces of the undone change remain today
+    // (reported as service defects, so not asserted either way): the refused release re-assigns
+    // with a new assigned_at, and the refused assign leaves agent-new known with no number (200
+    // with nulls, not 404).
+    const stillHeld = await call(app.url, 'GET', '/api/telephony/numbers/agent-held');
+    expect([stillHeld.status, stillHeld.body]).toEqual([200, { ...held.body, assigned_at: expect.any(String) }]);
+    const notAssigned = await call<{ phone_number?: string | null }>(app.url, 'GET', '/api/telephony/numbers/agent-new');
+    expect(notAssigned.body.phone_number ?? null).toBeNull();
+
+    await kafka.start();
+    const accepted = await eventually(async () => {
+      const retried = await call(app.url, 'POST', '/api/telephony/numbers/assign', makeNumberAssignBody({ agent_id: 'agent-new', phone_number: '+15551239002' }));
+      expect(retried.status).toBe(200);
+      return retried;
+    }, 60_000, 500);
+    expect(accepted.text).toBe('{"status":"assigned","phone_number":"+15551239002","agent_id":"agent-new","provider":"twilio"}');
+    const released = await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-held' });
+    expect([released.status, released.text]).toEqual([200, '{"status":"released","phone_number":"+15551239001"}']);
   }, 180_000);
 });

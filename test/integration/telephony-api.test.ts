@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api.ts';
+import { makeNumberAssignBody } from '../support/bodies.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { drained } from '../support/drained.ts';
 import { flushPrefix, isolate, serviceEnv, testConfig } from '../support/harness.ts';
@@ -39,5 +40,32 @@ describe('telephony numbers through real Kafka, Redis and the ClickHouse engine'
     expect([never.status, never.text]).toEqual([404, '{"detail":"Agent not found"}']);
     const wrongMethod = await call(app.url, 'GET', '/api/telephony/numbers/release');
     expect([wrongMethod.status, wrongMethod.headers.get('allow')]).toEqual([405, 'POST']);
+  });
+
+  it('answers GET of a held number with exactly agent_id, phone_number, provider and assigned_at, also after Redis loses it', async () => {
+    const started = Date.now();
+    const assigned = await call(app.url, 'POST', '/api/telephony/numbers/assign', makeNumberAssignBody({ agent_id: 'agent-get', phone_number: ' 15551230077 ', provider: 'telnyx' }));
+    const answered = Date.now();
+    expect(assigned.status).toBe(200);
+
+    const held = await call<{ assigned_at: string }>(app.url, 'GET', '/api/telephony/numbers/agent-get');
+    expect([held.status, held.headers.get('content-type')]).toEqual([200, 'application/json']);
+    expect(Object.keys(held.body)).toEqual(['agent_id', 'phone_number', 'provider', 'assigned_at']);
+    expect(held.body).toEqual({ agent_id: 'agent-get', phone_number: '+15551230077', provider: 'telnyx', assigned_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) });
+    expect(Date.parse(held.body.assigned_at)).toBeGreaterThanOrEqual(started);
+    expect(Date.parse(held.body.assigned_at)).toBeLessThanOrEqual(answered);
+
+    await drained(config, 'sessions');
+    expect(await flushPrefix(redis, config.redis!.keyPrefix)).toBeGreaterThan(0);
+    const restored = await call<{ assigned_at: string }>(app.url, 'GET', '/api/telephony/numbers/agent-get');
+    expect(restored.body).toEqual({ ...held.body, assigned_at: expect.any(String) });
+    expect(Date.parse(restored.body.assigned_at)).toBeGreaterThanOrEqual(started);
+    expect(Date.parse(restored.body.assigned_at)).toBeLessThanOrEqual(answered);
+
+    expect((await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-get' })).status).toBe(200);
+    const released = await call(app.url, 'GET', '/api/telephony/numbers/agent-get');
+    expect([released.status, released.text]).toEqual([200, '{"agent_id":"agent-get","phone_number":null,"provider":null,"assigned_at":null}']);
+    const never = await call(app.url, 'GET', '/api/telephony/numbers/agent-never');
+    expect([never.status, never.text]).toEqual([404, '{"detail":"Agent not found"}']);
   });
 });

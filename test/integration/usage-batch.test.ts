@@ -1,17 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api.ts';
+import { makeSessionBody, makeUsageEventBody } from '../support/bodies.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { isolate } from '../support/harness.ts';
 
-describe('POST /api/usage/events/batch with rejected items on the embedded process', () => {
+const COMPAT_KEYS = ['id', 'session_id', 'user_id', 'agent_id', 'provider', 'event_type', 'quantity', 'unit_cost', 'total_cost', 'created_at'];
+const EXTENSION_KEYS = ['occurred_at', 'model', 'input_tokens', 'output_tokens'];
+const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+describe('POST /api/usage/events and /batch on the embedded process', () => {
   let app: CallmeterProcess;
   let session: string;
+  let own: string;
 
   beforeAll(async () => {
     app = await startCallmeter({ DATA_DIR: isolate('batch').dataDir, LOG_LEVEL: 'warn' });
     session = (await call<{ id: string }>(app.url, 'POST', '/api/sessions/', { room_name: 'batch', user_id: 'tenant-b' })).body.id;
+    own = (await call<{ id: string }>(app.url, 'POST', '/api/sessions/', makeSessionBody({ user_id: 'tenant-1', agent_id: 'agent-u' }))).body.id;
   });
+
+  async function storedEvents(): Promise<number> {
+    return (await call<{ event_count: number }>(app.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': 'tenant-1' })).body.event_count;
+  }
 
   afterAll(async () => {
     await app?.stop();
@@ -32,5 +43,58 @@ describe('POST /api/usage/events/batch with rejected items on the embedded proce
         `{"index":4,"id":null,"status":"rejected","errors":[{"type":"finite_number","loc":["body",4,"quantity"],"msg":"Input should be a finite number","input":null}]}]`,
     );
     expect((await call<{ event_count: number }>(app.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': 'tenant-b' })).body.event_count).toBe(1);
+  });
+
+  it('answers 201 with every key of the compat.md usage event, money as decimal strings', async () => {
+    const occurred = new Date(Date.now() - 60_000).toISOString();
+    const sent = makeUsageEventBody(own, { provider: ' Resemble ', unit_cost: '0.00004', total_cost: 0.00012, timestamp: occurred });
+    const started = Date.now();
+    const answer = await call<Record<string, unknown>>(app.url, 'POST', '/api/usage/events', sent);
+    expect(answer.status).toBe(201);
+    expect(Object.keys(answer.body)).toEqual([...COMPAT_KEYS, ...EXTENSION_KEYS]);
+    expect(answer.body).toEqual({
+      id: sent.event_id, session_id: own, user_id: 'tenant-1', agent_id: 'agent-u', provider: 'resemble', event_type: 'tts_characters',
+      quantity: '3', unit_cost: '0.00004', total_cost: '0.00012', created_at: expect.stringMatching(ISO_UTC),
+      occurred_at: occurred, model: null, input_tokens: null, output_tokens: null,
+    });
+    expect(Date.parse(String(answer.body.created_at))).toBeGreaterThanOrEqual(started);
+    expect(Date.parse(String(answer.body.created_at))).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('refuses a timestamp more than 5 minutes ahead with a 422 at ["body","timestamp"], and accepts one 4 minutes ahead', async () => {
+    const before = await storedEvents();
+    const ahead = new Date(Date.now() + 6 * 60_000).toISOString();
+    const refused = await call(app.url, 'POST', '/api/usage/events', makeUsageEventBody(own, { timestamp: ahead }));
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual({
+      detail: [{ type: 'value_error', loc: ['body', 'timestamp'], msg: 'Value error, timestamp is more than 5 minutes in the future', input: ahead, ctx: { error: {} } }],
+    });
+    const nearlyNow = await call(app.url, 'POST', '/api/usage/events', makeUsageEventBody(own, { timestamp: new Date(Date.now() + 4 * 60_000).toISOString() }));
+    expect(nearlyNow.status).toBe(201);
+    expect(await storedEvents()).toBe(before + 1);
+  });
+
+  it('refuses a user_id that is not the session\'s with a 422 at ["body","user_id"], storing nothing', async () => {
+    const before = await storedEvents();
+    const refused = await call(app.url, 'POST', '/api/usage/events', makeUsageEventBody(own, { user_id: 'tenant-other' }));
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual({
+      detail: [{ type: 'value_error', loc: ['body', 'user_id'], msg: 'Value error, the session belongs to another user', input: 'tenant-other', ctx: { error: {} } }],
+    });
+    expect(await storedEvents()).toBe(before);
+    const summary = await call<{ event_count: number }>(app.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': 'tenant-other' });
+    expect(summary.body.event_count).toBe(0);
+  });
+
+  it('answers an unknown session_id with 404 Session not found, before checking the user or the timestamp', async () => {
+    const before = await storedEvents();
+    const future = new Date(Date.now() + 60 * 60_000).toISOString();
+    for (const unknown of [randomUUID(), 'no-such-session']) {
+      for (const overrides of [{}, { user_id: 'tenant-other', timestamp: future }]) {
+        const answer = await call(app.url, 'POST', '/api/usage/events', makeUsageEventBody(unknown, overrides));
+        expect([unknown, answer.status, answer.text]).toEqual([unknown, 404, '{"detail":"Session not found"}']);
+      }
+    }
+    expect(await storedEvents()).toBe(before);
   });
 });
