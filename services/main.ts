@@ -23,6 +23,11 @@ async function main(): Promise<void> {
   const shutdown = new Shutdown(log, config.shutdownTimeoutMs);
   shutdown.installSignalHandlers();
 
+  if (config.clickhouse.url === null && config.kafka !== null && !config.services.includes('consumer')) {
+    // The embedded engine is this process's own: the consumer's database, where sessions and numbers
+    // are stored, is not the one read here. Said loudly, as a split deployment needs CLICKHOUSE_URL.
+    log.warn({ services: config.services, hint: 'set CLICKHOUSE_URL to read the database the consumer writes' }, 'clickhouse_embedded_without_consumer');
+  }
   const infra = await connectInfrastructure(config, log, shutdown);
   // Shared by the consumer (writes) and the cost queries (read) of this process.
   const liveUsage = infra.redis === null ? new MemoryLiveUsage() : new RedisLiveUsage(infra.redis, config.redis?.keyPrefix ?? '');
