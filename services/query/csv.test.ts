@@ -26,7 +26,10 @@ describe('CSV exports', () => {
   it('answers CSV for format=csv or Accept: text/csv, JSON otherwise', () => {
     expect(wantsCsv('csv', '')).toBe(true);
     expect(wantsCsv(undefined, 'text/csv')).toBe(true);
-    expect(wantsCsv(undefined, 'application/json, text/csv;q=0.5')).toBe(true);
+    expect(wantsCsv(undefined, 'application/json;q=0.5, text/csv')).toBe(true);
+    expect(wantsCsv(undefined, 'application/json, text/csv;q=0.5')).toBe(false);
+    expect(wantsCsv(undefined, 'text/csv;q=0')).toBe(false);
+    expect(wantsCsv(undefined, 'TEXT/CSV; charset=utf-8')).toBe(true);
     expect(wantsCsv('json', 'text/csv')).toBe(false);
     expect(wantsCsv(undefined, '*/*')).toBe(false);
     expect(wantsCsv(undefined, 'text/csvx')).toBe(false);

@@ -36,8 +36,24 @@ export function agentsCsv(agents: readonly AgentCost[], currency: string): TextB
   );
 }
 
-/** CSV when the request asks for it: format=csv, or an Accept header naming text/csv (format=json wins). */
+/**
+ * CSV when the request asks for it: format=csv, or an Accept header that names text/csv with a
+ * weight above 0 and above application/json's (format=json wins over any header).
+ */
 export function wantsCsv(format: string | undefined, accept: string): boolean {
   if (format !== undefined) return format === 'csv';
-  return /(^|,)\s*text\/csv\s*(;|,|$)/i.test(accept);
+  const weights = acceptWeights(accept);
+  const csv = weights.get('text/csv') ?? 0;
+  return csv > 0 && csv >= (weights.get('application/json') ?? 0);
+}
+
+function acceptWeights(accept: string): Map<string, number> {
+  const weights = new Map<string, number>();
+  for (const range of accept.split(',')) {
+    const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    const q = params.find((param) => param.startsWith('q='));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    if (type !== '' && Number.isFinite(weight)) weights.set(type, weight);
+  }
+  return weights;
 }
