@@ -11,6 +11,7 @@ import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { drained } from '../support/drained.ts';
 import { eventually, isolate, serviceEnv, testConfig } from '../support/harness.ts';
+import { expectedTotals, storedTotals } from '../support/rollups.ts';
 import { readTopic } from '../support/topic-messages.ts';
 
 const SESSIONS = 20;
@@ -80,7 +81,7 @@ describe('usage events through real Kafka, Redis and the ClickHouse engine', () 
     const one = async (sql: string) => (await (await ch.client.query({ query: sql, format: 'JSONEachRow' })).json<Record<string, string>>())[0]!;
     const db = ch.database;
     expect(await one(`SELECT count() AS n, uniqExact(id) AS ids, sum(cost) AS cost FROM ${db}.usage_events`)).toEqual({ n: String(EVENTS), ids: String(EVENTS), cost: expected.toFixed() });
-    expect(await one(`SELECT sum(events) AS n, sum(cost) AS cost FROM ${db}.usage_rollup_15m`)).toEqual({ n: String(EVENTS), cost: expected.toFixed() });
+    expect(await storedTotals(ch)).toEqual(expectedTotals(EVENTS, expected.toFixed()));
     expect(await one(`SELECT DISTINCT provider, service, unit, cost_source FROM ${db}.usage_events`)).toEqual({ provider: 'resemble', service: 'tts', unit: 'character', cost_source: 'computed' });
     expect(await one(`SELECT count() AS n FROM ${db}.dead_letters WHERE topic LIKE '%usage%'`)).toEqual({ n: '1' });
     await ch.client.close();
