@@ -10,7 +10,7 @@ import { RecordingTelephonyProvider } from './telephony/telephony-provider.ts';
 const N0 = '+15551230001';
 const N1 = '+15551230002';
 
-/** A record sink that micro-batches like the Kafka one; it refuses every flush while `refusing`. */
+/** A record sink that micro-batches like the Kafka one; it refuses every flush while `refusing`. A clock that moves 1 ms a read. */
 function makeService() {
   const state = { refusing: false };
   const flushes: Envelope[][] = [];
@@ -20,8 +20,10 @@ function makeService() {
   });
   const sink: RecordSink = { publish: (envelopes) => batcher.submit(envelopes) };
   const store = new MemoryNumberStore();
-  const service = createTelephonyService({ store, provider: new RecordingTelephonyProvider(), sink });
-  return { service, store, state, flushes };
+  let clock = Date.UTC(2026, 10, 22);
+  const provider = new RecordingTelephonyProvider();
+  const service = createTelephonyService({ store, provider, sink, now: () => (clock += 1) });
+  return { service, store, provider, state, flushes };
 }
 
 const codeOf = (result: PromiseSettledResult<unknown>) => (result.status === 'rejected' ? (result.reason as AppError).code : 'OK');
@@ -54,5 +56,40 @@ describe('telephony service', () => {
     ]);
     expect(flushes.map((records) => records.length)).toEqual([2]);
     await expect(service.release('agent-1')).resolves.toMatchObject({ phone_number: N0 });
+  });
+
+  it('publishes an assigned number with its own assigned_at as changed_at, which is what history reads back', async () => {
+    const { service, flushes } = makeService();
+    const held = await service.assign({ agent_id: 'agent-1', phone_number: N0, provider: 'twilio' });
+    expect(flushes.flat().map((record) => record.payload)).toMatchObject([{ status: 'assigned', phone_number: N0, changed_at: new Date(held.assigned_at).toISOString() }]);
+  });
+
+  it('a refused release leaves the number exactly as held, with its own assigned_at', async () => {
+    const { service, store, state } = makeService();
+    const held = await service.assign({ agent_id: 'agent-1', phone_number: N0, provider: 'twilio' });
+    state.refusing = true;
+    await expect(service.release('agent-1')).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+    expect(await store.get('agent-1')).toEqual(held);
+  });
+
+  it('a refused assign of an agent that never held a number leaves it unknown and the number free', async () => {
+    const { service, store, provider, state } = makeService();
+    state.refusing = true;
+    await expect(service.assign({ agent_id: 'agent-1', phone_number: N0, provider: 'twilio' })).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+    expect(await store.get('agent-1')).toBeNull();
+    await expect(service.release('agent-1')).rejects.toMatchObject({ code: 'NOT_FOUND', detail: 'Agent not found' });
+    expect(provider.calls.map((call) => call.operation)).toEqual(['assign', 'release']);
+    state.refusing = false;
+    await expect(service.assign({ agent_id: 'agent-2', phone_number: N0, provider: 'twilio' })).resolves.toMatchObject({ agent_id: 'agent-2' });
+  });
+
+  it('a refused assign of an agent that released its number leaves it known with no number', async () => {
+    const { service, store, state } = makeService();
+    await service.assign({ agent_id: 'agent-1', phone_number: N0, provider: 'twilio' });
+    await service.release('agent-1');
+    state.refusing = true;
+    await expect(service.assign({ agent_id: 'agent-1', phone_number: N1, provider: 'twilio' })).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+    expect(await store.get('agent-1')).toEqual({ agent_id: 'agent-1', phone_number: null, provider: null, assigned_at: null });
+    await expect(service.release('agent-1')).rejects.toMatchObject({ code: 'BAD_REQUEST' });
   });
 });

@@ -2,8 +2,8 @@ import { makeEnvelope } from '../shared/records/envelope.ts';
 import type { TelephonyNumberRecord } from '../shared/records/payloads.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { KeyedQueue } from './sessions/keyed-queue.ts';
-import { assignNumber, releaseNumber, type AssignNumberInput, type TelephonyDeps } from './telephony/number-commands.ts';
-import type { AgentNumber, HeldNumber } from './telephony/number-rules.ts';
+import { assignNumber, reassignNumber, releaseNumber, unassignNumber, type AssignNumberInput, type TelephonyDeps } from './telephony/number-commands.ts';
+import type { HeldNumber } from './telephony/number-rules.ts';
 import { normalizePhoneNumber } from './telephony/phone-number.ts';
 
 export interface TelephonyServiceDeps extends TelephonyDeps {
@@ -18,31 +18,36 @@ export interface TelephonyServiceDeps extends TelephonyDeps {
  * decision to the record (or the undo): nothing here builds on a change that may yet be undone,
  * and an undo finds the state its change left. Two changes in one failed send would otherwise
  * undo each other's undo (release, then assign, of one agent: the undone release re-assigns).
+ * An undo restores the agent exactly: the released number with its own assigned_at, and an agent
+ * that never held a number unknown again (404, not 200 with nulls).
  */
 export function createTelephonyService({ store, provider, sink, now = Date.now }: TelephonyServiceDeps) {
   const inTurn = new KeyedQueue();
   const holdingAgent = <T>(agentId: string, work: () => Promise<T>) => inTurn.run(`agent:${agentId}`, work);
   const holdingNumber = <T>(phoneNumber: string | null, work: () => Promise<T>) => (phoneNumber === null ? work() : inTurn.run(`number:${phoneNumber}`, work));
 
-  const publish = (number: AgentNumber, status: TelephonyNumberRecord['status']) => {
+  // An assigned record's changed_at is the number's own assigned_at: that is what the history
+  // reads back as assigned_at once live state has lost the number. version is the publish time.
+  const publish = (number: HeldNumber, status: TelephonyNumberRecord['status']) => {
     const at = now();
-    const record: TelephonyNumberRecord = { agent_id: number.agent_id, phone_number: status === 'assigned' ? number.phone_number : null, provider: status === 'assigned' ? number.provider : null, status, changed_at: new Date(at).toISOString(), version: at };
-    return sink.publish([makeEnvelope('telephony_number', number.agent_id, record, new Date(at), new Date(at))]);
+    const changedAt = new Date(status === 'assigned' ? number.assigned_at : at);
+    const record: TelephonyNumberRecord = { agent_id: number.agent_id, phone_number: status === 'assigned' ? number.phone_number : null, provider: status === 'assigned' ? number.provider : null, status, changed_at: changedAt.toISOString(), version: at };
+    return sink.publish([makeEnvelope('telephony_number', number.agent_id, record, changedAt, new Date(at))]);
   };
 
   async function assign(input: AssignNumberInput): Promise<HeldNumber> {
-    const held = await assignNumber({ store, provider }, input, now());
-    await publish(held, 'assigned').catch(async (error: unknown) => {
-      await releaseNumber({ store, provider }, held.agent_id).catch(() => undefined);
+    const assignment = await assignNumber({ store, provider }, input, now());
+    await publish(assignment.held, 'assigned').catch(async (error: unknown) => {
+      await unassignNumber({ store, provider }, assignment).catch(() => undefined);
       throw error;
     });
-    return held;
+    return assignment.held;
   }
 
   async function release(agentId: string): Promise<HeldNumber> {
     const released = await releaseNumber({ store, provider }, agentId);
     await publish(released, 'released').catch(async (error: unknown) => {
-      await assignNumber({ store, provider }, released, now()).catch(() => undefined);
+      await reassignNumber({ store, provider }, released).catch(() => undefined);
       throw error;
     });
     return released;

@@ -125,14 +125,14 @@ describe('a broker that is down', () => {
     expect([refusedAssign.status, refusedAssign.headers.get('retry-after')]).toEqual([503, '1']);
     const refusedRelease = await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-held' });
     expect([refusedRelease.status, refusedRelease.headers.get('retry-after')]).toEqual([503, '1']);
-    // Which agent holds which number is unchanged. Two traces of the undone change remain today
-    // (reported as service defects, so not asserted either way): the refused release re-assigns
-    // with a new assigned_at, and the refused assign leaves agent-new known with no number (200
-    // with nulls, not 404).
+    // The undone changes leave no trace: agent-held keeps its number with its own assigned_at, and
+    // agent-new, which never held a number, is still unknown.
     const stillHeld = await call(app.url, 'GET', '/api/telephony/numbers/agent-held');
-    expect([stillHeld.status, stillHeld.body]).toEqual([200, { ...held.body, assigned_at: expect.any(String) }]);
-    const notAssigned = await call<{ phone_number?: string | null }>(app.url, 'GET', '/api/telephony/numbers/agent-new');
-    expect(notAssigned.body.phone_number ?? null).toBeNull();
+    expect([stillHeld.status, stillHeld.text]).toEqual([200, held.text]);
+    const notAssigned = await call(app.url, 'GET', '/api/telephony/numbers/agent-new');
+    expect([notAssigned.status, notAssigned.text]).toEqual([404, '{"detail":"Agent not found"}']);
+    const notKnown = await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-new' });
+    expect([notKnown.status, notKnown.text]).toEqual([404, '{"detail":"Agent not found"}']);
 
     await kafka.start();
     const accepted = await eventually(async () => {

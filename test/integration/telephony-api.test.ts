@@ -57,10 +57,9 @@ describe('telephony numbers through real Kafka, Redis and the ClickHouse engine'
 
     await drained(config, 'sessions');
     expect(await flushPrefix(redis, config.redis!.keyPrefix)).toBeGreaterThan(0);
-    const restored = await call<{ assigned_at: string }>(app.url, 'GET', '/api/telephony/numbers/agent-get');
-    expect(restored.body).toEqual({ ...held.body, assigned_at: expect.any(String) });
-    expect(Date.parse(restored.body.assigned_at)).toBeGreaterThanOrEqual(started);
-    expect(Date.parse(restored.body.assigned_at)).toBeLessThanOrEqual(answered);
+    // Read back from ClickHouse: the stored record carries the assignment's own time.
+    const restored = await call(app.url, 'GET', '/api/telephony/numbers/agent-get');
+    expect([restored.status, restored.text]).toEqual([200, held.text]);
 
     expect((await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-get' })).status).toBe(200);
     const released = await call(app.url, 'GET', '/api/telephony/numbers/agent-get');

@@ -1,5 +1,5 @@
 import type { NumberStore } from '../telephony/number-store.ts';
-import type { AgentNumber, AssignOutcome, AssignRequest, ReleaseOutcome } from '../telephony/number-rules.ts';
+import type { AgentNumber, AssignOutcome, AssignRequest, HeldNumber, ReleaseOutcome } from '../telephony/number-rules.ts';
 import type { NumberHistory } from './number-history.ts';
 
 /**
@@ -31,6 +31,11 @@ export class HistoryBackedNumberStore implements NumberStore {
     if (stored.phone_number === null) return { kind: 'no_number', detail: 'Agent has no assigned phone number' };
     await this.restoreAgent(agentId);
     return this.live.release(agentId);
+  }
+
+  /** Live state only: the assignment being undone was refused by the record path, so history never had it. */
+  forget(held: HeldNumber): Promise<boolean> {
+    return this.live.forget(held);
   }
 
   private async restoreAgent(agentId: string): Promise<void> {

@@ -10,6 +10,8 @@ interface NumberRow {
   assigned_ms: string;
 }
 
+// An assigned record's changed_at is the number's own assigned_at (telephony-service.ts publishes
+// it so), not the time it was published: that is what a GET answered before live state lost it.
 const COLUMNS = 'agent_id, phone_number, provider, status, toUnixTimestamp64Milli(changed_at) AS assigned_ms';
 
 /** The latest stored state of telephony numbers, read when live state no longer holds it. */

@@ -1,4 +1,4 @@
-import { decideAssign, decideRelease, releasedAgent, type AgentNumber, type AssignOutcome, type AssignRequest, type ReleaseOutcome } from './number-rules.ts';
+import { decideAssign, decideRelease, releasedAgent, type AgentNumber, type AssignOutcome, type AssignRequest, type HeldNumber, type ReleaseOutcome } from './number-rules.ts';
 import type { NumberStore } from './number-store.ts';
 
 /** One process: each operation reads, decides and writes within one synchronous step. */
@@ -22,6 +22,13 @@ export class MemoryNumberStore implements NumberStore {
       if (this.holders.get(outcome.released.phone_number) === agentId) this.holders.delete(outcome.released.phone_number);
     }
     return outcome;
+  }
+
+  async forget(held: HeldNumber): Promise<boolean> {
+    if (this.agents.get(held.agent_id)?.phone_number !== held.phone_number) return false;
+    this.agents.delete(held.agent_id);
+    if (this.holders.get(held.phone_number) === held.agent_id) this.holders.delete(held.phone_number);
+    return true;
   }
 
   async get(agentId: string): Promise<AgentNumber | null> {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryNumberStore } from './memory-number-store.ts';
-import { assignNumber, releaseNumber, type TelephonyDeps } from './number-commands.ts';
+import { assignNumber, reassignNumber, releaseNumber, unassignNumber, type TelephonyDeps } from './number-commands.ts';
 import { RecordingTelephonyProvider } from './telephony-provider.ts';
 
 const T0 = Date.UTC(2026, 10, 22);
 const makeDeps = () => ({ store: new MemoryNumberStore(), provider: new RecordingTelephonyProvider() }) satisfies TelephonyDeps;
-const assign = (deps: TelephonyDeps, agent_id = 'agent-1', phone_number = ' +1 (555) 123-0001') => assignNumber(deps, { agent_id, phone_number, provider: 'twilio' }, T0);
+const assign = async (deps: TelephonyDeps, agent_id = 'agent-1', phone_number = ' +1 (555) 123-0001') => (await assignNumber(deps, { agent_id, phone_number, provider: 'twilio' }, T0)).held;
 
 describe('assignNumber', () => {
   it('stores the E.164 number and routes it at the carrier', async () => {
@@ -29,12 +29,36 @@ describe('assignNumber', () => {
     expect(deps.provider.calls).toHaveLength(1);
   });
 
-  it('frees the number again when the carrier fails', async () => {
+  it('frees the number and leaves an agent that never held one unknown when the carrier fails', async () => {
     const deps = makeDeps();
     deps.provider.failNext();
     await expect(assign(deps)).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
-    expect((await deps.store.get('agent-1'))?.phone_number).toBeNull();
+    expect(await deps.store.get('agent-1')).toBeNull();
     await expect(assign(deps, 'agent-2')).resolves.toMatchObject({ agent_id: 'agent-2' });
+  });
+
+  it('leaves an agent that had released its number known with none when the carrier fails', async () => {
+    const deps = makeDeps();
+    await assign(deps);
+    await releaseNumber(deps, 'agent-1');
+    deps.provider.failNext();
+    await expect(assign(deps, 'agent-1', '+15551230002')).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+    expect(await deps.store.get('agent-1')).toEqual({ agent_id: 'agent-1', phone_number: null, provider: null, assigned_at: null });
+  });
+});
+
+describe('unassignNumber and reassignNumber', () => {
+  it('undo an assignment and a release exactly, in the store and at the carrier', async () => {
+    const deps = makeDeps();
+    const assignment = await assignNumber(deps, { agent_id: 'agent-1', phone_number: '+15551230001', provider: 'twilio' }, T0);
+    expect(assignment.previous).toBeNull();
+    await unassignNumber(deps, assignment);
+    expect(await deps.store.get('agent-1')).toBeNull();
+    const held = await assign(deps);
+    const released = await releaseNumber(deps, 'agent-1');
+    await reassignNumber(deps, released);
+    expect(await deps.store.get('agent-1')).toEqual(held);
+    expect(deps.provider.calls.map((call) => call.operation)).toEqual(['assign', 'release', 'assign', 'release', 'assign']);
   });
 });
 

@@ -18,7 +18,8 @@ export interface HeldNumber extends AgentNumber {
 }
 
 export type AssignOutcome =
-  | { readonly kind: 'assigned'; readonly assignment: HeldNumber }
+  /** `previous`: the agent before, null if it never held a number; an undo restores exactly that. */
+  | { readonly kind: 'assigned'; readonly assignment: HeldNumber; readonly previous: AgentNumber | null }
   | { readonly kind: 'agent_has_number'; readonly phone_number: string; readonly detail: string }
   | { readonly kind: 'number_taken'; readonly detail: string };
 
@@ -43,7 +44,7 @@ export function decideAssign(agent: AgentNumber | null, holder: string | null, r
   if (holder !== null && holder !== request.agent_id) {
     return { kind: 'number_taken', detail: `Phone number ${request.phone_number} is assigned to another agent` };
   }
-  return { kind: 'assigned', assignment: { ...request } };
+  return { kind: 'assigned', assignment: { ...request }, previous: agent };
 }
 
 /** An agent is known once it has held a number; releasing twice finds no number (compat.md). */

@@ -17,8 +17,39 @@ export function numberStoreContract(name: string, makeStore: MakeNumberStore): v
     it('assigns a free number and shows it on the agent', async () => {
       const store = await makeStore();
       const request = makeAssignRequest();
-      expect(await store.assign(request)).toEqual({ kind: 'assigned', assignment: request });
+      expect(await store.assign(request)).toEqual({ kind: 'assigned', assignment: request, previous: null });
       expect(await store.get('agent-1')).toEqual(request);
+    });
+
+    it('names the agent as it was before an assignment: null if it never held a number, else known with none', async () => {
+      const store = await makeStore();
+      await store.assign(makeAssignRequest());
+      await store.release('agent-1');
+      const again = makeAssignRequest({ phone_number: '+15551230002' });
+      expect(await store.assign(again)).toEqual({ kind: 'assigned', assignment: again, previous: { agent_id: 'agent-1', phone_number: null, provider: null, assigned_at: null } });
+    });
+
+    it('forgets an agent that still holds the number: it is unknown again and the number free', async () => {
+      const store = await makeStore();
+      const request = makeAssignRequest();
+      await store.assign(request);
+      expect(await store.forget(request)).toBe(true);
+      expect(await store.get('agent-1')).toBeNull();
+      expect(await store.release('agent-1')).toEqual({ kind: 'agent_unknown', detail: 'Agent not found' });
+      expect(await store.assign(makeAssignRequest({ agent_id: 'agent-2' }))).toMatchObject({ kind: 'assigned', previous: null });
+    });
+
+    it('forgets nothing when the agent no longer holds that number', async () => {
+      const store = await makeStore();
+      const first = makeAssignRequest();
+      await store.assign(first);
+      await store.release('agent-1');
+      const second = makeAssignRequest({ phone_number: '+15551230002' });
+      await store.assign(second);
+      expect(await store.forget(first)).toBe(false);
+      expect(await store.get('agent-1')).toEqual(second);
+      expect(await store.forget(makeAssignRequest({ agent_id: 'never-seen' }))).toBe(false);
+      expect(await store.get('never-seen')).toBeNull();
     });
 
     it('refuses a second number for an agent that holds one', async () => {

@@ -1,4 +1,4 @@
-import type { AgentNumber, AssignOutcome, AssignRequest, ReleaseOutcome } from './number-rules.ts';
+import type { AgentNumber, AssignOutcome, AssignRequest, HeldNumber, ReleaseOutcome } from './number-rules.ts';
 
 /**
  * Which agent holds which number. MemoryNumberStore (embedded mode) and RedisNumberStore (shared
@@ -8,6 +8,11 @@ import type { AgentNumber, AssignOutcome, AssignRequest, ReleaseOutcome } from '
 export interface NumberStore {
   assign(request: AssignRequest): Promise<AssignOutcome>;
   release(agentId: string): Promise<ReleaseOutcome>;
+  /**
+   * Undoes the first assignment of an agent (one whose outcome had `previous: null`): the agent is
+   * unknown again and its number free. False, and nothing changed, if it no longer holds `held`.
+   */
+  forget(held: HeldNumber): Promise<boolean>;
   /** null: the agent never held a number. */
   get(agentId: string): Promise<AgentNumber | null>;
 }

@@ -3,16 +3,19 @@ import { AppError } from '../../shared/errors.ts';
 import type { Redis } from '../../shared/redis/client.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from '../sessions/redis-keys.ts';
 import { LuaScript, unavailableOnError } from '../sessions/redis-script.ts';
-import { decideAssign, decideRelease, type AgentNumber, type AssignOutcome, type AssignRequest, type ReleaseOutcome } from './number-rules.ts';
+import { decideAssign, decideRelease, type AgentNumber, type AssignOutcome, type AssignRequest, type HeldNumber, type ReleaseOutcome } from './number-rules.ts';
 import type { NumberStore } from './number-store.ts';
 
 // The scripts only write when the agent and the number are still as read, so the rules stay in
 // number-rules.ts (shared with the memory store) and a race makes the loser decide again.
-/** KEYS agent, number; ARGV agent_id, expected held number ('' none), expected holder ('' none), number, provider, assigned_at. */
+// The assign script also checks whether the agent is known at all, as read: an undo of the
+// assignment restores exactly that (forget for an agent that never held a number).
+/** KEYS agent, number; ARGV agent_id, expected held number ('' none), expected holder ('' none), number, provider, assigned_at, expected known ('1' or '0'). */
 const assignScript = new LuaScript(`
 local held = redis.call('HGET', KEYS[1], 'phone_number') or ''
 local holder = redis.call('GET', KEYS[2]) or ''
-if held ~= ARGV[2] or holder ~= ARGV[3] then return 0 end
+local known = tostring(redis.call('HEXISTS', KEYS[1], 'agent_id'))
+if held ~= ARGV[2] or holder ~= ARGV[3] or known ~= ARGV[7] then return 0 end
 redis.call('HSET', KEYS[1], 'agent_id', ARGV[1], 'phone_number', ARGV[4], 'provider', ARGV[5], 'assigned_at', ARGV[6])
 redis.call('SET', KEYS[2], ARGV[1])
 return 1`);
@@ -21,6 +24,13 @@ return 1`);
 const releaseScript = new LuaScript(`
 if (redis.call('HGET', KEYS[1], 'phone_number') or '') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'phone_number', '', 'provider', '', 'assigned_at', '')
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
+return 1`);
+
+/** KEYS agent, number; ARGV agent_id, expected held number. */
+const forgetScript = new LuaScript(`
+if (redis.call('HGET', KEYS[1], 'phone_number') or '') ~= ARGV[2] then return 0 end
+redis.call('DEL', KEYS[1])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return 1`);
 
@@ -43,7 +53,7 @@ export class RedisNumberStore implements NumberStore {
       const [agent, holder] = await this.snapshot(request.agent_id, keys[1]!);
       const outcome = decideAssign(agent, holder, request);
       if (outcome.kind !== 'assigned') return outcome;
-      const args = [request.agent_id, agent?.phone_number ?? '', holder ?? '', request.phone_number, request.provider, request.assigned_at];
+      const args = [request.agent_id, agent?.phone_number ?? '', holder ?? '', request.phone_number, request.provider, request.assigned_at, agent === null ? '0' : '1'];
       return (await guard(() => assignScript.run(this.redis, keys, args))) === 1 ? outcome : null;
     });
   }
@@ -55,6 +65,11 @@ export class RedisNumberStore implements NumberStore {
       const keys = [this.keys.telephonyAgent(agentId), this.keys.telephonyNumber(outcome.released.phone_number)];
       return (await guard(() => releaseScript.run(this.redis, keys, [agentId, outcome.released.phone_number]))) === 1 ? outcome : null;
     });
+  }
+
+  async forget(held: HeldNumber): Promise<boolean> {
+    const keys = [this.keys.telephonyAgent(held.agent_id), this.keys.telephonyNumber(held.phone_number)];
+    return (await guard(() => forgetScript.run(this.redis, keys, [held.agent_id, held.phone_number]))) === 1;
   }
 
   async get(agentId: string): Promise<AgentNumber | null> {
