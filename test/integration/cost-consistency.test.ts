@@ -138,6 +138,13 @@ describe.each(MODES)('cost views agree to the last decimal on $name', (mode) => 
     const inRange = mine.filter((event) => event.at >= from && event.at <= until);
     const expected = sumOf(inRange).toFixed();
     expect(sum((await get<Point[]>(`/api/costs/timeline?period=weekly&${query}&tz=Asia/Kathmandu`)).map((p) => p.total_cost))).toBe(expected);
+    // In UTC the whole days come from the daily rollup and the partial first and last days from the quarter hours and events.
+    const utcDays = await get<Point[]>(`/api/costs/timeline?period=daily&${query}`);
+    expect(sum(utcDays.map((p) => p.total_cost))).toBe(expected);
+    for (const point of utcDays) {
+      const dayFrom = Date.parse(`${point.date}T00:00:00Z`);
+      expect(point.total_cost, point.date).toBe(sumOf(inRange.filter((e) => e.at >= dayFrom && e.at < dayFrom + 86_400_000)).toFixed());
+    }
     const agents = await get<Agent[]>(`/api/costs/by-agent?${query}`);
     const withoutAgent = sumOf(inRange.filter((e) => sessions[e.sessionIndex]!.agent_id === null));
     expect(sum([...agents.map((a) => a.total_cost), withoutAgent.toFixed()])).toBe(expected);

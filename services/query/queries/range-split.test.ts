@@ -29,4 +29,11 @@ describe('splitting a range into rollup buckets and raw edges', () => {
     expect(splitRange({ start: null, end: null }, DAY_MS, 'day')).toEqual({ rollup: 'true', events: null, params: {} });
     expect(splitRange({ start: 5, end: null }, DAY_MS, 'day')).toMatchObject({ rollup: "day >= fromUnixTimestamp64Milli(toInt64({inner_start:Int64}), 'UTC')", params: { range_start: 5, inner_start: DAY_MS } });
   });
+
+  it('names its parameters with a prefix, so that two splits can share one statement', () => {
+    const split = splitRange({ start: 5, end: DAY_MS + 5 }, QUARTER_HOUR_MS, 'bucket', 'occurred_at', 'e0_');
+    expect(split.params).toEqual({ e0_range_start: 5, e0_range_end: DAY_MS + 5, e0_inner_start: QUARTER_HOUR_MS, e0_inner_end: DAY_MS });
+    expect(split.rollup).toBe("bucket >= fromUnixTimestamp64Milli(toInt64({e0_inner_start:Int64}), 'UTC') AND bucket < fromUnixTimestamp64Milli(toInt64({e0_inner_end:Int64}), 'UTC')");
+    expect(split.events).toContain('{e0_range_start:Int64}');
+  });
 });

@@ -21,23 +21,25 @@ function within(column: string, from: string | null, to: string | null): string 
   return parts.length === 0 ? 'true' : parts.join(' AND ');
 }
 
-export function splitRange(range: InstantRange, grainMs: number, bucketColumn: string, eventColumn = 'occurred_at'): RangeSql {
+/** `prefix` names the parameters, so that several splits can share one statement. */
+export function splitRange(range: InstantRange, grainMs: number, bucketColumn: string, eventColumn = 'occurred_at', prefix = ''): RangeSql {
   const innerStart = range.start === null ? null : Math.ceil(range.start / grainMs) * grainMs;
   const innerEnd = range.end === null ? null : Math.floor(range.end / grainMs) * grainMs;
+  const [rangeStart, rangeEnd, innerStartName, innerEndName] = ['range_start', 'range_end', 'inner_start', 'inner_end'].map((name) => `${prefix}${name}`) as [string, string, string, string];
   const params: Record<string, number> = {};
-  if (range.start !== null) params.range_start = range.start;
-  if (range.end !== null) params.range_end = range.end;
+  if (range.start !== null) params[rangeStart] = range.start;
+  if (range.end !== null) params[rangeEnd] = range.end;
   if (innerStart !== null && innerEnd !== null && innerStart >= innerEnd) {
-    return { rollup: null, events: within(eventColumn, 'range_start', 'range_end'), params };
+    return { rollup: null, events: within(eventColumn, rangeStart, rangeEnd), params };
   }
-  if (innerStart !== null) params.inner_start = innerStart;
-  if (innerEnd !== null) params.inner_end = innerEnd;
+  if (innerStart !== null) params[innerStartName] = innerStart;
+  if (innerEnd !== null) params[innerEndName] = innerEnd;
   const edges = [
-    range.start !== null && range.start < innerStart! ? within(eventColumn, 'range_start', 'inner_start') : null,
-    range.end !== null && innerEnd! < range.end ? within(eventColumn, 'inner_end', 'range_end') : null,
+    range.start !== null && range.start < innerStart! ? within(eventColumn, rangeStart, innerStartName) : null,
+    range.end !== null && innerEnd! < range.end ? within(eventColumn, innerEndName, rangeEnd) : null,
   ].filter((edge) => edge !== null);
   return {
-    rollup: within(bucketColumn, innerStart === null ? null : 'inner_start', innerEnd === null ? null : 'inner_end'),
+    rollup: within(bucketColumn, innerStart === null ? null : innerStartName, innerEnd === null ? null : innerEndName),
     events: edges.length === 0 ? null : edges.map((edge) => `(${edge})`).join(' OR '),
     params,
   };

@@ -63,22 +63,50 @@ const BUCKET_OF: Record<Period, string> = { daily: 'toDate', weekly: 'toMonday',
 
 /**
  * Costs per local bucket, provider and service over [start, end): whole quarter hours from the
- * rollup, the unaligned edges from the events, bucketed by ClickHouse in the zone.
+ * rollup, the unaligned edges from the events, bucketed by ClickHouse in the zone. In UTC a local
+ * day is a UTC day, so the whole days come from usage_totals_daily and only the partial first and
+ * last days from the quarter hours: a year is a few hundred rows instead of 35,000.
  */
 export async function timelineLines(ch: ClickHouse, userId: string, range: InstantRange, period: Period, timeZone: string): Promise<TimelineLine[]> {
-  const split = splitRange(range, QUARTER_HOUR_MS, 'bucket');
   const columns = 'provider, service, event_type, unit, currency';
+  const quarterHours = (part: InstantRange, prefix: string) => {
+    const split = splitRange(part, QUARTER_HOUR_MS, 'bucket', 'occurred_at', prefix);
+    const sources = [
+      split.rollup === null ? null : `SELECT toDateTime64(bucket, 3, 'UTC') AS t, ${columns}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String} AND ${split.rollup}`,
+      split.events === null ? null : `SELECT occurred_at AS t, ${columns}, cost AS c, quantity AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${split.events})`,
+    ];
+    return { sources, params: split.params };
+  };
+  const parts = isUtc(timeZone) ? utcDayParts(range) : { days: null, edges: [range] };
+  const edges = parts.edges.map((edge, i) => quarterHours(edge, `e${i}_`));
+  const days = parts.days === null ? null : splitRange(parts.days, DAY_MS, 'day', 'occurred_at', 'd_');
   const sources = [
-    split.rollup === null ? null : `SELECT toDateTime64(bucket, 3, 'UTC') AS t, ${columns}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String} AND ${split.rollup}`,
-    split.events === null ? null : `SELECT occurred_at AS t, ${columns}, cost AS c, quantity AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${split.events})`,
+    days?.rollup == null ? null : `SELECT toDateTime64(day, 3, 'UTC') AS t, ${columns}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageTotalsDaily')} WHERE user_id = {user:String} AND ${days.rollup}`,
+    ...edges.flatMap((edge) => edge.sources),
   ].filter((source) => source !== null);
   const result = await ch.client.query({
     query: `SELECT toString(${BUCKET_OF[period]}(t, {tz:String})) AS bucket_date, ${columns},
         sum(c) AS cost_sum, sum(q) AS quantity_sum, sum(n) AS events_sum
       FROM (${sources.join(' UNION ALL ')})
       GROUP BY bucket_date, ${columns}`,
-    query_params: { user: userId, tz: timeZone, ...split.params },
+    query_params: { user: userId, tz: timeZone, ...days?.params, ...Object.assign({}, ...edges.map((edge) => edge.params)) },
     format: 'JSONEachRow',
   });
   return result.json<TimelineLine>();
+}
+
+function isUtc(timeZone: string): boolean {
+  return new Intl.DateTimeFormat('en-US', { timeZone }).resolvedOptions().timeZone === 'UTC';
+}
+
+/** A range as its whole UTC days (null: none) and the partial days at its ends. */
+function utcDayParts(range: InstantRange): { days: InstantRange | null; edges: InstantRange[] } {
+  const start = range.start === null ? null : Math.ceil(range.start / DAY_MS) * DAY_MS;
+  const end = range.end === null ? null : Math.floor(range.end / DAY_MS) * DAY_MS;
+  if (start !== null && end !== null && start >= end) return { days: null, edges: [range] };
+  const edges = [
+    range.start !== null && range.start < start! ? { start: range.start, end: start } : null,
+    range.end !== null && end! < range.end ? { start: end, end: range.end } : null,
+  ].filter((edge) => edge !== null);
+  return { days: { start, end }, edges };
 }
