@@ -30,4 +30,11 @@ describe('POST /api/telephony/numbers/assign body', () => {
     );
     expect(wireResponse(assign, { body: jsonBody('{"agent_id":"a1","phone_number":" 15551230001"}') }).status).toBe(200);
   });
+
+  it('takes an agent id of 1 to 512 characters, the bounds of a record key', () => {
+    expect(wireResponse(assign, { body: jsonBody('{"agent_id":"","phone_number":"15551230001"}') })).toEqual(
+      detail('{"type":"string_too_short","loc":["body","agent_id"],"msg":"String should have at least 1 character","input":"","ctx":{"min_length":1}}'),
+    );
+    expect(wireResponse(assign, { body: jsonBody(`{"agent_id":"${'a'.repeat(513)}","phone_number":"15551230001"}`) }).body).toContain('"type":"string_too_long"');
+  });
 });

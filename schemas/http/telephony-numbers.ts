@@ -21,7 +21,8 @@ export const numberAssignBody = {
   type: 'object',
   title: 'NumberAssign',
   properties: {
-    agent_id: { 'x-py': 'str' },
+    // The agent id keys its Kafka records, which take 1 to 512 characters.
+    agent_id: { 'x-py': 'str', minLength: 1, maxLength: 512 },
     phone_number: { 'x-py': 'str' },
     provider: { 'x-py': 'str' },
   },

@@ -48,6 +48,14 @@ describe('telephony service', () => {
     expect(await store.get('agent-2')).toBeNull();
   });
 
+  it('undoes an assign whose record its schema refuses, so the number is not left held', async () => {
+    const { service, store, flushes } = makeService();
+    await expect(service.assign({ agent_id: 'a'.repeat(600), phone_number: N0, provider: 'twilio' })).rejects.toThrow(/refusing to publish an invalid telephony_number record/);
+    expect(await store.get('a'.repeat(600))).toBeNull();
+    expect(flushes).toEqual([]);
+    await expect(service.assign({ agent_id: 'agent-2', phone_number: N0, provider: 'twilio' })).resolves.toMatchObject({ phone_number: N0 });
+  });
+
   it('sends changes of different agents and numbers together', async () => {
     const { service, flushes } = makeService();
     await Promise.all([

@@ -28,7 +28,8 @@ export function createTelephonyService({ store, provider, sink, now = Date.now }
 
   // An assigned record's changed_at is the number's own assigned_at: that is what the history
   // reads back as assigned_at once live state has lost the number. version is the publish time.
-  const publish = (number: HeldNumber, status: TelephonyNumberRecord['status']) => {
+  // async: a record that fails its schema (makeEnvelope throws) must reject, so the undo still runs.
+  const publish = async (number: HeldNumber, status: TelephonyNumberRecord['status']) => {
     const at = now();
     const changedAt = new Date(status === 'assigned' ? number.assigned_at : at);
     const record: TelephonyNumberRecord = { agent_id: number.agent_id, phone_number: status === 'assigned' ? number.phone_number : null, provider: status === 'assigned' ? number.provider : null, status, changed_at: changedAt.toISOString(), version: at };
