@@ -54,6 +54,9 @@ describe('record sizes against the real broker', () => {
     const before = await recordsIn(topics.usage.name);
     await publisher.publish(topics.usage.name, Array.from({ length: 30 }, () => makeRecord(key, 100_000)));
     expect(await recordsIn(topics.usage.name)).toBe(before + 30);
+    // A request's records (whole) are all or none: one send, which the broker refuses whole.
+    await expect(publisher.publish(topics.usage.name, Array.from({ length: 30 }, () => makeRecord(key, 100_000)), { whole: true })).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(await recordsIn(topics.usage.name)).toBe(before + 30);
   });
 
   it('refuses a record larger than the broker takes with 413, alone, and goes on publishing', async () => {

@@ -50,6 +50,15 @@ describe('BatchingProducer', () => {
     expect(sent.flat()).toEqual(records.map((r) => String(r.value).slice(0, 7)));
   });
 
+  it('sends a whole publish larger than the cap in one send: all of it, or a 413 and none of it', async () => {
+    const { sent, producer } = fakeBroker((bytes) => (bytes > 3 * MAX ? tooLarge() : null));
+    const publisher = new BatchingProducer(producer, log, { maxBatchBytes: MAX });
+    await publisher.publish('t', Array.from({ length: 20 }, () => makeRecord()), { whole: true });
+    expect(sent.map((records) => records.length)).toEqual([20]);
+    await expect(publisher.publish('t', Array.from({ length: 40 }, () => makeRecord()), { whole: true })).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    expect(sent.map((records) => records.length)).toEqual([20]);
+  });
+
   it('answers a record the broker refuses as too large with 413, alone, and goes on', async () => {
     const { sent, producer } = fakeBroker();
     const publisher = new BatchingProducer(producer, log, { maxBatchBytes: MAX });

@@ -34,23 +34,33 @@ export function createIdempotentProducer(kafka: Kafka): Producer {
  * only after the broker acknowledged (acks=-1) the sends that carried its records; if the broker
  * did not, it rejects with DEPENDENCY_UNAVAILABLE (503, Retry-After) and nothing is acknowledged.
  * Publishes join one flush only up to maxBatchBytes; one publish larger than that is sent alone,
- * in several sendBatch calls in order. A record the broker refuses as too large rejects its own
+ * in several sendBatch calls in order (not atomic: for dead letters), or in one when `whole`. A record the broker refuses as too large rejects its own
  * publish with PAYLOAD_TOO_LARGE (413): retrying it could never succeed.
  */
+type WholeOrNot = Outgoing & { readonly whole: boolean };
+
 export class BatchingProducer {
-  private readonly batcher: MicroBatcher<Outgoing>;
+  private readonly batcher: MicroBatcher<WholeOrNot>;
 
   constructor(producer: Producer, log: Logger, { maxBatchBytes = DEFAULT_MAX_BATCH_BYTES }: BatchingProducerOptions = {}) {
-    this.batcher = new MicroBatcher(
+    this.batcher = new MicroBatcher<WholeOrNot>(
       async (outgoing) => {
-        for (const chunk of chunkByBytes(outgoing, maxBatchBytes)) await send(producer, log, chunk);
+        // A flush over the cap is one submit alone (the batcher's limit): split it unless it is whole.
+        const chunks = outgoing.some((item) => item.whole) ? [outgoing] : chunkByBytes(outgoing, maxBatchBytes);
+        for (const chunk of chunks) await send(producer, log, chunk);
       },
       { maxWeight: maxBatchBytes, weigh: outgoingBytes },
     );
   }
 
-  publish(topic: string, records: readonly EncodedRecord[]): Promise<void> {
-    return this.batcher.submit(records.map((record) => ({ topic, record })));
+  /**
+   * `whole`: the records are stored all or none, so they are never split across sendBatch calls; a
+   * publish larger than maxBatchBytes goes out alone in one, and if the broker refuses it as too
+   * large it is a 413 with nothing stored. A request answered 503 after a first part was stored
+   * would be retried whole, and its events without a client event_id counted twice.
+   */
+  publish(topic: string, records: readonly EncodedRecord[], { whole = false }: { whole?: boolean } = {}): Promise<void> {
+    return this.batcher.submit(records.map((record) => ({ topic, record, whole })));
   }
 
   drain(): Promise<void> {

@@ -28,7 +28,8 @@ export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Rec
         if (list === undefined) byTopic.set(topic, [envelope]);
         else list.push(envelope);
       }
-      await Promise.all([...byTopic].map(([topic, list]) => producer.publish(topic, list.map(encodeRecord))));
+      // whole: a request's records are acknowledged all or none, never in parts.
+      await Promise.all([...byTopic].map(([topic, list]) => producer.publish(topic, list.map(encodeRecord), { whole: true })));
     },
   };
 }
