@@ -38,7 +38,8 @@ export function agentsCsv(agents: readonly AgentCost[], currency: string): TextB
 
 /**
  * CSV when the request asks for it: format=csv, or an Accept header that names text/csv with a
- * weight above 0 and above application/json's (format=json wins over any header).
+ * weight above 0 and not below application/json's (format=json wins over any header; wildcards
+ * choose nothing, so JSON stays the default).
  */
 export function wantsCsv(format: string | undefined, accept: string): boolean {
   if (format !== undefined) return format === 'csv';
