@@ -47,6 +47,12 @@ describe('POST /api/usage/events body', () => {
     );
   });
 
+  it('refuses an empty provider, which could be neither priced nor stored', () => {
+    expect(wireResponse(single, { body: jsonBody('{"session_id":"s1","user_id":"u1","provider":"","event_type":"stt_minutes","quantity":1}') })).toEqual(
+      detail('{"type":"string_too_short","loc":["body","provider"],"msg":"String should have at least 1 character","input":"","ctx":{"min_length":1}}'),
+    );
+  });
+
   it('lists the event types as an enum', () => {
     expect(wireResponse(single, { body: jsonBody('{"session_id":"s1","user_id":"u1","provider":"p","event_type":"minutes"}') })).toEqual(
       detail(

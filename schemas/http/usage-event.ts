@@ -21,7 +21,8 @@ export const usageEventBody = {
     session_id: { 'x-py': 'str' },
     user_id: { 'x-py': 'str' },
     agent_id: { 'x-py': 'str', 'x-py-nullable': true },
-    provider: { 'x-py': 'str' },
+    // An empty provider could be neither priced nor shown: a 422, not a record the consumer refuses.
+    provider: { 'x-py': 'str', minLength: 1 },
     event_type: { 'x-py': 'enum', enum: ['stt_minutes', 'llm_tokens', 'tts_characters'] },
     quantity,
     unit_cost: money,
