@@ -47,8 +47,8 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
 
   const producer = createIdempotentProducer(infra.kafka.client);
   await producer.connect();
-  shutdown.add('dead-letter-producer', () => producer.disconnect());
-  const deadLetters = new BatchingProducer(producer, consumerLog);
+  const deadLetters = new BatchingProducer(producer, consumerLog, { renew: () => createIdempotentProducer(kafka.client) });
+  shutdown.add('dead-letter-producer', () => deadLetters.close());
   const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name } });
   let joined = () => false;
   const checks: DependencyCheck[] = [

@@ -52,10 +52,7 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
 async function kafkaSink(kafka: NonNullable<Infrastructure['kafka']>, log: Logger, shutdown: Shutdown): Promise<RecordSink> {
   const producer = createIdempotentProducer(kafka.client);
   await producer.connect();
-  const batching = new BatchingProducer(producer, log);
-  shutdown.add('ingest-producer', async () => {
-    await batching.drain();
-    await producer.disconnect();
-  });
+  const batching = new BatchingProducer(producer, log, { renew: () => createIdempotentProducer(kafka.client) });
+  shutdown.add('ingest-producer', () => batching.close());
   return kafkaRecordSink(batching, kafka.topics);
 }

@@ -59,6 +59,23 @@ describe('BatchingProducer', () => {
     expect(sent.map((records) => records.length)).toEqual([20]);
   });
 
+  it('renews the producer when the broker lost its sequence state, so sends work again after the 503', async () => {
+    const outOfOrder = () => Object.assign(new Error('Out of order sequence number'), { name: 'KafkaJSNonRetriableError', cause: Object.assign(new Error('Out of order sequence number'), { type: 'OUT_OF_ORDER_SEQUENCE_NUMBER' }) });
+    const stale = fakeBroker(() => outOfOrder());
+    const fresh = fakeBroker();
+    let renewals = 0;
+    let disconnected = 0;
+    const stuck = Object.assign(stale.producer, { disconnect: async () => void (disconnected += 1) });
+    const publisher = new BatchingProducer(stuck, log, { maxBatchBytes: MAX, renew: () => ((renewals += 1), Object.assign(fresh.producer, { connect: async () => undefined })) });
+    await expect(publisher.publish('t', [makeRecord()])).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+    expect([renewals, disconnected]).toEqual([1, 1]);
+    await expect(publisher.publish('t', [makeRecord()])).resolves.toBeUndefined();
+    expect(fresh.sent.flat()).toHaveLength(1);
+    const plain = new BatchingProducer(fakeBroker(() => new Error('connection refused')).producer, log, { renew: () => ((renewals += 1), fresh.producer) });
+    await expect(plain.publish('t', [makeRecord()])).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+    expect(renewals).toBe(1);
+  });
+
   it('answers a record the broker refuses as too large with 413, alone, and goes on', async () => {
     const { sent, producer } = fakeBroker();
     const publisher = new BatchingProducer(producer, log, { maxBatchBytes: MAX });

@@ -4,7 +4,7 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { MicroBatcher } from '../micro-batcher.ts';
 import type { EncodedRecord } from '../records/envelope.ts';
-import { chunkByBytes, isRecordTooLarge, outgoingBytes, type Outgoing } from './record-size.ts';
+import { chunkByBytes, isProducerStateLost, isRecordTooLarge, outgoingBytes, type Outgoing } from './record-size.ts';
 
 /**
  * Bytes of records in one sendBatch. The broker refuses a partition's batch over message.max.bytes
@@ -15,6 +15,11 @@ export const DEFAULT_MAX_BATCH_BYTES = 1_000_000;
 
 export interface BatchingProducerOptions {
   readonly maxBatchBytes?: number;
+  /**
+   * Makes a fresh producer when the broker has lost this one's idempotence state (see
+   * isProducerStateLost); without it such a producer would answer 503 until the process restarts.
+   */
+  readonly renew?: () => Producer;
 }
 
 /** The idempotent producer every service publishes with: acks=-1, one request in flight, bounded retries. */
@@ -41,13 +46,19 @@ type WholeOrNot = Outgoing & { readonly whole: boolean };
 
 export class BatchingProducer {
   private readonly batcher: MicroBatcher<WholeOrNot>;
+  private producer: Producer;
 
-  constructor(producer: Producer, log: Logger, { maxBatchBytes = DEFAULT_MAX_BATCH_BYTES }: BatchingProducerOptions = {}) {
+  constructor(
+    producer: Producer,
+    private readonly log: Logger,
+    { maxBatchBytes = DEFAULT_MAX_BATCH_BYTES, renew }: BatchingProducerOptions = {},
+  ) {
+    this.producer = producer;
     this.batcher = new MicroBatcher<WholeOrNot>(
       async (outgoing) => {
         // A flush over the cap is one submit alone (the batcher's limit): split it unless it is whole.
         const chunks = outgoing.some((item) => item.whole) ? [outgoing] : chunkByBytes(outgoing, maxBatchBytes);
-        for (const chunk of chunks) await send(producer, log, chunk);
+        for (const chunk of chunks) await this.send(chunk, renew);
       },
       { maxWeight: maxBatchBytes, weigh: outgoingBytes },
     );
@@ -66,21 +77,43 @@ export class BatchingProducer {
   drain(): Promise<void> {
     return this.batcher.drain();
   }
-}
 
-async function send(producer: Producer, log: Logger, outgoing: readonly Outgoing[]): Promise<void> {
-  try {
-    await producer.sendBatch({ acks: -1, topicMessages: groupByTopic(outgoing) });
-  } catch (error) {
-    if (isRecordTooLarge(error)) {
-      log.warn({ err: error, records: outgoing.length }, 'kafka_record_too_large');
-      throw AppError.of('PAYLOAD_TOO_LARGE', 'The record is larger than the broker accepts; nothing was stored.', { cause: error });
+  /** Sends what is waiting, then disconnects the producer in use (the first one may have been renewed). */
+  async close(): Promise<void> {
+    await this.batcher.drain();
+    await this.producer.disconnect();
+  }
+
+  private async send(outgoing: readonly Outgoing[], renew: (() => Producer) | undefined): Promise<void> {
+    try {
+      await this.producer.sendBatch({ acks: -1, topicMessages: groupByTopic(outgoing) });
+    } catch (error) {
+      if (isRecordTooLarge(error)) {
+        this.log.warn({ err: error, records: outgoing.length }, 'kafka_record_too_large');
+        throw AppError.of('PAYLOAD_TOO_LARGE', 'The record is larger than the broker accepts; nothing was stored.', { cause: error });
+      }
+      this.log.warn({ err: error, records: outgoing.length }, 'kafka_send_failed');
+      // The requests still get their 503 and retry; retried records are deduplicated downstream by id.
+      if (renew !== undefined && isProducerStateLost(error)) await this.renewProducer(renew);
+      throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable; nothing was stored. Retry the request.', {
+        cause: error,
+        headers: { 'Retry-After': '1' },
+      });
     }
-    log.warn({ err: error, records: outgoing.length }, 'kafka_send_failed');
-    throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable; nothing was stored. Retry the request.', {
-      cause: error,
-      headers: { 'Retry-After': '1' },
-    });
+  }
+
+  private async renewProducer(renew: () => Producer): Promise<void> {
+    const stale = this.producer;
+    const fresh = renew();
+    try {
+      await fresh.connect();
+    } catch (error) {
+      this.log.warn({ err: error }, 'kafka_producer_renew_failed');
+      return;
+    }
+    this.producer = fresh;
+    this.log.warn({}, 'kafka_producer_renewed');
+    await stale.disconnect().catch(() => undefined);
   }
 }
 
