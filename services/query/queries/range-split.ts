@@ -21,26 +21,32 @@ function within(column: string, from: string | null, to: string | null): string 
   return parts.length === 0 ? 'true' : parts.join(' AND ');
 }
 
+/** A range as its whole buckets of `grainMs` (null: none) and the partial buckets at its ends. */
+export function alignRange(range: InstantRange, grainMs: number): { readonly inner: InstantRange | null; readonly edges: InstantRange[] } {
+  const start = range.start === null ? null : Math.ceil(range.start / grainMs) * grainMs;
+  const end = range.end === null ? null : Math.floor(range.end / grainMs) * grainMs;
+  if (start !== null && end !== null && start >= end) return { inner: null, edges: [range] };
+  const edges = [
+    range.start !== null && range.start < start! ? { start: range.start, end: start } : null,
+    range.end !== null && end! < range.end ? { start: end, end: range.end } : null,
+  ].filter((edge) => edge !== null);
+  return { inner: { start, end }, edges };
+}
+
 /** `prefix` names the parameters, so that several splits can share one statement. */
 export function splitRange(range: InstantRange, grainMs: number, bucketColumn: string, eventColumn = 'occurred_at', prefix = ''): RangeSql {
-  const innerStart = range.start === null ? null : Math.ceil(range.start / grainMs) * grainMs;
-  const innerEnd = range.end === null ? null : Math.floor(range.end / grainMs) * grainMs;
+  const { inner, edges } = alignRange(range, grainMs);
   const [rangeStart, rangeEnd, innerStartName, innerEndName] = ['range_start', 'range_end', 'inner_start', 'inner_end'].map((name) => `${prefix}${name}`) as [string, string, string, string];
   const params: Record<string, number> = {};
   if (range.start !== null) params[rangeStart] = range.start;
   if (range.end !== null) params[rangeEnd] = range.end;
-  if (innerStart !== null && innerEnd !== null && innerStart >= innerEnd) {
-    return { rollup: null, events: within(eventColumn, rangeStart, rangeEnd), params };
-  }
-  if (innerStart !== null) params[innerStartName] = innerStart;
-  if (innerEnd !== null) params[innerEndName] = innerEnd;
-  const edges = [
-    range.start !== null && range.start < innerStart! ? within(eventColumn, rangeStart, innerStartName) : null,
-    range.end !== null && innerEnd! < range.end ? within(eventColumn, innerEndName, rangeEnd) : null,
-  ].filter((edge) => edge !== null);
+  if (inner === null) return { rollup: null, events: within(eventColumn, rangeStart, rangeEnd), params };
+  if (inner.start !== null) params[innerStartName] = inner.start;
+  if (inner.end !== null) params[innerEndName] = inner.end;
+  const events = edges.map((edge) => (edge.start === range.start ? within(eventColumn, rangeStart, innerStartName) : within(eventColumn, innerEndName, rangeEnd)));
   return {
-    rollup: within(bucketColumn, innerStart === null ? null : innerStartName, innerEnd === null ? null : innerEndName),
-    events: edges.length === 0 ? null : edges.map((edge) => `(${edge})`).join(' OR '),
+    rollup: within(bucketColumn, inner.start === null ? null : innerStartName, inner.end === null ? null : innerEndName),
+    events: events.length === 0 ? null : events.map((edge) => `(${edge})`).join(' OR '),
     params,
   };
 }

@@ -3,7 +3,7 @@ import { tableName } from '../../shared/clickhouse/tables.ts';
 import type { CostLine } from '../cost-tally.ts';
 import type { InstantRange } from '../routes/date-bounds.ts';
 import type { Period } from '../timeline-buckets.ts';
-import { DAY_MS, QUARTER_HOUR_MS, splitRange } from './range-split.ts';
+import { alignRange, DAY_MS, QUARTER_HOUR_MS, splitRange } from './range-split.ts';
 
 // Aliases differ from the column names: ClickHouse would resolve a column to a same-named alias.
 
@@ -77,9 +77,9 @@ export async function timelineLines(ch: ClickHouse, userId: string, range: Insta
     ];
     return { sources, params: split.params };
   };
-  const parts = isUtc(timeZone) ? utcDayParts(range) : { days: null, edges: [range] };
+  const parts = isUtc(timeZone) ? alignRange(range, DAY_MS) : { inner: null, edges: [range] };
   const edges = parts.edges.map((edge, i) => quarterHours(edge, `e${i}_`));
-  const days = parts.days === null ? null : splitRange(parts.days, DAY_MS, 'day', 'occurred_at', 'd_');
+  const days = parts.inner === null ? null : splitRange(parts.inner, DAY_MS, 'day', 'occurred_at', 'd_');
   const sources = [
     days?.rollup == null ? null : `SELECT toDateTime64(day, 3, 'UTC') AS t, ${columns}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageTotalsDaily')} WHERE user_id = {user:String} AND ${days.rollup}`,
     ...edges.flatMap((edge) => edge.sources),
@@ -97,16 +97,4 @@ export async function timelineLines(ch: ClickHouse, userId: string, range: Insta
 
 function isUtc(timeZone: string): boolean {
   return new Intl.DateTimeFormat('en-US', { timeZone }).resolvedOptions().timeZone === 'UTC';
-}
-
-/** A range as its whole UTC days (null: none) and the partial days at its ends. */
-function utcDayParts(range: InstantRange): { days: InstantRange | null; edges: InstantRange[] } {
-  const start = range.start === null ? null : Math.ceil(range.start / DAY_MS) * DAY_MS;
-  const end = range.end === null ? null : Math.floor(range.end / DAY_MS) * DAY_MS;
-  if (start !== null && end !== null && start >= end) return { days: null, edges: [range] };
-  const edges = [
-    range.start !== null && range.start < start! ? { start: range.start, end: start } : null,
-    range.end !== null && end! < range.end ? { start: end, end: range.end } : null,
-  ].filter((edge) => edge !== null);
-  return { days: { start, end }, edges };
 }

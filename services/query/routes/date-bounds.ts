@@ -1,5 +1,5 @@
 import { AppError, type ValidationItem } from '../../shared/errors.ts';
-import { parsingError } from '../../shared/validation/pydantic-errors.ts';
+import { PY_CHECKS } from '../../shared/validation/py-checks.ts';
 import { parseDateBytes, parseDateTimeBytes } from '../../shared/validation/speedate-timestamp.ts';
 import { addDays, localToInstant, startOfLocalDay } from '../zoned-time.ts';
 
@@ -42,7 +42,7 @@ function boundOf(name: string, text: string | undefined, timeZone: string): Boun
   }
   const date = parseDateBytes(bytes);
   if (date.ok && date.value.year !== 0) return { ok: true, from: startOfLocalDay(date.value, timeZone), until: startOfLocalDay(addDays(date.value, 1), timeZone) };
-  const error = date.ok ? 'year 0 is out of range' : date.error;
-  const { type, msg, ctx } = parsingError('datetime_from_date_parsing', error);
+  // The schema's x-py-check refused this already; its error is the one answered here too.
+  const { type, msg, ctx } = PY_CHECKS['date-or-datetime'](text)!;
   return { ok: false, item: { type, loc: ['query', name], msg, input: text, ctx } };
 }
