@@ -14,14 +14,19 @@ const serviceSchema = {
 /**
  * One price, in force from `effective_from` until a later entry with the same key replaces it.
  * `price` is for `price_per` units, so per-1K and per-1M prices are written as published.
+ * An entry names exactly one of `event_type` and `service`; that rule is checked with the card's
+ * other semantic checks (rate-card-problems.ts) rather than by a `oneOf` here, so that its message
+ * names the rate instead of an array index.
  */
 const rateSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'event_type', 'provider', 'unit', 'price', 'price_per', 'pricing', 'effective_from'],
+  required: ['id', 'provider', 'unit', 'price', 'price_per', 'pricing', 'effective_from'],
   properties: {
     id: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]*$' },
     event_type: name,
+    /** Every event type whose `services` entry has this service (`stt`, `llm`, `tts`). */
+    service: name,
     /** `*` prices every provider that has no entry of its own. */
     provider: name,
     model: name,
@@ -57,6 +62,16 @@ export const rateCardSchema = {
   },
 } as const;
 
-export type RateCard = FromSchema<typeof rateCardSchema>;
-export type Rate = RateCard['rates'][number];
+/** The card as written in the file. */
+export type RateCardFile = FromSchema<typeof rateCardSchema>;
+/** One entry as written: `event_type` or `service`. */
+export type RateEntry = RateCardFile['rates'][number];
+/**
+ * One entry as lookups see it, after loading: always for one event type. An entry written with a
+ * `service` becomes one Rate per event type of that service, each keeping the entry's `id` and its
+ * `service` (which only tells lookups that the entry was written for the whole service).
+ */
+export type Rate = Omit<RateEntry, 'event_type'> & Required<Pick<RateEntry, 'event_type'>>;
+/** A loaded card (load-rate-card.ts): every rate resolved to its event type. */
+export type RateCard = Omit<RateCardFile, 'rates'> & { rates: Rate[] };
 export type RatePricing = Rate['pricing'];

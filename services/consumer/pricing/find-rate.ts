@@ -14,7 +14,8 @@ export interface RateQuery {
  * The rate in force at `at` for one usage, or null. The most specific entry wins: the user's own
  * (provider and model, provider, then "*"), then provider and model, provider, and "*"; among
  * entries of the same key, the latest effective_from not after `at`, so a price change applies
- * from its date and never to earlier events. `card` is a parsed card (names lower-cased).
+ * from its date and never to earlier events. `card` is a parsed card (names lower-cased, service
+ * entries resolved to their event types).
  */
 export function findRate(card: RateCard, query: RateQuery): Rate | null {
   const at = query.at.getTime();
@@ -31,10 +32,16 @@ export function findRate(card: RateCard, query: RateQuery): Rate | null {
   return best?.rate ?? null;
 }
 
-/** -1 when the entry does not apply; otherwise higher is more specific (user, then provider, then model). */
+/**
+ * -1 when the entry does not apply; otherwise higher is more specific (user, then provider, then
+ * model, then an entry written for the event type over one written for its whole service). The last
+ * is the lowest bit, so it only parts entries of the same user, provider and model: there, as with
+ * the others, the more specific entry wins even when the other is newer, which makes an event_type
+ * entry an exception to a service entry rather than a price change of it.
+ */
 function specificity(rate: Rate, wanted: { provider: string; model: string | null; user_id: string }): number {
   if (rate.user_id !== undefined && rate.user_id !== wanted.user_id) return -1;
   if (rate.provider !== '*' && rate.provider !== wanted.provider) return -1;
   if (rate.model !== undefined && rate.model !== wanted.model) return -1;
-  return (rate.user_id === undefined ? 0 : 4) + (rate.provider === '*' ? 0 : 2) + (rate.model === undefined ? 0 : 1);
+  return (rate.user_id === undefined ? 0 : 8) + (rate.provider === '*' ? 0 : 4) + (rate.model === undefined ? 0 : 2) + (rate.service === undefined ? 1 : 0);
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RATE_CARD_URL, loadRateCard, parseRateCard, RateCardError } from './load-rate-card.ts';
-import { makeCardJson, makeRate } from './pricing.fixtures.ts';
+import { makeCardJson, makeRate, makeServiceRate } from './pricing.fixtures.ts';
 
 function problemsOf(json: unknown): readonly string[] {
   try {
@@ -99,5 +99,59 @@ describe('parseRateCard', () => {
   it('keeps entries that differ by user, model or pricing apart', () => {
     const rates = [makeRate({ id: 'a' }), makeRate({ id: 'b', user_id: 'user-1' }), makeRate({ id: 'c', model: 'nova-3' }), makeRate({ id: 'd', provider: '*' })];
     expect(() => parseRateCard(makeCardJson(rates))).not.toThrow();
+  });
+});
+
+describe('parseRateCard with service entries', () => {
+  // Two event types of one service, so that a service entry has more than one rate to become.
+  const services = {
+    stt_minutes: { service: 'stt', unit: 'minute' },
+    stt_stream_minutes: { service: 'stt', unit: 'minute' },
+    llm_tokens: { service: 'llm', unit: 'token' },
+    llm_requests: { service: 'llm', unit: 'request' },
+  };
+
+  it('makes a service entry one rate per event type of the service, each under the entry id', () => {
+    const card = parseRateCard(makeCardJson([makeServiceRate({ id: 'stt-any', provider: 'DeepGram' }), makeRate({ id: 'stt-one' })], { services }));
+    expect(card.rates.map((rate) => [rate.id, rate.event_type, rate.service, rate.provider])).toEqual([
+      ['stt-any', 'stt_minutes', 'stt', 'deepgram'],
+      ['stt-any', 'stt_stream_minutes', 'stt', 'deepgram'],
+      ['stt-one', 'stt_minutes', undefined, 'deepgram'],
+    ]);
+  });
+
+  it('refuses an entry naming both event_type and service, or neither, and names the rate', () => {
+    const neither: Record<string, unknown> = makeServiceRate({ id: 'neither' });
+    delete neither.service;
+    const problems = problemsOf(makeCardJson([makeServiceRate({ id: 'both', event_type: 'stt_minutes' })]));
+    const neitherProblems = problemsOf({ ...makeCardJson([]), rates: [neither] });
+    expect([...problems, ...neitherProblems]).toEqual([
+      'rate both: names both event_type "stt_minutes" and service "stt"; an entry names one of them',
+      'rate neither: names neither event_type nor service; an entry names one of them',
+    ]);
+  });
+
+  it('refuses a service no event type has, and names the rate and the known services', () => {
+    expect(problemsOf(makeCardJson([makeServiceRate({ id: 'video-any', service: 'video' })], { services }))).toEqual([
+      'rate video-any: unknown service "video" (known: stt, llm)',
+    ]);
+  });
+
+  it('checks the unit of a service entry against every event type of the service', () => {
+    const problems = problemsOf(makeCardJson([makeServiceRate({ id: 'llm-any', service: 'llm', unit: 'token' }), makeServiceRate({ id: 'stt-seconds', unit: 'second' })], { services }));
+    expect(problems).toEqual([
+      'rate llm-any: unit "token" does not match the unit of llm_requests, "request" (service llm)',
+      'rate stt-seconds: unit "second" does not match the unit of stt_minutes, "minute" (service stt)',
+      'rate stt-seconds: unit "second" does not match the unit of stt_stream_minutes, "minute" (service stt)',
+    ]);
+  });
+
+  it('sees two entries for the same service and key as duplicates, and ids as unique across both forms', () => {
+    const problems = problemsOf(makeCardJson([makeServiceRate({ id: 'a' }), makeServiceRate({ id: 'b', provider: 'DEEPGRAM' }), makeRate({ id: 'a' })]));
+    expect(problems).toEqual(['rate b: same service, provider, model, user_id, pricing and effective_from as rate a', 'rate a: duplicate id']);
+  });
+
+  it('accepts an event_type entry beside a service entry of the same key: lookups rank the event_type entry first', () => {
+    expect(() => parseRateCard(makeCardJson([makeServiceRate({ id: 'stt-any' }), makeRate({ id: 'stt-one' })]))).not.toThrow();
   });
 });

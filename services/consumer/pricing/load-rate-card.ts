@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { rateCardSchema, type RateCard } from '../../../schemas/rate-card.ts';
+import { rateCardSchema, type RateCard, type RateCardFile } from '../../../schemas/rate-card.ts';
+import { listEntryEventTypes } from './entry-event-types.ts';
 import { listRateCardProblems } from './rate-card-problems.ts';
 import { lowerCaseAliases, resolveProvider } from './provider-names.ts';
 
@@ -20,7 +21,7 @@ export class RateCardError extends Error {
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 // Its own instance, unlike the records' one: a card is checked once at start, and listing every
 // schema error at once is worth more there than stopping at the first.
-const validateCard = addFormats(new Ajv({ allErrors: true, strict: true })).compile<RateCard>(rateCardSchema);
+const validateCard = addFormats(new Ajv({ allErrors: true, strict: true })).compile<RateCardFile>(rateCardSchema);
 
 /** Reads and checks a card file; every problem found is in the one RateCardError. */
 export async function loadRateCard(path: string | URL): Promise<RateCard> {
@@ -36,7 +37,8 @@ export async function loadRateCard(path: string | URL): Promise<RateCard> {
 
 /**
  * A checked, frozen card whose provider ids and models are lower-cased and whose provider ids have
- * their aliases resolved, so lookups compare names as they are.
+ * their aliases resolved, so lookups compare names as they are; an entry written for a `service` is
+ * one rate per event type of that service, so lookups only ever match on event_type.
  */
 export function parseRateCard(json: unknown): RateCard {
   if (!validateCard(json)) throw new RateCardError((validateCard.errors ?? []).map(describeSchemaError));
@@ -45,13 +47,17 @@ export function parseRateCard(json: unknown): RateCard {
   return deepFreeze(normalize(json));
 }
 
-function normalize(card: RateCard): RateCard {
+function normalize(card: RateCardFile): RateCard {
   const aliases = lowerCaseAliases(card.provider_aliases);
-  const rates = card.rates.map((rate) => ({
-    ...rate,
-    provider: resolveProvider(aliases, rate.provider),
-    ...(rate.model === undefined ? {} : { model: rate.model.toLowerCase() }),
-  }));
+  // Every rate of a service entry keeps the entry's id: it is the rate_id stored with what it priced.
+  const rates = card.rates.flatMap((entry) =>
+    listEntryEventTypes(card.services, entry).map((event_type) => ({
+      ...entry,
+      event_type,
+      provider: resolveProvider(aliases, entry.provider),
+      ...(entry.model === undefined ? {} : { model: entry.model.toLowerCase() }),
+    })),
+  );
   return { ...card, services: structuredClone(card.services), provider_aliases: aliases, rates };
 }
 

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from './load-rate-card.ts';
 import { priceUsage } from './price-usage.ts';
-import { makeCard, makeRate, makeUsage } from './pricing.fixtures.ts';
+import { makeCard, makeRate, makeServiceRate, makeUsage } from './pricing.fixtures.ts';
 
 let card: RateCard;
 beforeAll(async () => {
@@ -126,5 +126,25 @@ describe('priceUsage with a changing card', () => {
   it('rounds a cost that does not end within 18 decimals half to even', () => {
     const thirds = makeCard([makeRate({ id: 'third', price: '1', price_per: '3' })]);
     expect(priceUsage(thirds, makeUsage({ quantity: '2' }))).toMatchObject({ cost: '0.666666666666666667', unit_cost: '0.333333333333333333' });
+  });
+});
+
+describe('priceUsage with service entries', () => {
+  it('prices each event type of the service and stores the entry id as the rate_id', () => {
+    const services = { stt_minutes: { service: 'stt', unit: 'minute' }, stt_stream_minutes: { service: 'stt', unit: 'minute' } };
+    const card = makeCard([makeServiceRate({ id: 'stt-any', price: '0.006' })], { services });
+    const priced = ['stt_minutes', 'stt_stream_minutes'].map((event_type) => priceUsage(card, makeUsage({ event_type, quantity: '10' })));
+    expect(priced).toEqual([0, 1].map(() => ({
+      quantity: '10', cost: '0.06', unit_cost: '0.006', unit: 'minute', service: 'stt', cost_source: 'computed', rate_id: 'stt-any', currency: 'USD', reconcile: false,
+    })));
+  });
+
+  it('prices a token split from service entries as from event_type entries', () => {
+    const card = makeCard([
+      makeServiceRate({ id: 'llm-input', service: 'llm', unit: 'token', provider: 'google', price: '0.30', price_per: '1000000', pricing: 'input_tokens' }),
+      makeRate({ id: 'llm-output', event_type: 'llm_tokens', unit: 'token', provider: 'google', price: '2.50', price_per: '1000000', pricing: 'output_tokens' }),
+    ]);
+    const priced = priceUsage(card, makeUsage({ event_type: 'llm_tokens', provider: 'google', quantity: '1200', input_tokens: '900', output_tokens: '300' }));
+    expect(priced).toMatchObject({ cost: '0.00102', rate_id: 'llm-input,llm-output' });
   });
 });

@@ -1,23 +1,21 @@
-import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
+import type { Rate, RateCard, RateCardFile, RateEntry } from '../../../schemas/rate-card.ts';
 import { parseRateCard } from './load-rate-card.ts';
 import type { UsageToPrice } from './price-usage.ts';
 
+// What an entry prices is left out: makeRate names an event_type, makeServiceRate a service.
+const deepgramMinute = { provider: 'deepgram', unit: 'minute', price: '0.0077', price_per: '1', pricing: 'quantity', effective_from: '2024-01-01T00:00:00Z' } as const;
+
 export function makeRate(overrides: Partial<Rate> = {}): Rate {
-  return {
-    id: 'stt-deepgram-2024-01',
-    event_type: 'stt_minutes',
-    provider: 'deepgram',
-    unit: 'minute',
-    price: '0.0077',
-    price_per: '1',
-    pricing: 'quantity',
-    effective_from: '2024-01-01T00:00:00Z',
-    ...overrides,
-  };
+  return { id: 'stt-deepgram-2024-01', event_type: 'stt_minutes', ...deepgramMinute, ...overrides };
+}
+
+/** An entry written for every event type of a service (default: speech-to-text, by the minute). */
+export function makeServiceRate(overrides: Partial<RateEntry> = {}): RateEntry {
+  return { id: 'stt-any-2024-01', service: 'stt', ...deepgramMinute, ...overrides };
 }
 
 /** The card as written (not yet parsed), with the default services and aliases. */
-export function makeCardJson(rates: readonly Rate[], overrides: Partial<RateCard> = {}): RateCard {
+export function makeCardJson(rates: readonly RateEntry[], overrides: Partial<RateCardFile> = {}): RateCardFile {
   return {
     version: 1,
     currency: 'USD',
@@ -32,7 +30,7 @@ export function makeCardJson(rates: readonly Rate[], overrides: Partial<RateCard
   };
 }
 
-export function makeCard(rates: readonly Rate[], overrides: Partial<RateCard> = {}): RateCard {
+export function makeCard(rates: readonly RateEntry[], overrides: Partial<RateCardFile> = {}): RateCard {
   return parseRateCard(makeCardJson(rates, overrides));
 }
 
