@@ -42,10 +42,6 @@ async function main(): Promise<void> {
       rateCardPath: config.rateCardPath,
       redisKeyPrefix: config.redis?.keyPrefix ?? '',
       liveUsage,
-      onFatal: (error) => {
-        log.fatal({ err: error }, 'consumer_stopped_for_good');
-        void shutdown.run('consumer_crashed').finally(() => process.exit(1));
-      },
     });
     const writer = consumer.writer;
     // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.

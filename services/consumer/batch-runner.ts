@@ -19,55 +19,107 @@ export interface BatchRunnerOptions {
   readonly topics: readonly string[];
   readonly handle: BatchHandler;
   readonly log: Logger;
-  /** kafkajs gave up on the consumer (a crash it does not restart from): the process must go. */
-  readonly onFatal?: (error: unknown) => void;
+  /** How long to wait before the first relaunch after kafkajs gave up (doubled each failure, at most 30 s). */
+  readonly relaunchDelayMs?: number;
 }
 
 export interface BatchRunner {
   readonly stop: () => Promise<void>;
   /** Joined its group and not crashed since: what /readyz reports. */
   readonly isJoined: () => boolean;
+  /** How many times the consumer was built again after kafkajs gave up on it. */
+  readonly relaunches: () => number;
 }
 
 const MAX_BACKOFF_MS = 5_000;
+const MAX_RELAUNCH_DELAY_MS = 30_000;
 
 /**
  * The one consumer loop: for each fetched batch, plan → store → commit. Offsets are committed only
  * after the handler stored the batch; while a dependency is down the batch is retried with backoff
  * (heartbeating, so the group keeps the partition), and never skipped.
+ *
+ * kafkajs restarts its consumer after most failures, but gives up for good on some that a broker
+ * restart causes (e.g. "Failed to find group coordinator" once its retries run out, wrapped as
+ * non-retriable). The runner then builds a new consumer and joins again, with a growing delay, for
+ * as long as it runs: a broker outage must not stop the process from storing (until it is back,
+ * /readyz says the consumer is not in its group). Nothing is lost either way: offsets were committed
+ * only for stored batches, and a replay keeps its planned boundaries.
  */
-export async function startBatchRunner({ kafka, groupId, topics, handle, log, onFatal }: BatchRunnerOptions): Promise<BatchRunner> {
+export async function startBatchRunner({ kafka, groupId, topics, handle, log, relaunchDelayMs = 1_000 }: BatchRunnerOptions): Promise<BatchRunner> {
   const admin = kafka.admin();
   await admin.connect();
   const plans = new OffsetPlans(admin, groupId);
-  // A consumer killed without leaving holds its partitions until its session expires: kept short.
-  const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000, maxBytesPerPartition: 4 * 1024 * 1024 });
-  await consumer.connect();
   let joined = false;
-  // After a rebalance this process may own partitions another member committed: ask the broker.
-  consumer.on(consumer.events.GROUP_JOIN, () => {
-    plans.forgetAll();
-    joined = true;
+  let stopped = false;
+  let relaunches = 0;
+  let current: Consumer | null = null;
+  let relaunching: Promise<void> = Promise.resolve();
+  let wake = () => {};
+  const pause = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
   });
-  consumer.on(consumer.events.CRASH, ({ payload }) => {
-    joined = false;
-    log.error({ err: payload.error, restart: payload.restart }, 'consumer_crashed');
-    // Without a restart kafkajs leaves nothing running: a process that looked alive would store nothing.
-    if (!payload.restart) onFatal?.(payload.error);
-  });
-  for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
-    partitionsConsumedConcurrently: 4,
-    eachBatch: (payload) => runBatch(payload, { consumer, plans, groupId, handle, log }),
-  });
+
+  const launch = async (): Promise<void> => {
+    // A consumer killed without leaving holds its partitions until its session expires: kept short.
+    const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000, maxBytesPerPartition: 4 * 1024 * 1024 });
+    current = consumer;
+    // After a rebalance this process may own partitions another member committed: ask the broker.
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      plans.forgetAll();
+      joined = true;
+    });
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      joined = false;
+      log.error({ err: payload.error, restart: payload.restart }, 'consumer_crashed');
+      if (!payload.restart) relaunching = relaunch(consumer);
+    });
+    try {
+      await consumer.connect();
+      for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: 4,
+        eachBatch: (payload) => runBatch(payload, { consumer, plans, groupId, handle, log }),
+      });
+    } catch (error) {
+      await consumer.disconnect().catch(() => undefined);
+      throw error;
+    }
+  };
+
+  const relaunch = async (crashed: Consumer): Promise<void> => {
+    await crashed.disconnect().catch(() => undefined);
+    for (let attempt = 0; !stopped; attempt++) {
+      await pause(Math.min(relaunchDelayMs * 2 ** attempt, MAX_RELAUNCH_DELAY_MS));
+      if (stopped) return;
+      try {
+        await launch();
+        relaunches += 1;
+        log.warn({ attempt }, 'consumer_relaunched');
+        return;
+      } catch (error) {
+        log.error({ err: error, attempt }, 'consumer_relaunch_failed');
+      }
+    }
+  };
+
+  await launch();
   return {
     stop: async () => {
-      await consumer.disconnect();
+      stopped = true;
+      wake();
+      await relaunching;
+      await current?.disconnect();
       await admin.disconnect();
     },
     isJoined: () => joined,
+    relaunches: () => relaunches,
   };
 }
 

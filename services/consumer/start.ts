@@ -18,8 +18,6 @@ export interface ConsumerDeps {
   readonly rateCardPath: string | null;
   readonly redisKeyPrefix: string;
   readonly liveUsage: LiveUsageStore;
-  /** Called when the consumer cannot go on; the composition root shuts the process down. */
-  readonly onFatal: (error: unknown) => void;
 }
 
 export interface StartedConsumer {
@@ -34,7 +32,7 @@ export interface StartedConsumer {
  * Builds the record writer and, with Kafka, the batch runner that feeds it. Without Kafka the
  * writer is returned for the composition root to hand to ingest as its direct path.
  */
-export async function startConsumer({ infra, log, shutdown, groupId, rateCardPath, redisKeyPrefix, liveUsage, onFatal }: ConsumerDeps): Promise<StartedConsumer> {
+export async function startConsumer({ infra, log, shutdown, groupId, rateCardPath, redisKeyPrefix, liveUsage }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
   const card = await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL);
   if (infra.kafka === null) {
@@ -61,7 +59,7 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   ];
   const run = async () => {
     const topics = [kafka.topics.sessions.name, kafka.topics.usage.name];
-    const runner = await startBatchRunner({ kafka: kafka.client, groupId, topics, handle: writer.handleBatch, log: consumerLog, onFatal });
+    const runner = await startBatchRunner({ kafka: kafka.client, groupId, topics, handle: writer.handleBatch, log: consumerLog });
     shutdown.add('consumer', runner.stop);
     joined = runner.isJoined;
   };
