@@ -2,6 +2,7 @@ import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { tableName } from '../shared/clickhouse/tables.ts';
 import { defineRoute, type Route } from '../shared/http/define-route.ts';
 import type { Logger } from '../shared/logger.ts';
+import { storedTotals } from './stored-totals.ts';
 
 const faultQuery = {
   type: 'object',
@@ -10,8 +11,9 @@ const faultQuery = {
 
 /**
  * Fault injection for the fault suite (FAULT_INJECTION=1 only): ClickHouse itself refuses every
- * insert into usage_events for a while, through a constraint that no row satisfies. The embedded
- * engine lives inside this process, so the suite cannot reach it from outside.
+ * insert into usage_events for a while, through a constraint that no row satisfies; and what every
+ * table fed by usage_events holds, to check each rollup against the raw events afterwards. The
+ * embedded engine lives inside this process, so the suite cannot reach it from outside.
  */
 export async function faultRoutes(ch: ClickHouse, log: Logger): Promise<Route[]> {
   const table = tableName(ch, 'usageEvents');
@@ -32,6 +34,11 @@ export async function faultRoutes(ch: ClickHouse, log: Logger): Promise<Route[]>
         }, query.seconds * 1000).unref();
         return { status: 'failing', seconds: query.seconds };
       },
+    }),
+    defineRoute({
+      method: 'GET', path: '/_faults/stored-totals', summary: 'Event count and cost of usage_events, of every rollup and of usage_event_ids (fault tests only)', tags: ['faults'],
+      request: {},
+      handle: async () => storedTotals(ch),
     }),
   ];
 }
