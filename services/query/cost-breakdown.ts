@@ -23,10 +23,13 @@ export async function costBreakdown(ch: ClickHouse, liveUsage: LiveUsageStore, s
   const first = Math.min(...lines.map((line) => Number(line.first_at)));
   const last = Math.max(...lines.map((line) => Number(line.last_at)));
   const live = session.status === 'ACTIVE';
-  const [events, pending] = await Promise.all([
+  // Read after the lines: an event stored since is either listed (then left out of the pending ones,
+  // so at worst it shows on the next read) or pending, never both in the lines and pending.
+  const [events, entries] = await Promise.all([
     lines.length === 0 ? [] : sessionEvents(ch, session.user_id, session.id, first, last, MAX_LISTED_EVENTS + 1),
-    live ? pendingLiveEntries(ch, liveUsage, [session.id]) : [],
+    live ? liveUsage.read(session.id) : [],
   ]);
+  const pending = await pendingLiveEntries(ch, entries, new Set(events.map((event) => event.event_key)), events.length <= MAX_LISTED_EVENTS);
   const costLines = [...lines, ...pending.map((entry) => ({ ...entry, cost_sum: entry.cost, quantity_sum: entry.quantity, events_sum: '1' }))];
   const total = new CostTally();
   const byType = new Map<string, CostTally>();

@@ -1,18 +1,20 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { Exact } from '../shared/exact-decimal.ts';
-import type { LiveUsageEntry, LiveUsageStore } from '../shared/redis/live-usage.ts';
+import type { LiveUsageEntry } from '../shared/redis/live-usage.ts';
 import { activeSessionsCost, storedEventIds } from './queries/session-costs.ts';
 
 /**
- * The live counters' entries of these sessions that ClickHouse does not hold yet. The consumer
- * writes the counters after the insert, so today this is empty; reading it keeps the costs of a
- * call in progress a union by event id (never a double count) whatever order the writers use.
+ * The live counters' entries of a call that ClickHouse does not hold yet (the consumer writes the
+ * counters after the insert, so normally none): the costs of a call in progress are a union by
+ * event id, never a double count, whatever order the writers use. An entry whose event the
+ * breakdown listed is stored; when the listing holds every stored event of the call, nothing is
+ * looked up, else the entries it did not list are looked up in usage_event_ids.
  */
-export async function pendingLiveEntries(ch: ClickHouse, liveUsage: LiveUsageStore, sessionIds: readonly string[]): Promise<LiveUsageEntry[]> {
-  const entries = (await Promise.all(sessionIds.map((id) => liveUsage.read(id)))).flat();
-  if (entries.length === 0) return [];
-  const stored = await storedEventIds(ch, entries.map((entry) => entry.event_id));
-  return entries.filter((entry) => !stored.has(entry.event_id));
+export async function pendingLiveEntries(ch: ClickHouse, entries: readonly LiveUsageEntry[], listed: ReadonlySet<string>, listingComplete: boolean): Promise<LiveUsageEntry[]> {
+  const unlisted = entries.filter((entry) => !listed.has(entry.event_id));
+  if (unlisted.length === 0 || listingComplete) return unlisted;
+  const stored = await storedEventIds(ch, unlisted.map((entry) => entry.event_id));
+  return unlisted.filter((entry) => !stored.has(entry.event_id));
 }
 
 /**

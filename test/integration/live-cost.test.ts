@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/consumer/pricing/load-rate-card.ts';
 import { createRecordWriter, type RecordWriter } from '../../services/consumer/record-writer.ts';
-import { costBreakdown } from '../../services/query/cost-breakdown.ts';
+import { costBreakdown, MAX_LISTED_EVENTS } from '../../services/query/cost-breakdown.ts';
 import { costSummary } from '../../services/query/cost-summary.ts';
 import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
 import { migrate } from '../../services/shared/clickhouse/migrate.ts';
@@ -59,5 +59,21 @@ describe('live cost of calls in progress', () => {
     const breakdown = await costBreakdown(ch, liveUsage, sessionId, USER);
     expect(breakdown).toMatchObject({ live: true, total_cost: '0.0504' });
     expect(breakdown.items).toEqual([{ provider: 'resemble', service: 'tts', event_type: 'tts_characters', quantity: '1260', unit: 'character', cost: '0.0504' }]);
+  });
+
+  it('looks the unlisted live entries up among the stored events when the breakdown lists only the first 10,000', async () => {
+    const longCall = randomUUID();
+    const usage = Array.from({ length: MAX_LISTED_EVENTS + 5 }, () => makeUsageRecord(longCall, { quantity: '10' }));
+    const envelopes = [makeSessionEnvelope({ id: longCall, user_id: USER, status: 'ACTIVE' }), ...usage.map((record) => makeEnvelope('usage', longCall, record, new Date(), new Date(), record.event_id as `${string}-${string}-${string}-${string}-${string}`))];
+    await writer.storeEnvelopes(envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })), `live-${longCall}`);
+    const pending = { event_id: randomUUID(), provider: 'resemble', service: 'tts', event_type: 'tts_characters', unit: 'character', quantity: '10', cost: '0.0004' };
+    await liveUsage.record(longCall, [pending]);
+
+    const breakdown = await costBreakdown(ch, liveUsage, longCall, USER);
+    expect(breakdown.events).toHaveLength(MAX_LISTED_EVENTS);
+    expect(breakdown.events_truncated).toBe(true);
+    // 10,005 stored events and one pending, 10 characters each at 0.00004: every stored one once,
+    // the listed and the unlisted alike, though the live counters hold all of them.
+    expect(breakdown).toMatchObject({ total_cost: '4.0024', event_count: MAX_LISTED_EVENTS + 6 });
   });
 });
