@@ -6,7 +6,7 @@ import type { Envelope } from '../shared/records/envelope.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { createSessionService } from './session-service.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
-import { MAX_SESSION_DATA_BYTES } from './sessions/session-limits.ts';
+import { MAX_ANALYSIS_BYTES, MAX_SESSION_DATA_BYTES } from './sessions/session-limits.ts';
 import { T0 } from './sessions/session.fixtures.ts';
 
 const log = createLogger('silent');
@@ -88,6 +88,21 @@ describe('session service', () => {
     expect((await store.get(id))?.version).toBe(1);
     expect(flushes.flat()).toHaveLength(1);
     await expect(service.update(id, { metadata: { b: 'small' } })).resolves.toMatchObject({ version: 2 });
+  });
+
+  it('refuses with a 422 a PATCH whose analysis is past its bound, naming analysis, and keeps the session', async () => {
+    const { sink, flushes } = makeSink();
+    const { store, service } = makeService(sink);
+    const { id } = await service.create({ room_name: 'r', user_id: 'u' });
+    const analysis = { summary: 'x'.repeat(MAX_ANALYSIS_BYTES) };
+    const refused = (await service.update(id, { analysis, call_status: 'ANSWERED' }).catch((e: unknown) => e)) as AppError;
+    expect([refused.code, refused.detail]).toEqual([
+      'VALIDATION',
+      [{ type: 'value_error', loc: ['body', 'analysis'], msg: `Value error, analysis would be ${MAX_ANALYSIS_BYTES + 14} bytes as JSON, over the limit of 65536 bytes`, input: analysis, ctx: { error: {} } }],
+    ]);
+    expect((await store.get(id))?.version).toBe(1);
+    expect(flushes.flat()).toHaveLength(1);
+    await expect(service.update(id, { analysis: { summary: 'short' } })).resolves.toMatchObject({ version: 2, analysis: { summary: 'short' } });
   });
 
   it('refuses with a 422 a new session whose session_data is past its bound, and publishes nothing', async () => {

@@ -1,6 +1,6 @@
 import { AppError } from '../../shared/errors.ts';
 import { applySessionUpdate, endSessionByRoom, newSession, type JsonObject, type NewSessionInput, type Session, type SessionUpdate } from './session.ts';
-import { MAX_SESSION_DATA_BYTES, sessionDataBytes } from './session-limits.ts';
+import { MAX_JSON_BYTES, oversized, type BoundedJsonField, type OversizedField } from './session-limits.ts';
 import type { SessionMutation, SessionStore, SessionUpdateOutcome } from './session-store.ts';
 
 /**
@@ -24,8 +24,8 @@ export async function createSession(store: SessionStore, input: NewSessionInput,
 /** newSession, refusing (422) session_data over MAX_SESSION_DATA_BYTES. */
 export function newBoundedSession(input: NewSessionInput, nowMs: number): Session {
   const data = input.session_data ?? {};
-  const bytes = sessionDataBytes(data);
-  if (bytes > MAX_SESSION_DATA_BYTES) throw sessionDataTooLarge('session_data', data, bytes);
+  const tooLarge = oversized('session_data', data);
+  if (tooLarge !== null) throw jsonTooLarge([{ ...tooLarge, key: 'session_data', input: data }]);
   return newSession(input, nowMs);
 }
 
@@ -67,15 +67,33 @@ export function sessionMutation(update: SessionUpdate, nowMs: number): SessionMu
   return (current) => {
     const result = applySessionUpdate(current, update, nowMs);
     if (result.kind === 'conflict') throw AppError.of('CONFLICT', result.detail);
-    if (result.kind === 'too_large') throw sessionDataTooLarge('metadata', update.metadata, result.bytes);
+    if (result.kind === 'too_large') throw jsonTooLarge(result.fields.map((field) => sentAs(field, update)));
     return result.kind === 'changed' ? result.session : null;
   };
 }
 
-/** A pydantic `value_error` on the field, as a validator raising ValueError would give it. */
-function sessionDataTooLarge(field: 'session_data' | 'metadata', input: JsonObject | undefined, bytes: number): AppError {
-  const reason = `session_data would be ${bytes} bytes as JSON, over the limit of ${MAX_SESSION_DATA_BYTES} bytes`;
-  return AppError.validation([{ type: 'value_error', loc: ['body', field], msg: `Value error, ${reason}`, input, ctx: { error: {} } }]);
+/** The PATCH key that sets each bounded field: metadata merges into session_data. */
+const UPDATE_KEYS = { session_data: 'metadata', analysis: 'analysis' } as const satisfies Record<BoundedJsonField, keyof SessionUpdate>;
+
+/** An oversized field with the request key and value it came from. */
+interface OversizedInput extends OversizedField {
+  readonly key: string;
+  readonly input: JsonObject | null | undefined;
+}
+
+function sentAs(field: OversizedField, update: SessionUpdate): OversizedInput {
+  const key = UPDATE_KEYS[field.field];
+  return { ...field, key, input: update[key] };
+}
+
+/** One pydantic `value_error` per field, at the key the client sent, as a validator raising ValueError would give it. */
+function jsonTooLarge(fields: readonly OversizedInput[]): AppError {
+  return AppError.validation(
+    fields.map(({ field, bytes, key, input }) => {
+      const reason = `${field} would be ${bytes} bytes as JSON, over the limit of ${MAX_JSON_BYTES[field]} bytes`;
+      return { type: 'value_error', loc: ['body', key], msg: `Value error, ${reason}`, input, ctx: { error: {} } };
+    }),
+  );
 }
 
 function changeOf(outcome: SessionUpdateOutcome): SessionChange {

@@ -1,5 +1,5 @@
 import type { CallDirection, CallStatus, JsonObject, Session, SessionStatus, TransferType } from './session.ts';
-import { MAX_SESSION_DATA_BYTES, sessionDataBytes } from './session-limits.ts';
+import { oversized, type OversizedField } from './session-limits.ts';
 
 /** A change asked for by a client. Absent keys keep their value; null clears a nullable field. */
 export interface SessionUpdate {
@@ -22,8 +22,8 @@ export type SessionUpdateResult =
   | { readonly kind: 'changed'; readonly session: Session }
   | { readonly kind: 'unchanged' }
   | { readonly kind: 'conflict'; readonly detail: string }
-  /** The merged session_data would pass MAX_SESSION_DATA_BYTES; `bytes` is what it would take. */
-  | { readonly kind: 'too_large'; readonly bytes: number };
+  /** The merged session_data or the new analysis would pass its bound (session-limits.ts), in that order. */
+  | { readonly kind: 'too_large'; readonly fields: readonly OversizedField[] };
 
 // A final status is final: a late or replayed update must not reopen a call that was billed as ended.
 const ALLOWED_MOVES: Readonly<Record<SessionStatus, readonly SessionStatus[]>> = {
@@ -45,10 +45,8 @@ export function applySessionUpdate(session: Session, update: SessionUpdate, nowM
   const next = moveTo(withFields(session, update), target, update, nowMs);
   // Only a real change is a new revision, so a retried or empty PATCH leaves updated_at alone.
   if (sameContent(session, next)) return { kind: 'unchanged' };
-  if (update.metadata !== undefined) {
-    const bytes = sessionDataBytes(next.session_data);
-    if (bytes > MAX_SESSION_DATA_BYTES) return { kind: 'too_large', bytes };
-  }
+  const fields = oversizedFields(next, update);
+  if (fields.length > 0) return { kind: 'too_large', fields };
   return { kind: 'changed', session: { ...next, updated_at: nowMs, version: session.version + 1 } };
 }
 
@@ -57,6 +55,13 @@ export function endSessionByRoom(session: Session, nowMs: number): Session {
   if (session.status !== 'ACTIVE') return session;
   const result = applySessionUpdate(session, { status: 'COMPLETED' }, nowMs);
   return result.kind === 'changed' ? result.session : session;
+}
+
+// Only what the update sets is measured, so a session stored before a bound existed still takes other changes.
+function oversizedFields(next: Session, update: SessionUpdate): OversizedField[] {
+  const sessionData = update.metadata === undefined ? null : oversized('session_data', next.session_data);
+  const analysis = update.analysis == null ? null : oversized('analysis', update.analysis);
+  return [sessionData, analysis].filter((field) => field !== null);
 }
 
 function withFields(session: Session, update: SessionUpdate): Session {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeSession, T0 } from './session.fixtures.ts';
 import { applySessionUpdate, endSessionByRoom, newSession, type Session, type SessionStatus, type SessionUpdate } from './session.ts';
-import { MAX_SESSION_DATA_BYTES, sessionDataBytes } from './session-limits.ts';
+import { jsonBytes, MAX_ANALYSIS_BYTES, MAX_SESSION_DATA_BYTES } from './session-limits.ts';
 
 const changed = (session: Session, update: SessionUpdate, nowMs = T0 + 90_000): Session => {
   const result = applySessionUpdate(session, update, nowMs);
@@ -114,9 +114,34 @@ describe('applySessionUpdate fields', () => {
   it('refuses metadata that would grow session_data past its bound, counted in UTF-8 bytes of its JSON', () => {
     const session = makeSession({ session_data: { a: 'é'.repeat(MAX_SESSION_DATA_BYTES / 4) } });
     const fits = { b: 'x'.repeat(MAX_SESSION_DATA_BYTES / 2 - 20) };
-    expect(sessionDataBytes(changed(session, { metadata: fits }).session_data)).toBeLessThanOrEqual(MAX_SESSION_DATA_BYTES);
+    expect(jsonBytes(changed(session, { metadata: fits }).session_data)).toBeLessThanOrEqual(MAX_SESSION_DATA_BYTES);
     const grown = { b: 'x'.repeat(MAX_SESSION_DATA_BYTES / 2) };
-    expect(applySessionUpdate(session, { metadata: grown }, T0 + 1)).toEqual({ kind: 'too_large', bytes: sessionDataBytes({ ...session.session_data, ...grown }) });
+    expect(applySessionUpdate(session, { metadata: grown }, T0 + 1)).toEqual({
+      kind: 'too_large',
+      fields: [{ field: 'session_data', bytes: jsonBytes({ ...session.session_data, ...grown }) }],
+    });
+  });
+
+  it('refuses an analysis past its bound, counted in UTF-8 bytes of its JSON, and takes one at the bound', () => {
+    const atBound = { a: '😀'.repeat((MAX_ANALYSIS_BYTES - '{"a":""}'.length) / 4) };
+    expect(jsonBytes(atBound)).toBe(MAX_ANALYSIS_BYTES);
+    expect(changed(makeSession(), { analysis: atBound }).analysis).toEqual(atBound);
+    const over = { a: `${atBound.a}x` };
+    expect(applySessionUpdate(makeSession(), { analysis: over }, T0 + 1)).toEqual({ kind: 'too_large', fields: [{ field: 'analysis', bytes: MAX_ANALYSIS_BYTES + 1 }] });
+  });
+
+  it('reports session_data and analysis both when both pass their bounds, in that order', () => {
+    const big = { a: 'x'.repeat(MAX_SESSION_DATA_BYTES) };
+    expect(applySessionUpdate(makeSession(), { metadata: big, analysis: big, call_status: 'ANSWERED' }, T0 + 1)).toMatchObject({
+      kind: 'too_large',
+      fields: [{ field: 'session_data' }, { field: 'analysis' }],
+    });
+  });
+
+  it('lets a session whose analysis is already past the bound take other changes, and clear it', () => {
+    const session = makeSession({ analysis: { a: 'x'.repeat(MAX_ANALYSIS_BYTES) } });
+    expect(changed(session, { metadata: { k: 1 } }).session_data).toEqual({ k: 1 });
+    expect(changed(session, { analysis: null }).analysis).toBeNull();
   });
 
   it('lets a session already past the bound take changes that leave session_data alone', () => {
