@@ -63,6 +63,19 @@ describe('POST /api/sessions/ body', () => {
     );
   });
 
+  it('refuses a user_id or agent_id over 512 characters, each with its own item', () => {
+    const long = 'u'.repeat(513);
+    const tooLong = (field: string) => `{"type":"string_too_long","loc":["body","${field}"],"msg":"String should have at most 512 characters","input":"${long}","ctx":{"max_length":512}}`;
+    expect(reply(`{"room_name":"r","user_id":"${long}","agent_id":"${long}"}`)).toEqual(detail(tooLong('user_id'), tooLong('agent_id')));
+  });
+
+  it('counts characters as Python does: 512 four-byte characters are within the bound, a null agent_id too', () => {
+    const emoji = '😀'.repeat(512);
+    expect(reply(`{"room_name":"${'😀'.repeat(255)}","user_id":"${emoji}","agent_id":"${emoji}"}`).status).toBe(200);
+    expect(reply(`{"room_name":"r","user_id":"u","agent_id":null}`).status).toBe(200);
+    expect(reply(`{"room_name":"r","user_id":"${emoji}😀"}`).body).toContain('"type":"string_too_long","loc":["body","user_id"]');
+  });
+
   it('validates the raw text of a non-JSON body (rows 14, 14b)', () => {
     const item = '{"type":"model_attributes_type","loc":["body"],"msg":"Input should be a valid dictionary or object to extract fields from","input":"{\\"room_name\\":\\"r\\"}"}';
     expect(reply('{"room_name":"r"}', 'text/plain')).toEqual(detail(item));

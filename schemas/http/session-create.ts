@@ -5,15 +5,17 @@ import type { FromPySchema } from '../../services/shared/validation/schema-types
  * POST /api/sessions/ — the old `SessionCreate` model. `metadata` is accepted as another name
  * for `session_data`; `status` is callmeter's extension (a session made before the call
  * connects starts CREATED). `room_name` is capped at the old column's 255 characters, where the
- * old service answered 500.
+ * old service answered 500. `user_id` and `agent_id` are capped at 512 characters (as the telephony
+ * agent_id): every change publishes the whole session as one record, so each string a client sets
+ * is bounded, as session_data is (services/ingest/sessions/session-limits.ts).
  */
 export const sessionCreateBody = {
   type: 'object',
   title: 'SessionCreate',
   properties: {
     room_name: { 'x-py': 'str', maxLength: 255 },
-    user_id: { 'x-py': 'str' },
-    agent_id: { 'x-py': 'str', 'x-py-nullable': true },
+    user_id: { 'x-py': 'str', maxLength: 512 },
+    agent_id: { 'x-py': 'str', 'x-py-nullable': true, maxLength: 512 },
     session_data: { 'x-py': 'dict', default: {} },
     status: { 'x-py': 'enum', enum: ['CREATED', 'ACTIVE'], default: 'ACTIVE' },
   },

@@ -75,6 +75,16 @@ describe('PATCH /api/sessions/{session_id} body', () => {
       ),
     );
   });
+
+  it('refuses agent_name, outbound_phone_number and transferred_to over 512 characters, and takes 512', () => {
+    const fields = ['agent_name', 'outbound_phone_number', 'transferred_to'];
+    const long = 'a'.repeat(513);
+    expect(reply(`{${fields.map((field) => `"${field}":"${long}"`).join(',')}}`)).toEqual(
+      detail(...fields.map((field) => `{"type":"string_too_long","loc":["body","${field}"],"msg":"String should have at most 512 characters","input":"${long}","ctx":{"max_length":512}}`)),
+    );
+    expect(reply(`{${fields.map((field) => `"${field}":"${'😀'.repeat(512)}"`).join(',')}}`).status).toBe(200);
+    expect(reply(`{${fields.map((field) => `"${field}":null`).join(',')}}`).status).toBe(200);
+  });
 });
 
 describe('SessionUpdateBody is read off the schema', () => {

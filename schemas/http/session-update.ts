@@ -5,7 +5,9 @@ import type { FromPySchema } from '../../services/shared/validation/schema-types
  * PATCH /api/sessions/{session_id} — every key optional; `{}` changes nothing. The first four
  * are the interface's (not nullable there); the rest are the call details of the Session
  * resource, nullable as they are in it. `duration` stops at 2^31 - 1, where the old service's
- * integer column answered 500.
+ * integer column answered 500. The strings stop at 512 characters, and `metadata` and `analysis` at
+ * 64 KiB of JSON (checked by the session rules, services/ingest/sessions/session-limits.ts): every
+ * change publishes the whole session as one record, which must keep fitting a Kafka request.
  */
 export const sessionUpdateBody = {
   type: 'object',
@@ -15,11 +17,11 @@ export const sessionUpdateBody = {
     ended_at: { 'x-py': 'datetime' },
     duration: { 'x-py': 'int', minimum: 0, maximum: 2147483647 },
     metadata: { 'x-py': 'dict' },
-    agent_name: { 'x-py': 'str', 'x-py-nullable': true },
+    agent_name: { 'x-py': 'str', 'x-py-nullable': true, maxLength: 512 },
     call_direction: { 'x-py': 'enum', enum: ['INBOUND', 'OUTBOUND', null] },
     call_status: { 'x-py': 'enum', enum: ['RINGING', 'ANSWERED', 'COMPLETED', 'FAILED', 'NO_ANSWER', null] },
-    outbound_phone_number: { 'x-py': 'str', 'x-py-nullable': true },
-    transferred_to: { 'x-py': 'str', 'x-py-nullable': true },
+    outbound_phone_number: { 'x-py': 'str', 'x-py-nullable': true, maxLength: 512 },
+    transferred_to: { 'x-py': 'str', 'x-py-nullable': true, maxLength: 512 },
     transfer_type: { 'x-py': 'enum', enum: ['WARM', 'COLD', null] },
     transfer_timestamp: { 'x-py': 'datetime', 'x-py-nullable': true },
     analysis: { 'x-py': 'dict' },
