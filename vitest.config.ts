@@ -17,6 +17,9 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
           include: ['services/**/*.test.ts', 'infra/**/*.test.ts', 'schemas/**/*.test.ts', 'test/support/**/*.test.ts'],
           environment: 'node',
+          // The property-based tests run thousands of cases (about 5 s for the request fuzzer on this
+          // machine, idle): vitest's default 5 s failed them on a busy machine, not on a wrong answer.
+          testTimeout: 30_000,
         },
       },
       {
