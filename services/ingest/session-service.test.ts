@@ -5,6 +5,7 @@ import { MicroBatcher } from '../shared/micro-batcher.ts';
 import type { Envelope } from '../shared/records/envelope.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { createSessionService } from './session-service.ts';
+import { MAX_WAITING_CHANGES } from './sessions/keyed-queue.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { MAX_ANALYSIS_BYTES, MAX_SESSION_DATA_BYTES } from './sessions/session-limits.ts';
 import { T0 } from './sessions/session.fixtures.ts';
@@ -48,6 +49,27 @@ describe('session service', () => {
     const accepted = await service.update(id, { metadata: { c: 3 } });
     expect(accepted.session_data).toEqual({ c: 3 });
     expect(dataOf(flushes.flat())).toEqual([{ c: 3 }]);
+  });
+
+  it('refuses a change past MAX_WAITING_CHANGES waiting for one session with 429 and no trace, and takes other sessions meanwhile', async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let holding = false;
+    const sink: RecordSink = { publish: async () => (holding ? gate : undefined) };
+    const { store, service } = makeService(sink);
+    const { id } = await service.create({ room_name: 'r', user_id: 'u' });
+    const other = await service.create({ room_name: 'o', user_id: 'u' });
+    holding = true;
+    const waiting = Array.from({ length: MAX_WAITING_CHANGES }, (_, i) => service.update(id, { metadata: { [`k${i}`]: i } }));
+    const refused = await service.update(id, { metadata: { over: true } }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'TOO_MANY_REQUESTS' });
+    holding = false;
+    await expect(service.update(other.id, { metadata: { fine: true } })).resolves.toMatchObject({ session_data: { fine: true } });
+    release();
+    await Promise.all(waiting);
+    const stored = await store.get(id);
+    expect(Object.keys(stored?.session_data ?? {})).toHaveLength(MAX_WAITING_CHANGES);
+    expect(stored?.session_data).not.toHaveProperty('over');
   });
 
   it('keeps every one of many concurrent accepted PATCHes of one session, each in its own record', async () => {

@@ -3,7 +3,7 @@ import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { sessionEnvelope } from './session-record.ts';
-import { KeyedQueue } from './sessions/keyed-queue.ts';
+import { KeyedQueue, MAX_WAITING_CHANGES } from './sessions/keyed-queue.ts';
 import { endSession, getSession, getSessionByRoom, newBoundedSession, updateSession, type SessionChange } from './sessions/session-commands.ts';
 import type { NewSessionInput, Session, SessionUpdate } from './sessions/session.ts';
 import type { SessionListQuery, SessionPage, SessionStore } from './sessions/session-store.ts';
@@ -27,7 +27,7 @@ export interface SessionServiceDeps {
  */
 export function createSessionService({ store, sink, log, now = Date.now }: SessionServiceDeps) {
   const live = <T>(work: () => Promise<T>) => liveState(work, log);
-  const inTurn = new KeyedQueue();
+  const inTurn = new KeyedQueue({ maxPerKey: MAX_WAITING_CHANGES, full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many changes of this session are waiting; retry later') });
 
   /** Runs one change of a session in its turn, through to the record or the revert. */
   const applyInTurn = (id: string, apply: () => Promise<SessionChange>) => inTurn.run(id, async () => publishOrRevert(await live(apply)));

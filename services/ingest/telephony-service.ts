@@ -1,7 +1,8 @@
+import { AppError } from '../shared/errors.ts';
 import { makeEnvelope } from '../shared/records/envelope.ts';
 import type { TelephonyNumberRecord } from '../shared/records/payloads.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
-import { KeyedQueue } from './sessions/keyed-queue.ts';
+import { KeyedQueue, MAX_WAITING_CHANGES } from './sessions/keyed-queue.ts';
 import { assignNumber, reassignNumber, releaseNumber, unassignNumber, type AssignNumberInput, type TelephonyDeps } from './telephony/number-commands.ts';
 import type { HeldNumber } from './telephony/number-rules.ts';
 import { normalizePhoneNumber } from './telephony/phone-number.ts';
@@ -22,7 +23,7 @@ export interface TelephonyServiceDeps extends TelephonyDeps {
  * that never held a number unknown again (404, not 200 with nulls).
  */
 export function createTelephonyService({ store, provider, sink, now = Date.now }: TelephonyServiceDeps) {
-  const inTurn = new KeyedQueue();
+  const inTurn = new KeyedQueue({ maxPerKey: MAX_WAITING_CHANGES, full: (key) => AppError.of('TOO_MANY_REQUESTS', `Too many changes of this ${key.startsWith('agent:') ? 'agent' : 'number'} are waiting; retry later`) });
   const holdingAgent = <T>(agentId: string, work: () => Promise<T>) => inTurn.run(`agent:${agentId}`, work);
   const holdingNumber = <T>(phoneNumber: string | null, work: () => Promise<T>) => (phoneNumber === null ? work() : inTurn.run(`number:${phoneNumber}`, work));
 

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
   | 'VALIDATION'
+  | 'TOO_MANY_REQUESTS'
   | 'DEPENDENCY_UNAVAILABLE'
   | 'INTERNAL';
 
@@ -65,6 +66,8 @@ export function statusOf(code: ErrorCode): number {
       return 413;
     case 'VALIDATION':
       return 422;
+    case 'TOO_MANY_REQUESTS':
+      return 429;
     case 'DEPENDENCY_UNAVAILABLE':
       return 503;
     case 'INTERNAL':

@@ -12,6 +12,7 @@ import { dateRangeMs } from './date-range.ts';
 const TAGS = ['sessions'];
 const SESSION = { schema: sessionResponseSchema };
 const NOT_FOUND = { 404: { description: 'Unknown session', example: { detail: 'Session not found' } } };
+const TOO_MANY_WAITING = { 429: { description: 'Too many changes of this session wait already (Retry-After)', example: { detail: 'Too many changes of this session are waiting; retry later' } } };
 
 /** In the replaced service's declaration order, which decides the Allow header of a 405. */
 export function sessionRoutes(sessions: SessionService): Route[] {
@@ -37,7 +38,7 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       handle: async ({ path }) => toSessionResponse(await sessions.getByRoom(path.room_name)),
     }),
     defineRoute({
-      method: 'POST', path: '/api/sessions/by-room/{room_name}/end', summary: 'End the room’s ACTIVE session as COMPLETED', tags: TAGS, responses: NOT_FOUND,
+      method: 'POST', path: '/api/sessions/by-room/{room_name}/end', summary: 'End the room’s ACTIVE session as COMPLETED', tags: TAGS, responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
       request: { path: roomNamePath }, response: SESSION,
       handle: async ({ path }) => toSessionResponse(await sessions.endByRoom(path.room_name)),
     }),
@@ -48,7 +49,7 @@ export function sessionRoutes(sessions: SessionService): Route[] {
     }),
     defineRoute({
       method: 'PATCH', path: '/api/sessions/{session_id}', summary: 'Update a session (status, end, call details)', tags: TAGS,
-      responses: { ...NOT_FOUND, 409: { description: 'A move the lifecycle forbids', example: { detail: 'Cannot change session status from COMPLETED to ACTIVE' } } },
+      responses: { ...NOT_FOUND, 409: { description: 'A move the lifecycle forbids', example: { detail: 'Cannot change session status from COMPLETED to ACTIVE' } }, ...TOO_MANY_WAITING },
       request: { path: sessionIdPath, body: sessionUpdateBody }, response: SESSION,
       handle: async ({ path, body }) => toSessionResponse(await sessions.update(path.session_id, toSessionUpdate(body))),
     }),

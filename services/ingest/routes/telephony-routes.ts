@@ -7,6 +7,7 @@ import type { TelephonyService } from '../telephony-service.ts';
 
 const TAGS = ['telephony'];
 const AGENT_NOT_FOUND = { description: 'The agent never held a number', example: { detail: 'Agent not found' } };
+const TOO_MANY_WAITING = { description: 'Too many changes of this agent or number wait already (Retry-After)', example: { detail: 'Too many changes of this agent are waiting; retry later' } };
 // The replaced service had only POST routes under /numbers/: these names answer as it did.
 const ACTIONS = new Set(['release', 'assign']);
 
@@ -14,7 +15,7 @@ export function telephonyRoutes(telephony: TelephonyService): Route[] {
   return [
     defineRoute({
       method: 'POST', path: '/api/telephony/numbers/release', summary: 'Release the phone number an agent holds', tags: TAGS,
-      responses: { 404: AGENT_NOT_FOUND, 400: { description: 'The agent holds no number', example: { detail: 'Agent has no assigned phone number' } } },
+      responses: { 404: AGENT_NOT_FOUND, 400: { description: 'The agent holds no number', example: { detail: 'Agent has no assigned phone number' } }, 429: TOO_MANY_WAITING },
       request: { body: numberReleaseBody },
       response: { schema: numberReleasedSchema, example: { status: 'released', phone_number: '+15551230001' } },
       handle: async ({ body }) => {
@@ -24,7 +25,7 @@ export function telephonyRoutes(telephony: TelephonyService): Route[] {
     }),
     defineRoute({
       method: 'POST', path: '/api/telephony/numbers/assign', summary: 'Assign a phone number (E.164) to an agent', tags: TAGS,
-      responses: { 400: { description: 'The agent already holds a number' }, 409: { description: 'Another agent holds the number' } },
+      responses: { 400: { description: 'The agent already holds a number' }, 409: { description: 'Another agent holds the number' }, 429: TOO_MANY_WAITING },
       request: { body: numberAssignBody },
       response: { schema: numberAssignedSchema },
       handle: async ({ body }) => {

@@ -26,3 +26,30 @@ describe('KeyedQueue', () => {
     expect(queue.size).toBe(0);
   });
 });
+
+describe('KeyedQueue with a depth bound', () => {
+  it('refuses a task past the bound of its key at once, takes other keys, and takes the key again once it drains', async () => {
+    const queue = new KeyedQueue({ maxPerKey: 2, full: (key) => new Error(`full: ${key}`) });
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const first = queue.run('a', async () => {
+      await gate;
+      return 1;
+    });
+    const second = queue.run('a', async () => 2);
+    await expect(queue.run('a', async () => 3)).rejects.toThrow('full: a');
+    await expect(queue.run('b', async () => 'b')).resolves.toBe('b');
+    release();
+    await expect(Promise.all([first, second])).resolves.toEqual([1, 2]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(queue.size).toBe(0);
+    await expect(queue.run('a', async () => 4)).resolves.toBe(4);
+  });
+
+  it('counts a failed task out of its key like a finished one', async () => {
+    const queue = new KeyedQueue({ maxPerKey: 1, full: () => new Error('full') });
+    await expect(queue.run('a', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(queue.run('a', async () => 'again')).resolves.toBe('again');
+  });
+});

@@ -40,6 +40,9 @@ describe('the HTTP app', () => {
         })
         .get('/store-down', () => {
           throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store unavailable');
+        })
+        .get('/flooded', () => {
+          throw AppError.of('TOO_MANY_REQUESTS', 'Too many changes of this session are waiting; retry later');
         }),
     );
     const conflict = await fetch(`${url}/conflict`);
@@ -48,6 +51,8 @@ describe('the HTTP app', () => {
     expect([busy.status, busy.headers.get('retry-after'), busy.headers.get('content-type')]).toEqual([503, '5', 'application/json']);
     const down = await fetch(`${url}/store-down`);
     expect([down.status, down.headers.get('retry-after'), await down.text()]).toEqual([503, '1', '{"detail":"Session store unavailable"}']);
+    const flooded = await fetch(`${url}/flooded`);
+    expect([flooded.status, flooded.headers.get('retry-after'), await flooded.text()]).toEqual([429, '1', '{"detail":"Too many changes of this session are waiting; retry later"}']);
   });
 
   it('replaces an unsafe incoming request id with a fresh one', async () => {

@@ -14,8 +14,8 @@ export function errorMiddleware(): Middleware<RequestState> {
       await next();
     } catch (error) {
       if (error instanceof AppError) {
-        // Every 503 tells the client when to retry, whichever dependency refused.
-        if (error.code === 'DEPENDENCY_UNAVAILABLE') ctx.set('Retry-After', '1');
+        // Every 503 and 429 tells the client when to retry, whichever dependency or queue refused.
+        if (error.code === 'DEPENDENCY_UNAVAILABLE' || error.code === 'TOO_MANY_REQUESTS') ctx.set('Retry-After', '1');
         ctx.set(error.headers);
         const body = { detail: error.detail };
         // Validation items echo the input as Python re-encodes it (2.0, 1e+16, big integers).
