@@ -1,6 +1,6 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../shared/logger.ts';
-import { encodePlan, OffsetPlans } from './offset-plan.ts';
+import { batchToken, encodePlan, OffsetPlans } from './offset-plan.ts';
 
 export interface RecordBatch {
   readonly topic: string;
@@ -148,7 +148,7 @@ async function runBatch(payload: EachBatchPayload, { consumer, plans, groupId, h
     }
   }
   const last = messages.at(-1)!.offset;
-  const token = `${groupId}:${topic}:${partition}:${first}-${last}`;
+  const token = batchToken(groupId, topic, partition, first, last);
   await consumer.commitOffsets([{ topic, partition, offset: first, metadata: encodePlan(last) }]);
   const stored = await storeWithBackoff(() => handle({ topic, partition, messages, token }), { heartbeat, isRunning, isStale, log, token });
   if (!stored) return;

@@ -12,6 +12,26 @@ export interface OffsetPlan {
   readonly last: string;
 }
 
+/** The ClickHouse deduplication token prefix of a batch: the same offsets always give the same token. */
+export function batchToken(groupId: string, topic: string, partition: number, first: string, last: string): string {
+  return `${groupId}:${topic}:${partition}:${first}-${last}`;
+}
+
+/**
+ * The tokens of the batches the group planned and has not committed past: the only batches stored
+ * before now that a consumer may replay. Read before consuming, after a crash.
+ */
+export async function plannedTokens(admin: Pick<Admin, 'fetchOffsets'>, groupId: string, topics: readonly string[]): Promise<Set<string>> {
+  const tokens = new Set<string>();
+  for (const { topic, partitions } of await admin.fetchOffsets({ groupId, topics: [...topics] })) {
+    for (const { partition, offset, metadata } of partitions) {
+      const plan = decodePlan(offset, metadata);
+      if (plan !== null) tokens.add(batchToken(groupId, topic, partition, plan.first, plan.last));
+    }
+  }
+  return tokens;
+}
+
 export function encodePlan(last: string): string {
   return JSON.stringify({ last });
 }

@@ -1,3 +1,4 @@
+import type { Kafka } from 'kafkajs';
 import type { DependencyCheck } from '../shared/http/health.ts';
 import type { Infrastructure } from '../shared/infrastructure.ts';
 import { BatchingProducer, createIdempotentProducer } from '../shared/kafka/batching-producer.ts';
@@ -5,7 +6,9 @@ import type { Shutdown } from '../shared/lifecycle.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { LiveUsageStore } from '../shared/redis/live-usage.ts';
 import { startBatchRunner } from './batch-runner.ts';
+import { plannedTokens } from './offset-plan.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from './pricing/load-rate-card.ts';
+import { rebuildViews } from './rebuild-views.ts';
 import { RedisEventClaims } from './usage/event-claims.ts';
 import { createRecordWriter, type RecordWriter } from './record-writer.ts';
 
@@ -36,9 +39,14 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   const consumerLog = log.child({ component: 'consumer' });
   const card = await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL);
   if (infra.kafka === null) {
+    if (infra.clickhouseUncleanBefore) await rebuildViews(infra.clickhouse, consumerLog);
     return { writer: createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined };
   }
   const kafka = infra.kafka;
+  const topics = [kafka.topics.sessions.name, kafka.topics.usage.name];
+  // After a crash of the embedded engine: views rebuilt before anything is consumed or served, and the
+  // batches the group may replay (stored before the crash, or not) noted for the writer.
+  const rebuilt = infra.clickhouseUncleanBefore ? { plannedTokens: await rebuildViewsBeforeReplays(kafka.client, groupId, topics, infra, consumerLog), id: String(Date.now()) } : undefined;
   if (infra.redis === null) throw new Error('the consumer needs REDIS_URL with KAFKA_BROKERS: usage event claims live in Redis');
   const redis = infra.redis;
   const claims = new RedisEventClaims(redis, (eventId) => `${redisKeyPrefix}usage-claim:${eventId}`);
@@ -47,7 +55,7 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   await producer.connect();
   const deadLetters = new BatchingProducer(producer, consumerLog, { renew: () => createIdempotentProducer(kafka.client) });
   shutdown.add('dead-letter-producer', () => deadLetters.close());
-  const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name } });
+  const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name }, ...(rebuilt === undefined ? {} : { rebuilt }) });
   let joined = () => false;
   const checks: DependencyCheck[] = [
     {
@@ -58,10 +66,21 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
     },
   ];
   const run = async () => {
-    const topics = [kafka.topics.sessions.name, kafka.topics.usage.name];
     const runner = await startBatchRunner({ kafka: kafka.client, groupId, topics, handle: writer.handleBatch, log: consumerLog });
     shutdown.add('consumer', runner.stop);
     joined = runner.isJoined;
   };
   return { writer, checks, run };
+}
+
+async function rebuildViewsBeforeReplays(kafka: Kafka, groupId: string, topics: readonly string[], infra: Infrastructure, log: Logger): Promise<Set<string>> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const tokens = await plannedTokens(admin, groupId, topics);
+    await rebuildViews(infra.clickhouse, log);
+    return tokens;
+  } finally {
+    await admin.disconnect();
+  }
 }

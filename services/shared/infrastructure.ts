@@ -1,6 +1,7 @@
 import type { Kafka } from 'kafkajs';
 import { createClickHouse, createReadClickHouse, type ClickHouse } from './clickhouse/client.ts';
 import { migrate } from './clickhouse/migrate.ts';
+import { markEngineOpen } from './clickhouse/open-marker.ts';
 import type { Config } from './config.ts';
 import type { DependencyCheck } from './http/health.ts';
 import { createKafka } from './kafka/client.ts';
@@ -19,6 +20,11 @@ export interface Infrastructure {
   /** null in the embedded mode (no REDIS_URL): live state stays in this process's memory. */
   readonly redis: Redis | null;
   readonly checks: readonly DependencyCheck[];
+  /**
+   * The embedded engine's previous process ended without closing it (SIGKILL, crash): an insert it
+   * was running may have left a materialized view out of step with its source. Always false over HTTP.
+   */
+  readonly clickhouseUncleanBefore: boolean;
 }
 
 /**
@@ -27,6 +33,9 @@ export interface Infrastructure {
  */
 export async function connectInfrastructure(config: Config, log: Logger, shutdown: Shutdown): Promise<Infrastructure> {
   const clickhouse = await createClickHouse(config);
+  // Registered before the client, so it runs after the client closed (closers run in reverse).
+  const marker = clickhouse.embedded ? markEngineOpen(config.dataDir) : null;
+  if (marker !== null) shutdown.add('clickhouse-open-marker', async () => marker.closed());
   shutdown.add('clickhouse', () => clickhouse.client.close());
   await migrate(clickhouse, log.child({ component: 'migrations' }));
   const clickhouseReads = await createReadClickHouse(config, clickhouse);
@@ -61,5 +70,5 @@ export async function connectInfrastructure(config: Config, log: Logger, shutdow
     checks.push({ name: 'redis', check: async () => void (await client.ping()) });
     redis = client;
   }
-  return { clickhouse, clickhouseReads, kafka, redis, checks };
+  return { clickhouse, clickhouseReads, kafka, redis, checks, clickhouseUncleanBefore: marker?.uncleanBefore ?? false };
 }

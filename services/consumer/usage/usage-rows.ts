@@ -23,8 +23,10 @@ export interface UsageRowsDeps {
  * The usage_events rows of a batch, each event id once: the first of a batch wins, an id claimed by
  * another batch is a client retry, and an id nobody claimed is looked up among the stored events
  * (claims expire, Redis may be flushed). Every decision is the same when the batch is replayed.
+ * With `storedWins` (a batch replayed after the views were rebuilt) a stored event is left out even
+ * when this batch claimed it.
  */
-export async function usageRows({ ch, card, claims }: UsageRowsDeps, items: readonly UsageItem[], token: string): Promise<Record<string, unknown>[]> {
+export async function usageRows({ ch, card, claims }: UsageRowsDeps, items: readonly UsageItem[], token: string, { storedWins = false } = {}): Promise<Record<string, unknown>[]> {
   const firsts = new Map<string, UsageItem>();
   for (const item of items) if (!firsts.has(item.record.event_id)) firsts.set(item.record.event_id, item);
   const ids = [...firsts.keys()];
@@ -34,7 +36,7 @@ export async function usageRows({ ch, card, claims }: UsageRowsDeps, items: read
     storedEventIds(ch, ids),
   ]);
   return [...firsts.values()]
-    .filter(({ record: { event_id } }) => kept.has(event_id) && !(fresh.has(event_id) && stored.has(event_id)))
+    .filter(({ record: { event_id } }) => kept.has(event_id) && !((storedWins || fresh.has(event_id)) && stored.has(event_id)))
     .map(({ record, source }) => toUsageRow(card, record, source));
 }
 
