@@ -69,9 +69,23 @@ export function createRecordWriter({ ch, reads, log, card, claims, liveUsage, de
       if (rows === undefined) byTable.set(table, [row]);
       else rows.push(row);
     }
-    if (usage.length > 0) byTable.set('usageEvents', await usageRows({ ch: reads, card, claims }, usage, batchToken, { storedWins: afterRebuild }));
+    if (usage.length > 0) byTable.set('usageEvents', afterRebuild ? await rowsAfterRebuild(batchToken, usage) : await usageRows({ ch: reads, card, claims }, usage, batchToken));
     for (const [table, rows] of byTable) await insertRows(ch, table, rows, token);
     await recordLiveUsage(liveUsage, byTable.get('usageEvents') ?? []);
+  }
+
+  // Decided once per replayed batch: a retry of its insert (the same rows under the same token) is
+  // then deduplicated table by table, even when the first try stored some of them.
+  const decidedAfterRebuild = new Map<string, Promise<Record<string, unknown>[]>>();
+  function rowsAfterRebuild(batchToken: string, usage: readonly UsageItem[]): Promise<Record<string, unknown>[]> {
+    let rows = decidedAfterRebuild.get(batchToken);
+    if (rows === undefined) {
+      rows = usageRows({ ch: reads, card, claims }, usage, batchToken, { storedWins: true });
+      decidedAfterRebuild.set(batchToken, rows);
+      // A failed decision (Redis or ClickHouse down) is made again on the next try.
+      rows.catch(() => decidedAfterRebuild.delete(batchToken));
+    }
+    return rows;
   }
 
   async function storeDeadLetters(batch: RecordBatch, dead: readonly DeadLetter[]): Promise<void> {
