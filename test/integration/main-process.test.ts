@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LocalRedis } from '../../infra/local/redis.ts';
 import { call } from '../support/api.ts';
-import { makeNumberAssignBody, makeSessionBody } from '../support/bodies.ts';
+import { makeNumberAssignBody, makeSessionBody, makeUsageEventBody } from '../support/bodies.ts';
 import { startCallmeter } from '../support/callmeter-process.ts';
 import { eventually, isolate, serviceEnv } from '../support/harness.ts';
 
@@ -36,6 +36,8 @@ describe('the callmeter process', () => {
     const second = await startCallmeter(env);
     try {
       expect(second.output()).not.toContain('clickhouse_migration_applied');
+      // Closed cleanly before: nothing to rebuild.
+      expect(second.output()).not.toContain('clickhouse_views_rebuilt');
       // The memory stores start empty: everything below comes back from the engine's files.
       const read = await call<SessionBody>(second.url, 'GET', `/api/sessions/${created.body.id}`);
       expect([read.status, read.text]).toEqual([200, created.text]);
@@ -53,6 +55,26 @@ describe('the callmeter process', () => {
       const after = await call(second.url, 'GET', '/api/telephony/numbers/agent-embedded');
       expect(after.body).toEqual({ agent_id: 'agent-embedded', phone_number: null, provider: null, assigned_at: null });
       expect(await second.stop('SIGTERM')).toBe(0);
+    } finally {
+      await second.stop('SIGKILL');
+    }
+  });
+
+  it('rebuilds its materialized views after it was killed, and its costs read the same', async () => {
+    const env = { DATA_DIR: isolate('embedded-killed').dataDir, LOG_LEVEL: 'info' };
+    const first = await startCallmeter(env);
+    const created = await call<SessionBody>(first.url, 'POST', '/api/sessions/', makeSessionBody({ user_id: 'u-killed', agent_id: 'agent-killed' }));
+    for (let i = 0; i < 5; i += 1) expect((await call(first.url, 'POST', '/api/usage/events', makeUsageEventBody(created.body.id, { user_id: 'u-killed' }))).status).toBe(201);
+    const summary = async (url: string) => (await call<Record<string, unknown>>(url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': 'u-killed' })).body;
+    const before = await summary(first.url);
+    expect(before.event_count).toBe(5);
+    await first.stop('SIGKILL');
+
+    const second = await startCallmeter(env);
+    try {
+      await eventually(async () => expect(second.output()).toContain('"msg":"clickhouse_views_rebuilt"'), 10_000);
+      const after = await summary(second.url);
+      expect({ ...after, as_of: null }).toEqual({ ...before, as_of: null });
     } finally {
       await second.stop('SIGKILL');
     }
