@@ -42,6 +42,7 @@ async function main(): Promise<void> {
       rateCardPath: config.rateCardPath,
       redisKeyPrefix: config.redis?.keyPrefix ?? '',
       liveUsage,
+      dataDir: config.dataDir,
     });
     const writer = consumer.writer;
     // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.

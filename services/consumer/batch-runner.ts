@@ -21,6 +21,8 @@ export interface BatchRunnerOptions {
   readonly log: Logger;
   /** How long to wait before the first relaunch after kafkajs gave up (doubled each failure, at most 30 s). */
   readonly relaunchDelayMs?: number;
+  /** Told each batch token once the group committed past it. */
+  readonly onCommitted?: (token: string) => void;
 }
 
 export interface BatchRunner {
@@ -46,7 +48,7 @@ const MAX_RELAUNCH_DELAY_MS = 30_000;
  * /readyz says the consumer is not in its group). Nothing is lost either way: offsets were committed
  * only for stored batches, and a replay keeps its planned boundaries.
  */
-export async function startBatchRunner({ kafka, groupId, topics, handle, log, relaunchDelayMs = 1_000 }: BatchRunnerOptions): Promise<BatchRunner> {
+export async function startBatchRunner({ kafka, groupId, topics, handle, log, relaunchDelayMs = 1_000, onCommitted }: BatchRunnerOptions): Promise<BatchRunner> {
   const admin = kafka.admin();
   await admin.connect();
   const plans = new OffsetPlans(admin, groupId);
@@ -85,7 +87,7 @@ export async function startBatchRunner({ kafka, groupId, topics, handle, log, re
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: 4,
-        eachBatch: (payload) => runBatch(payload, { consumer, plans, groupId, handle, log }),
+        eachBatch: (payload) => runBatch(payload, { consumer, plans, groupId, handle, log, onCommitted }),
       });
     } catch (error) {
       await consumer.disconnect().catch(() => undefined);
@@ -124,6 +126,7 @@ export async function startBatchRunner({ kafka, groupId, topics, handle, log, re
 }
 
 interface RunContext {
+  readonly onCommitted: ((token: string) => void) | undefined;
   readonly consumer: Consumer;
   readonly plans: OffsetPlans;
   readonly groupId: string;
@@ -131,7 +134,7 @@ interface RunContext {
   readonly log: Logger;
 }
 
-async function runBatch(payload: EachBatchPayload, { consumer, plans, groupId, handle, log }: RunContext): Promise<void> {
+async function runBatch(payload: EachBatchPayload, { consumer, plans, groupId, handle, log, onCommitted }: RunContext): Promise<void> {
   const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
   const { topic, partition } = batch;
   if (batch.isEmpty()) return;
@@ -155,6 +158,7 @@ async function runBatch(payload: EachBatchPayload, { consumer, plans, groupId, h
   const next = (BigInt(last) + 1n).toString();
   await consumer.commitOffsets([{ topic, partition, offset: next, metadata: null }]);
   plans.committed(topic, partition, next);
+  onCommitted?.(token);
   resolveOffset(last);
   await heartbeat();
 }

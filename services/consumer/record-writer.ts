@@ -8,6 +8,7 @@ import { decodeRecord, type Envelope } from '../shared/records/envelope.ts';
 import type { UsageRecord } from '../shared/records/payloads.ts';
 import type { LiveUsageEntry, LiveUsageStore } from '../shared/redis/live-usage.ts';
 import type { RecordBatch } from './batch-runner.ts';
+import type { PendingReplays } from './pending-replays.ts';
 import type { RateCard } from './pricing/load-rate-card.ts';
 import { toTableRow, type RecordSource, type SingleRowEnvelope } from './record-rows.ts';
 import type { EventClaims } from './usage/event-claims.ts';
@@ -35,28 +36,25 @@ export interface RecordWriterDeps {
   readonly liveUsage: LiveUsageStore;
   /** Where dead letters are published too (Kafka mode); they always go to the dead_letters table. */
   readonly deadLetterTopic: { readonly producer: BatchingProducer; readonly topic: string } | null;
-  /**
-   * After the materialized views were rebuilt (a crash of the embedded engine): the tokens of the
-   * batches the group may replay, and a name for this rebuild. See storeEnvelopes.
-   */
-  readonly rebuilt?: { readonly plannedTokens: ReadonlySet<string>; readonly id: string };
+  /** The batches planned when the views were rebuilt after a crash, not yet committed past (see storeEnvelopes). */
+  readonly pendingReplays?: Pick<PendingReplays, 'has' | 'id'>;
 }
 
 /**
  * The steps after a batch is read: decode → validate → route (ok / dead letter) → write, one insert
  * per table carrying the batch token, so that a replay of the same batch stores nothing new.
  */
-export function createRecordWriter({ ch, reads, log, card, claims, liveUsage, deadLetterTopic, rebuilt }: RecordWriterDeps) {
+export function createRecordWriter({ ch, reads, log, card, claims, liveUsage, deadLetterTopic, pendingReplays }: RecordWriterDeps) {
   /**
    * A batch planned before the views were rebuilt may be in the source tables already, wholly or in
    * part, while a view's deduplication log may or may not know its token (a crash does not keep the
    * two in step, and ClickHouse pushes even a repeated block to the views). So its usage events that
    * are stored are left out whoever claimed them, and what is left is inserted under a token of this
-   * rebuild, which no table has seen: every table then takes exactly the events the sources lacked.
+   * process, which no table has seen: every table then takes exactly the events the sources lacked.
    */
   async function storeEnvelopes(items: readonly SourcedEnvelope[], batchToken: string): Promise<void> {
-    const afterRebuild = rebuilt?.plannedTokens.has(batchToken) === true;
-    const token = afterRebuild ? `${batchToken}:rebuild-${rebuilt!.id}` : batchToken;
+    const afterRebuild = pendingReplays?.has(batchToken) === true;
+    const token = afterRebuild ? `${batchToken}:rebuild-${pendingReplays!.id}` : batchToken;
     const byTable = new Map<TableKey, Record<string, unknown>[]>();
     const usage: UsageItem[] = [];
     for (const { envelope, source } of items) {

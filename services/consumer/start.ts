@@ -8,6 +8,7 @@ import type { LiveUsageStore } from '../shared/redis/live-usage.ts';
 import { startBatchRunner } from './batch-runner.ts';
 import { plannedTokens } from './offset-plan.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from './pricing/load-rate-card.ts';
+import { PendingReplays } from './pending-replays.ts';
 import { rebuildViews } from './rebuild-views.ts';
 import { RedisEventClaims } from './usage/event-claims.ts';
 import { createRecordWriter, type RecordWriter } from './record-writer.ts';
@@ -21,6 +22,8 @@ export interface ConsumerDeps {
   readonly rateCardPath: string | null;
   readonly redisKeyPrefix: string;
   readonly liveUsage: LiveUsageStore;
+  /** Where the embedded engine keeps its folder (and its crash-recovery files). */
+  readonly dataDir: string;
 }
 
 export interface StartedConsumer {
@@ -35,18 +38,21 @@ export interface StartedConsumer {
  * Builds the record writer and, with Kafka, the batch runner that feeds it. Without Kafka the
  * writer is returned for the composition root to hand to ingest as its direct path.
  */
-export async function startConsumer({ infra, log, shutdown, groupId, rateCardPath, redisKeyPrefix, liveUsage }: ConsumerDeps): Promise<StartedConsumer> {
+export async function startConsumer({ infra, log, shutdown, groupId, rateCardPath, redisKeyPrefix, liveUsage, dataDir }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
   const card = await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL);
+  const recovery = infra.clickhouseRecovery;
   if (infra.kafka === null) {
-    if (infra.clickhouseUncleanBefore) await rebuildViews(infra.clickhouse, consumerLog);
+    if (recovery.uncleanBefore) await rebuildViews(infra.clickhouse, consumerLog);
+    recovery.repaired();
     return { writer: createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined };
   }
   const kafka = infra.kafka;
   const topics = [kafka.topics.sessions.name, kafka.topics.usage.name];
-  // After a crash of the embedded engine: views rebuilt before anything is consumed or served, and the
-  // batches the group may replay (stored before the crash, or not) noted for the writer.
-  const rebuilt = infra.clickhouseUncleanBefore ? { plannedTokens: await rebuildViewsBeforeReplays(kafka.client, groupId, topics, infra, consumerLog), id: String(Date.now()) } : undefined;
+  // The embedded engine: after a crash, views rebuilt before anything is consumed or served, and the
+  // batches the group may replay (stored before the crash, or not) handed to the writer until they
+  // are committed past, across clean restarts too.
+  const pendingReplays = infra.clickhouse.embedded ? await recoverEngine(kafka.client, groupId, topics, infra, dataDir, consumerLog) : undefined;
   if (infra.redis === null) throw new Error('the consumer needs REDIS_URL with KAFKA_BROKERS: usage event claims live in Redis');
   const redis = infra.redis;
   const claims = new RedisEventClaims(redis, (eventId) => `${redisKeyPrefix}usage-claim:${eventId}`);
@@ -55,7 +61,7 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   await producer.connect();
   const deadLetters = new BatchingProducer(producer, consumerLog, { renew: () => createIdempotentProducer(kafka.client) });
   shutdown.add('dead-letter-producer', () => deadLetters.close());
-  const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name }, ...(rebuilt === undefined ? {} : { rebuilt }) });
+  const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name }, ...(pendingReplays === undefined ? {} : { pendingReplays }) });
   let joined = () => false;
   const checks: DependencyCheck[] = [
     {
@@ -66,20 +72,25 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
     },
   ];
   const run = async () => {
-    const runner = await startBatchRunner({ kafka: kafka.client, groupId, topics, handle: writer.handleBatch, log: consumerLog });
+    const runner = await startBatchRunner({ kafka: kafka.client, groupId, topics, handle: writer.handleBatch, log: consumerLog, ...(pendingReplays === undefined ? {} : { onCommitted: (token: string) => pendingReplays.committed(token) }) });
     shutdown.add('consumer', runner.stop);
     joined = runner.isJoined;
   };
   return { writer, checks, run };
 }
 
-async function rebuildViewsBeforeReplays(kafka: Kafka, groupId: string, topics: readonly string[], infra: Infrastructure, log: Logger): Promise<Set<string>> {
+async function recoverEngine(kafka: Kafka, groupId: string, topics: readonly string[], infra: Infrastructure, dataDir: string, log: Logger): Promise<PendingReplays> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const tokens = await plannedTokens(admin, groupId, topics);
-    await rebuildViews(infra.clickhouse, log);
-    return tokens;
+    const planned = await plannedTokens(admin, groupId, topics);
+    const rebuilt = infra.clickhouseRecovery.uncleanBefore;
+    if (rebuilt) await rebuildViews(infra.clickhouse, log);
+    const pending = PendingReplays.open(dataDir, { rebuilt, planned });
+    // From here the replays file carries what is left to do: the marker may go on a clean stop.
+    infra.clickhouseRecovery.repaired();
+    if (pending.size > 0) log.warn({ batches: pending.size }, 'clickhouse_replays_pending');
+    return pending;
   } finally {
     await admin.disconnect();
   }

@@ -20,11 +20,18 @@ export interface Infrastructure {
   /** null in the embedded mode (no REDIS_URL): live state stays in this process's memory. */
   readonly redis: Redis | null;
   readonly checks: readonly DependencyCheck[];
+  readonly clickhouseRecovery: ClickHouseRecovery;
+}
+
+export interface ClickHouseRecovery {
   /**
-   * The embedded engine's previous process ended without closing it (SIGKILL, crash): an insert it
-   * was running may have left a materialized view out of step with its source. Always false over HTTP.
+   * The embedded engine's previous process ended without closing it (SIGKILL, crash), or without
+   * repairing what such an end may have left: an insert it was running may have left a materialized
+   * view out of step with its source. Always false over HTTP.
    */
-  readonly clickhouseUncleanBefore: boolean;
+  readonly uncleanBefore: boolean;
+  /** Called by the process that repaired it (rebuilt the views): a clean close may then clear the marker. */
+  readonly repaired: () => void;
 }
 
 /**
@@ -33,10 +40,15 @@ export interface Infrastructure {
  */
 export async function connectInfrastructure(config: Config, log: Logger, shutdown: Shutdown): Promise<Infrastructure> {
   const clickhouse = await createClickHouse(config);
-  // Registered before the client, so it runs after the client closed (closers run in reverse).
   const marker = clickhouse.embedded ? markEngineOpen(config.dataDir) : null;
-  if (marker !== null) shutdown.add('clickhouse-open-marker', async () => marker.closed());
-  shutdown.add('clickhouse', () => clickhouse.client.close());
+  // The marker stays after a crash until a process repaired its effects (a process without the
+  // writer, or one stopped in the middle of the repair, leaves it for the next), and it goes only
+  // once the engine closed without an error.
+  let repaired = marker === null || !marker.uncleanBefore;
+  shutdown.add('clickhouse', async () => {
+    await clickhouse.client.close();
+    if (marker !== null && repaired) marker.closed();
+  });
   await migrate(clickhouse, log.child({ component: 'migrations' }));
   const clickhouseReads = await createReadClickHouse(config, clickhouse);
   if (clickhouseReads !== clickhouse) shutdown.add('clickhouse-reads', () => clickhouseReads.client.close());
@@ -70,5 +82,6 @@ export async function connectInfrastructure(config: Config, log: Logger, shutdow
     checks.push({ name: 'redis', check: async () => void (await client.ping()) });
     redis = client;
   }
-  return { clickhouse, clickhouseReads, kafka, redis, checks, clickhouseUncleanBefore: marker?.uncleanBefore ?? false };
+  const clickhouseRecovery = { uncleanBefore: marker?.uncleanBefore ?? false, repaired: () => void (repaired = true) };
+  return { clickhouse, clickhouseReads, kafka, redis, checks, clickhouseRecovery };
 }

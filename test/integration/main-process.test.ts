@@ -75,8 +75,17 @@ describe('the callmeter process', () => {
       await eventually(async () => expect(second.output()).toContain('"msg":"clickhouse_views_rebuilt"'), 10_000);
       const after = await summary(second.url);
       expect({ ...after, as_of: null }).toEqual({ ...before, as_of: null });
+      expect(await second.stop('SIGTERM')).toBe(0);
     } finally {
       await second.stop('SIGKILL');
+    }
+    // Repaired and closed cleanly: the next start has nothing to rebuild.
+    const third = await startCallmeter(env);
+    try {
+      expect(third.output()).not.toContain('clickhouse_views_rebuilt');
+      expect((await summary(third.url)).event_count).toBe(5);
+    } finally {
+      await third.stop('SIGKILL');
     }
   });
 

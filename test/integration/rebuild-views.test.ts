@@ -54,8 +54,8 @@ describe('rebuilding the materialized views after a crash of the embedded engine
   let card: RateCard;
   const sessionId = randomUUID();
   const claims = memoryClaims();
-  const writerWith = (plannedTokens: ReadonlySet<string>) =>
-    createRecordWriter({ ch, reads: ch, log, card, claims, liveUsage: new MemoryLiveUsage(), deadLetterTopic: null, rebuilt: { plannedTokens, id: 'test' } });
+  const writerWith = (pending: ReadonlySet<string>) =>
+    createRecordWriter({ ch, reads: ch, log, card, claims, liveUsage: new MemoryLiveUsage(), deadLetterTopic: null, pendingReplays: { has: (token) => pending.has(token), id: randomUUID() } });
 
   beforeAll(async () => {
     ch = await createClickHouse(testConfig(isolate('rebuild-views')));
@@ -91,6 +91,9 @@ describe('rebuilding the materialized views after a crash of the embedded engine
     expect(await storedTotals(ch)).toEqual(expectedTotals(40, '0.16'));
     const names = await (await ch.client.query({ query: `SELECT agent_name FROM ${usage('agent_names')} WHERE user_id = {user:String}`, query_params: { user: USER }, format: 'JSONEachRow' })).json();
     expect(names).toEqual([{ agent_name: 'Ada' }]);
+    // Written by column name, as the views write: the strings land in their own columns.
+    const lines = await (await ch.client.query({ query: `SELECT provider, service, event_type, unit FROM ${usage('usage_by_session')} GROUP BY ALL`, format: 'JSONEachRow' })).json();
+    expect(lines).toEqual([{ provider: 'resemble', service: 'tts', event_type: 'tts_characters', unit: 'character' }]);
 
     // The group replays its planned batches: stored before the crash, interrupted, and never stored.
     const replaying = writerWith(new Set(['rebuild:usage:0-29', 'rebuild:usage:30-39', 'rebuild:usage:40-59']));
