@@ -8,7 +8,9 @@ describe('the replays pending after a rebuild of the views', () => {
   it('holds every planned batch after a rebuild, hands the uncommitted ones to the next process, and forgets those committed past', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'replays-'));
     const file = path.join(dir, 'clickhouse.replays.json');
+    expect(PendingReplays.saved(dir)).toBe(false);
     const first = PendingReplays.open(dir, { rebuilt: true, planned: new Set(['a', 'b']) });
+    expect(PendingReplays.saved(dir)).toBe(true);
     expect([first.has('a'), first.has('b'), first.size]).toEqual([true, true, 2]);
     first.committed('a');
     expect(first.has('a')).toBe(false);

@@ -18,12 +18,21 @@ export class PendingReplays {
     private readonly tokens: Set<string>,
   ) {}
 
+  /** Whether an earlier process left replays pending (the file exists only while some are). */
+  static saved(dataDir: string): boolean {
+    return existsSync(PendingReplays.fileIn(dataDir));
+  }
+
+  private static fileIn(dataDir: string): string {
+    return path.join(dataDir, 'clickhouse.replays.json');
+  }
+
   /**
    * After a rebuild every planned batch is pending; otherwise those still pending from before that
    * the group still plans (a plan committed past is gone from the broker, so it is dropped here).
    */
   static open(dataDir: string, { rebuilt, planned }: { rebuilt: boolean; planned: ReadonlySet<string> }): PendingReplays {
-    const file = path.join(dataDir, 'clickhouse.replays.json');
+    const file = PendingReplays.fileIn(dataDir);
     const saved = existsSync(file) ? new Set((JSON.parse(readFileSync(file, 'utf8')) as { tokens: string[] }).tokens) : new Set<string>();
     const pending = new PendingReplays(file, new Set([...planned].filter((token) => rebuilt || saved.has(token))));
     pending.save();

@@ -52,7 +52,9 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   // The embedded engine: after a crash, views rebuilt before anything is consumed or served, and the
   // batches the group may replay (stored before the crash, or not) handed to the writer until they
   // are committed past, across clean restarts too.
-  const pendingReplays = infra.clickhouse.embedded ? await recoverEngine(kafka.client, groupId, topics, infra, dataDir, consumerLog) : undefined;
+  // Only then is the broker asked for the group's plans: a clean start has nothing to recover.
+  const recovering = infra.clickhouse.embedded && (recovery.uncleanBefore || PendingReplays.saved(dataDir));
+  const pendingReplays = recovering ? await recoverEngine(kafka.client, groupId, topics, infra, dataDir, consumerLog) : undefined;
   if (infra.redis === null) throw new Error('the consumer needs REDIS_URL with KAFKA_BROKERS: usage event claims live in Redis');
   const redis = infra.redis;
   const claims = new RedisEventClaims(redis, (eventId) => `${redisKeyPrefix}usage-claim:${eventId}`);
