@@ -53,6 +53,16 @@ describe('POST /api/usage/events body', () => {
     );
   });
 
+  it('refuses ids, provider and model over 512 characters, and takes 512', () => {
+    const fields = ['session_id', 'user_id', 'agent_id', 'provider', 'model'];
+    const body = (value: string) => jsonBody(`{${fields.map((field) => `"${field}":"${value}"`).join(',')},"event_type":"stt_minutes","quantity":1}`);
+    const long = 'a'.repeat(513);
+    expect(wireResponse(single, { body: body(long) })).toEqual(
+      detail(...fields.map((field) => `{"type":"string_too_long","loc":["body","${field}"],"msg":"String should have at most 512 characters","input":"${long}","ctx":{"max_length":512}}`)),
+    );
+    expect(wireResponse(single, { body: body('😀'.repeat(512)) }).status).toBe(200);
+  });
+
   it('lists the event types as an enum', () => {
     expect(wireResponse(single, { body: jsonBody('{"session_id":"s1","user_id":"u1","provider":"p","event_type":"minutes"}') })).toEqual(
       detail(

@@ -6,6 +6,9 @@ import type { FromPySchema } from '../../services/shared/validation/schema-types
 const quantity = { 'x-py': 'decimal', minimum: 0, maximum: 1_000_000_000_000 } as const;
 const money = { 'x-py': 'decimal', minimum: 0, maximum: 1_000_000 } as const;
 const tokens = { 'x-py': 'int', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+// The bound of the session's own ids (schemas/http/session-create.ts): every string an event stores is
+// an id or a name, and none needs more; a longer one is a 422, not a megabyte copied into every row.
+const MAX_NAME = 512;
 
 /**
  * POST /api/usage/events — the interface's fields first, in its order. `quantity` and the costs
@@ -18,11 +21,11 @@ export const usageEventBody = {
   type: 'object',
   title: 'UsageEventCreate',
   properties: {
-    session_id: { 'x-py': 'str' },
-    user_id: { 'x-py': 'str' },
-    agent_id: { 'x-py': 'str', 'x-py-nullable': true },
+    session_id: { 'x-py': 'str', maxLength: MAX_NAME },
+    user_id: { 'x-py': 'str', maxLength: MAX_NAME },
+    agent_id: { 'x-py': 'str', 'x-py-nullable': true, maxLength: MAX_NAME },
     // An empty provider could be neither priced nor shown: a 422, not a record the consumer refuses.
-    provider: { 'x-py': 'str', minLength: 1 },
+    provider: { 'x-py': 'str', minLength: 1, maxLength: MAX_NAME },
     event_type: { 'x-py': 'enum', enum: ['stt_minutes', 'llm_tokens', 'tts_characters'] },
     quantity,
     unit_cost: money,
@@ -30,7 +33,7 @@ export const usageEventBody = {
     usage_data: { 'x-py': 'dict' },
     event_id: { 'x-py': 'uuid' },
     timestamp: { 'x-py': 'datetime' },
-    model: { 'x-py': 'str' },
+    model: { 'x-py': 'str', maxLength: MAX_NAME },
     input_tokens: tokens,
     output_tokens: tokens,
   },
