@@ -35,6 +35,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ REDIS_URL: 'http://user:secret@host' })).not.toThrow(/secret/);
   });
 
+  it('allows the CORS origins of CORS_ORIGINS and of FRONTEND_URL, the replaced service\'s variable, once each', () => {
+    const config = loadConfig({ CORS_ORIGINS: 'https://a.example', FRONTEND_URL: 'http://localhost:3000, https://a.example,' });
+    expect(config.corsOrigins).toEqual(['https://a.example', 'http://localhost:3000']);
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+  });
+
   it('returns a frozen object', () => {
     const config = loadConfig({ KAFKA_BROKERS: 'k:1' });
     expect(Object.isFrozen(config)).toBe(true);

@@ -58,7 +58,8 @@ export function loadConfig(env: Env): Config {
   const dataDir = path.resolve(read.string('DATA_DIR', './data'));
   const logLevel = read.oneOf('LOG_LEVEL', LOG_LEVELS, 'info');
   const shutdownTimeoutMs = read.integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000);
-  const corsOrigins = read.list('CORS_ORIGINS', []);
+  // FRONTEND_URL is the replaced service's name for the same list; its deployments set only that.
+  const corsOrigins = [...new Set([...read.list('CORS_ORIGINS', []), ...read.list('FRONTEND_URL', [])])];
   const rateCard = read.string('RATE_CARD_PATH', '');
   const rateCardPath = rateCard === '' ? null : path.resolve(rateCard);
 
