@@ -59,3 +59,33 @@ export const agentNumberSchema = {
   properties: { agent_id: { type: 'string' }, phone_number: nullable('string'), provider: nullable('string'), assigned_at: nullable('string', { format: 'date-time' }) },
   required: ['agent_id', 'phone_number', 'provider', 'assigned_at'],
 } as const;
+
+const AGENT_FIELDS = {
+  name: { type: 'string' },
+  description: nullable('string'),
+  type: { type: 'string', enum: ['STT', 'LLM', 'TTS', 'PIPELINE'] },
+  config: { type: 'object', additionalProperties: true },
+  id: { type: 'string' },
+  is_active: { type: 'boolean' },
+  user_id: { type: 'string' },
+  phone_number: nullable('string'),
+  twilio_sid: nullable('string'),
+  created_at: dateTime,
+  updated_at: dateTime,
+} as const;
+
+/** The replaced service's AgentResponse, in its key order. */
+export const agentResponseSchema = {
+  type: 'object',
+  title: 'Agent',
+  properties: AGENT_FIELDS,
+  required: Object.keys(AGENT_FIELDS),
+} as const;
+
+export const agentListResponseSchema = { type: 'array', items: agentResponseSchema } as const;
+
+export const phoneLookupResponseSchema = {
+  type: 'object',
+  properties: { agent_id: { type: 'string' }, name: { type: 'string' }, config: { type: 'object', additionalProperties: true } },
+  required: ['agent_id', 'name', 'config'],
+} as const;

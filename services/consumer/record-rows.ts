@@ -1,6 +1,6 @@
 import type { TableKey } from '../shared/clickhouse/tables.ts';
 import type { Envelope } from '../shared/records/envelope.ts';
-import type { SessionRecord, TelephonyNumberRecord } from '../shared/records/payloads.ts';
+import type { AgentRecord, SessionRecord, TelephonyNumberRecord } from '../shared/records/payloads.ts';
 
 /** Where a record came from: its Kafka partition and offset, or -1 on the embedded direct path. */
 export interface RecordSource {
@@ -23,6 +23,8 @@ export function toTableRow(envelope: SingleRowEnvelope, source: RecordSource): T
       return { table: 'sessions', row: sessionRow(envelope.payload as SessionRecord, envelope.id, source) };
     case 'telephony_number':
       return { table: 'telephonyNumbers', row: numberRow(envelope.payload as TelephonyNumberRecord, envelope.id) };
+    case 'agent':
+      return { table: 'agents', row: agentRow(envelope.payload as AgentRecord, envelope.id, source) };
   }
 }
 
@@ -39,4 +41,8 @@ function sessionRow(session: SessionRecord, recordId: string, source: RecordSour
 
 function numberRow(number: TelephonyNumberRecord, recordId: string): Record<string, unknown> {
   return { ...number, record_id: recordId };
+}
+
+function agentRow(agent: AgentRecord, recordId: string, source: RecordSource): Record<string, unknown> {
+  return { ...agent, config: JSON.stringify(agent.config), record_id: recordId, kafka_partition: source.partition, kafka_offset: source.offset };
 }

@@ -5,10 +5,16 @@ import { BatchingProducer, createIdempotentProducer } from '../shared/kafka/batc
 import type { Shutdown } from '../shared/lifecycle.ts';
 import type { Logger } from '../shared/logger.ts';
 import { kafkaRecordSink, type RecordSink } from '../shared/records/record-sink.ts';
+import { createAgentService } from './agent-service.ts';
+import { MemoryAgentStore } from './agents/memory-agent-store.ts';
+import { RedisAgentStore } from './agents/redis-agent-store.ts';
+import { AgentHistory } from './history/agent-history.ts';
+import { HistoryBackedAgentStore } from './history/history-backed-agent-store.ts';
 import { HistoryBackedNumberStore } from './history/history-backed-number-store.ts';
 import { HistoryBackedSessionStore } from './history/history-backed-session-store.ts';
 import { NumberHistory } from './history/number-history.ts';
 import { SessionHistory } from './history/session-history.ts';
+import { agentRoutes } from './routes/agent-routes.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
 import { telephonyRoutes } from './routes/telephony-routes.ts';
 import { usageRoutes } from './routes/usage-routes.ts';
@@ -38,13 +44,16 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
   const redis = infra.redis === null || config.redis === null ? null : { client: infra.redis, prefix: config.redis.keyPrefix };
   const liveSessions = redis === null ? new MemorySessionStore() : new RedisSessionStore(redis.client, redis.prefix);
   const liveNumbers = redis === null ? new MemoryNumberStore() : new RedisNumberStore(redis.client, redis.prefix);
+  const liveAgents = redis === null ? new MemoryAgentStore() : new RedisAgentStore(redis.client, redis.prefix);
   const sessions = new HistoryBackedSessionStore(liveSessions, new SessionHistory(infra.clickhouseReads));
   const numbers = new HistoryBackedNumberStore(liveNumbers, new NumberHistory(infra.clickhouseReads));
+  const agents = createAgentService({ store: new HistoryBackedAgentStore(liveAgents, new AgentHistory(infra.clickhouseReads)), numbers, sink, log: ingestLog });
   // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
   const provider = new RecordingTelephonyProvider();
   return [
-    ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink })),
-    ...sessionRoutes(createSessionService({ store: sessions, sink, log: ingestLog })),
+    ...agentRoutes(agents),
+    ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink }), agents),
+    ...sessionRoutes(createSessionService({ store: sessions, sink, log: ingestLog }), agents.names),
     ...usageRoutes(createUsageService({ sessions, sink })),
   ];
 }

@@ -14,26 +14,25 @@ export interface AgentCost {
 
 /**
  * GET /api/costs/by-agent: the most expensive agents first (ties by agent id), at most `limit`;
- * usage without an agent is left out; the name is the latest one the agent's sessions gave, else
- * "Unknown"; session_count counts the sessions with usage in the range.
+ * usage without an agent is left out; the name is the agent's own (POST /api/agents/), else the latest
+ * one the agent's sessions gave, else "Unknown"; session_count counts the sessions with usage in the range.
  */
 export async function costByAgent(ch: ClickHouse, userId: string, range: InstantRange, limit: number): Promise<AgentCost[]> {
-  const [lines, sessions, names] = await Promise.all([agentServiceLines(ch, userId, range), agentSessions(ch, userId, range), agentNames(ch, userId)]);
+  const [lines, sessions] = await Promise.all([agentServiceLines(ch, userId, range), agentSessions(ch, userId, range)]);
   const tallies = new Map<string, CostTally>();
   for (const line of lines) {
     const tally = tallies.get(line.agent_id) ?? new CostTally();
     tally.add(line);
     tallies.set(line.agent_id, tally);
   }
-  return [...tallies]
-    .sort(([a, x], [b, y]) => y.totalCost.comparedTo(x.totalCost) || (a < b ? -1 : 1))
-    .slice(0, limit)
-    .map(([agentId, tally]) => ({
-      agent_id: agentId,
-      agent_name: names.get(agentId) ?? 'Unknown',
-      total_cost: money(tally.totalCost),
-      session_count: sessions.get(agentId) ?? 0,
-      event_count: tally.events,
-      by_service: tally.byService(),
-    }));
+  const ranked = [...tallies].sort(([a, x], [b, y]) => y.totalCost.comparedTo(x.totalCost) || (a < b ? -1 : 1)).slice(0, limit);
+  const names = await agentNames(ch, userId, ranked.map(([agentId]) => agentId));
+  return ranked.map(([agentId, tally]) => ({
+    agent_id: agentId,
+    agent_name: names.get(agentId) ?? 'Unknown',
+    total_cost: money(tally.totalCost),
+    session_count: sessions.get(agentId) ?? 0,
+    event_count: tally.events,
+    by_service: tally.byService(),
+  }));
 }

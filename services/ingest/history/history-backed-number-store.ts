@@ -33,6 +33,19 @@ export class HistoryBackedNumberStore implements NumberStore {
     return this.live.release(agentId);
   }
 
+  /**
+   * Live state first; a number live state does not know is looked up in the history, unless live
+   * state holds that agent with another number (then the history is behind it).
+   */
+  async holder(phoneNumber: string): Promise<string | null> {
+    const live = await this.live.holder(phoneNumber);
+    if (live !== null) return live;
+    const stored = await this.history.holderOf(phoneNumber);
+    if (stored === null) return null;
+    const current = await this.live.get(stored.agent_id);
+    return current === null || current.phone_number === phoneNumber ? stored.agent_id : null;
+  }
+
   /** Live state only: the assignment being undone was refused by the record path, so history never had it. */
   forget(held: HeldNumber): Promise<boolean> {
     return this.live.forget(held);

@@ -4,9 +4,10 @@ import { sessionListResponseSchema, sessionResponseSchema } from '../../../schem
 import { sessionCreateBody } from '../../../schemas/http/session-create.ts';
 import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http/session-update.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import { nameSessionAgents, type AgentNames } from '../agents/session-agent-names.ts';
 import type { SessionService } from '../session-service.ts';
 import { toSessionResponse } from '../sessions/session-response.ts';
-import type { SessionUpdate } from '../sessions/session.ts';
+import type { Session, SessionUpdate } from '../sessions/session.ts';
 import { dateRangeMs } from './date-range.ts';
 
 const TAGS = ['sessions'];
@@ -15,7 +16,9 @@ const NOT_FOUND = { 404: { description: 'Unknown session', example: { detail: 'S
 const TOO_MANY_WAITING = { 429: { description: 'Too many changes of this session wait already (Retry-After)', example: { detail: 'Too many changes of this session are waiting; retry later' } } };
 
 /** In the replaced service's declaration order, which decides the Allow header of a 405. */
-export function sessionRoutes(sessions: SessionService): Route[] {
+export function sessionRoutes(sessions: SessionService, agentNames: AgentNames): Route[] {
+  // A session that carries no agent_name answers with its agent's name.
+  const respond = async (session: Session) => toSessionResponse((await nameSessionAgents([session], agentNames))[0]!);
   return [
     defineRoute({
       method: 'GET', path: '/api/sessions/', summary: 'List the caller’s sessions, newest first', tags: TAGS,
@@ -23,35 +26,35 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       handle: async ({ query, userId }, ctx) => {
         const range = dateRangeMs(query.start_date, query.end_date, ctx.query.end_date);
         const page = await sessions.list(userId!, { page: query.page, limit: query.limit, ...range });
-        return { sessions: page.sessions.map(toSessionResponse), total: page.total, page: query.page, limit: query.limit };
+        return { sessions: (await nameSessionAgents(page.sessions, agentNames)).map(toSessionResponse), total: page.total, page: query.page, limit: query.limit };
       },
     }),
     defineRoute({
       method: 'POST', path: '/api/sessions/', summary: 'Create a session', tags: TAGS, status: 201,
       request: { body: sessionCreateBody }, response: SESSION,
       handle: async ({ body }) =>
-        toSessionResponse(await sessions.create({ room_name: body.room_name, user_id: body.user_id, agent_id: body.agent_id ?? null, session_data: body.session_data, status: body.status })),
+        respond(await sessions.create({ room_name: body.room_name, user_id: body.user_id, agent_id: body.agent_id ?? null, session_data: body.session_data, status: body.status })),
     }),
     defineRoute({
       method: 'GET', path: '/api/sessions/by-room/{room_name}', summary: 'The latest session of a room', tags: TAGS, responses: NOT_FOUND,
       request: { path: roomNamePath }, response: SESSION,
-      handle: async ({ path }) => toSessionResponse(await sessions.getByRoom(path.room_name)),
+      handle: async ({ path }) => respond(await sessions.getByRoom(path.room_name)),
     }),
     defineRoute({
       method: 'POST', path: '/api/sessions/by-room/{room_name}/end', summary: 'End the room’s ACTIVE session as COMPLETED', tags: TAGS, responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
       request: { path: roomNamePath }, response: SESSION,
-      handle: async ({ path }) => toSessionResponse(await sessions.endByRoom(path.room_name)),
+      handle: async ({ path }) => respond(await sessions.endByRoom(path.room_name)),
     }),
     defineRoute({
       method: 'GET', path: '/api/sessions/{session_id}', summary: 'Read a session', tags: TAGS, responses: NOT_FOUND,
       request: { path: sessionIdPath }, response: SESSION,
-      handle: async ({ path }) => toSessionResponse(await sessions.get(path.session_id)),
+      handle: async ({ path }) => respond(await sessions.get(path.session_id)),
     }),
     defineRoute({
       method: 'PATCH', path: '/api/sessions/{session_id}', summary: 'Update a session (status, end, call details)', tags: TAGS,
       responses: { ...NOT_FOUND, 409: { description: 'A move the lifecycle forbids', example: { detail: 'Cannot change session status from COMPLETED to ACTIVE' } }, ...TOO_MANY_WAITING },
       request: { path: sessionIdPath, body: sessionUpdateBody }, response: SESSION,
-      handle: async ({ path, body }) => toSessionResponse(await sessions.update(path.session_id, toSessionUpdate(body))),
+      handle: async ({ path, body }) => respond(await sessions.update(path.session_id, toSessionUpdate(body))),
     }),
   ];
 }

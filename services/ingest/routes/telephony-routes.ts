@@ -1,8 +1,11 @@
+import { phoneLookupQuery } from '../../../schemas/http/agent-bodies.ts';
 import { agentIdPath } from '../../../schemas/http/request-params.ts';
-import { agentNumberSchema, numberAssignedSchema, numberReleasedSchema } from '../../../schemas/http/responses.ts';
+import { agentNumberSchema, numberAssignedSchema, numberReleasedSchema, phoneLookupResponseSchema } from '../../../schemas/http/responses.ts';
 import { numberAssignBody, numberReleaseBody } from '../../../schemas/http/telephony-numbers.ts';
 import { AppError } from '../../shared/errors.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import type { AgentService } from '../agent-service.ts';
+import { toPhoneLookupResponse } from '../agents/agent-response.ts';
 import type { TelephonyService } from '../telephony-service.ts';
 
 const TAGS = ['telephony'];
@@ -11,7 +14,7 @@ const TOO_MANY_WAITING = { description: 'Too many changes of this agent or numbe
 // The replaced service had only POST routes under /numbers/: these names answer as it did.
 const ACTIONS = new Set(['release', 'assign']);
 
-export function telephonyRoutes(telephony: TelephonyService): Route[] {
+export function telephonyRoutes(telephony: TelephonyService, agents: AgentService): Route[] {
   return [
     defineRoute({
       method: 'POST', path: '/api/telephony/numbers/release', summary: 'Release the phone number an agent holds', tags: TAGS,
@@ -44,6 +47,13 @@ export function telephonyRoutes(telephony: TelephonyService): Route[] {
         const assignedAt = number.assigned_at === null ? null : new Date(number.assigned_at).toISOString();
         return { agent_id: number.agent_id, phone_number: number.phone_number, provider: number.provider, assigned_at: assignedAt };
       },
+    }),
+    defineRoute({
+      method: 'GET', path: '/api/telephony/lookup', summary: 'The active agent that holds a phone number (the worker answers a phone call with it)', tags: TAGS,
+      responses: { 404: { description: 'No active agent holds the number', example: { detail: 'No agent found for this phone number' } } },
+      request: { query: phoneLookupQuery },
+      response: { schema: phoneLookupResponseSchema, example: { agent_id: '3f0c…', name: 'Front desk', config: { system_prompt: 'Be brief.' } } },
+      handle: async ({ query }) => toPhoneLookupResponse(await agents.lookup(query.phone_number)),
     }),
   ];
 }

@@ -16,6 +16,8 @@ export interface IngestRedisKeys {
   telephonyAgent(agentId: string): string;
   /** String: the agent that holds this E.164 number. */
   telephonyNumber(phoneNumber: string): string;
+  /** Hash { version, agent (JSON) }; no TTL. */
+  agent(agentId: string): string;
 }
 
 export function createIngestRedisKeys(prefix: string): IngestRedisKeys {
@@ -26,5 +28,6 @@ export function createIngestRedisKeys(prefix: string): IngestRedisKeys {
     userExpiring: (userId) => `${prefix}user-expiring:${userId}`,
     telephonyAgent: (agentId) => `${prefix}telephony-agent:${agentId}`,
     telephonyNumber: (phoneNumber) => `${prefix}telephony-number:${phoneNumber}`,
+    agent: (agentId) => `${prefix}agent:${agentId}`,
   };
 }

@@ -34,4 +34,8 @@ export class MemoryNumberStore implements NumberStore {
   async get(agentId: string): Promise<AgentNumber | null> {
     return this.agents.get(agentId) ?? null;
   }
+
+  async holder(phoneNumber: string): Promise<string | null> {
+    return this.holders.get(phoneNumber) ?? null;
+  }
 }

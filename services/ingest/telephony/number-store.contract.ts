@@ -21,6 +21,16 @@ export function numberStoreContract(name: string, makeStore: MakeNumberStore): v
       expect(await store.get('agent-1')).toEqual(request);
     });
 
+    it('names the holder of a number while it is assigned, and nobody after its release', async () => {
+      const store = await makeStore();
+      expect(await store.holder('+15551230001')).toBeNull();
+      await store.assign(makeAssignRequest());
+      expect(await store.holder('+15551230001')).toBe('agent-1');
+      expect(await store.holder('+15551230002')).toBeNull();
+      await store.release('agent-1');
+      expect(await store.holder('+15551230001')).toBeNull();
+    });
+
     it('names the agent as it was before an assignment: null if it never held a number, else known with none', async () => {
       const store = await makeStore();
       await store.assign(makeAssignRequest());

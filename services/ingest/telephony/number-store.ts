@@ -15,4 +15,6 @@ export interface NumberStore {
   forget(held: HeldNumber): Promise<boolean>;
   /** null: the agent never held a number. */
   get(agentId: string): Promise<AgentNumber | null>;
+  /** The agent that holds this E.164 number now, or null (GET /api/telephony/lookup). */
+  holder(phoneNumber: string): Promise<string | null>;
 }

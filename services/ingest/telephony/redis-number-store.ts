@@ -76,6 +76,10 @@ export class RedisNumberStore implements NumberStore {
     return toAgentNumber(await guard(() => this.redis.hgetall(this.keys.telephonyAgent(agentId))));
   }
 
+  holder(phoneNumber: string): Promise<string | null> {
+    return guard(() => this.redis.get(this.keys.telephonyNumber(phoneNumber)));
+  }
+
   private async snapshot(agentId: string, numberKey: string): Promise<[AgentNumber | null, string | null]> {
     const replies = await guard(() => this.redis.multi().hgetall(this.keys.telephonyAgent(agentId)).get(numberKey).exec());
     const failed = replies?.find(([error]) => error !== null);

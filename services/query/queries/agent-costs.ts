@@ -50,11 +50,19 @@ export async function agentSessions(ch: ClickHouse, userId: string, range: Insta
   return new Map((await result.json<{ agent_id: string; session_total: string }>()).map((row) => [row.agent_id, Number(row.session_total)]));
 }
 
-/** The latest name each of the user's agents was given in a session. */
-export async function agentNames(ch: ClickHouse, userId: string): Promise<Map<string, string>> {
+/**
+ * The name of each of these agents: the agent's own (its latest version in agents, whoever owns it,
+ * as the replaced service read Agent.name by id), else the latest one the user's sessions gave it.
+ */
+export async function agentNames(ch: ClickHouse, userId: string, agentIds: readonly string[]): Promise<Map<string, string>> {
+  if (agentIds.length === 0) return new Map();
   const result = await ch.client.query({
-    query: `SELECT agent_id, argMax(agent_name, updated_at) AS latest_name FROM ${tableName(ch, 'agentNames')} WHERE user_id = {user:String} GROUP BY agent_id`,
-    query_params: { user: userId },
+    query: `SELECT agent_id, argMax(agent_name, rank) AS latest_name FROM (
+        SELECT agent_id, agent_name, (0, toUInt64(0), updated_at) AS rank FROM ${tableName(ch, 'agentNames')} WHERE user_id = {user:String} AND agent_id IN {ids:Array(String)}
+        UNION ALL
+        SELECT id AS agent_id, name AS agent_name, (1, version, updated_at) AS rank FROM ${tableName(ch, 'agents')} WHERE id IN {ids:Array(String)}
+      ) GROUP BY agent_id`,
+    query_params: { user: userId, ids: agentIds },
     format: 'JSONEachRow',
   });
   return new Map((await result.json<{ agent_id: string; latest_name: string }>()).map((row) => [row.agent_id, row.latest_name]));

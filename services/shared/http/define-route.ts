@@ -31,7 +31,7 @@ export interface RouteDefinition<S extends RequestSchemas, R> {
   readonly path: string;
   readonly summary: string;
   readonly tags: readonly string[];
-  /** Status of a success; 200 unless said. */
+  /** Status of a success; 200 unless said. 204 answers no body, whatever the handler returns. */
   readonly status?: number;
   readonly request: S;
   /** x-user-id must be present and non-empty; checked after validation, as the replaced service did. */
@@ -75,7 +75,8 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
     if (definition.requireUserId && userId === '') throw AppError.of('UNAUTHORIZED', 'User ID required');
     const input = { ...(result.value as ValidatedRequest<S>), userId: userId === '' ? null : userId, rawBody: definition.rawBody ? body : undefined };
     const response = await definition.handle(input, ctx);
-    if (response instanceof TextBody) sendText(ctx, definition.status ?? 200, response);
+    if (definition.status === 204) ctx.status = 204;
+    else if (response instanceof TextBody) sendText(ctx, definition.status ?? 200, response);
     else sendJson(ctx, definition.status ?? 200, response, definition.pythonJson ? toPythonJson(response) : undefined);
   };
   const register: RouteRegistrar = (router: Router) => {

@@ -68,15 +68,12 @@ function parametersOf(model: ModelSchema | undefined, location: 'path' | 'query'
 
 function responsesOf(definition: Route['definition']): Json {
   const success = definition.response;
-  const responses: Json = {
-    [String(definition.status ?? 200)]: {
-      description: 'Successful Response',
-      content: {
-        'application/json': { schema: success?.schema ?? {}, ...(success?.example === undefined ? {} : { example: success.example }) },
-        ...Object.fromEntries((success?.alternatives ?? []).map((type) => [type, { schema: { type: 'string' } }])),
-      },
-    },
+  const content = {
+    'application/json': { schema: success?.schema ?? {}, ...(success?.example === undefined ? {} : { example: success.example }) },
+    ...Object.fromEntries((success?.alternatives ?? []).map((type) => [type, { schema: { type: 'string' } }])),
   };
+  // A 204 has no body, so it documents no content (as FastAPI does).
+  const responses: Json = { [String(definition.status ?? 200)]: { description: 'Successful Response', ...(definition.status === 204 ? {} : { content }) } };
   for (const [status, doc] of Object.entries(definition.responses ?? {})) responses[status] = errorResponse(doc.description, doc.example);
   if (definition.request.body !== undefined) {
     responses['400'] ??= errorResponse('The body is not UTF-8 or nests deeper than 512 levels', { detail: 'There was an error parsing the body' });

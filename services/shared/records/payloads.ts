@@ -1,11 +1,12 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { agentRecordSchema, type AgentRecord } from '../../../schemas/records/agent.ts';
 import type { RecordKind } from '../../../schemas/records/envelope.ts';
 import { sessionRecordSchema, type SessionRecord } from '../../../schemas/records/session.ts';
 import { telephonyNumberRecordSchema, type TelephonyNumberRecord } from '../../../schemas/records/telephony-number.ts';
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
 
-export type { SessionRecord, TelephonyNumberRecord, UsageRecord };
+export type { AgentRecord, SessionRecord, TelephonyNumberRecord, UsageRecord };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }));
@@ -14,6 +15,7 @@ const validators: { [K in RecordKind]: ValidateFunction } = {
   session: recordAjv.compile(sessionRecordSchema),
   telephony_number: recordAjv.compile(telephonyNumberRecordSchema),
   usage: recordAjv.compile(usageRecordSchema),
+  agent: recordAjv.compile(agentRecordSchema),
 };
 
 /** The payload of each kind, as its schema says; makeEnvelope validates before sending, decodeRecord after reading. */
@@ -21,6 +23,7 @@ export interface PayloadOf {
   session: SessionRecord;
   telephony_number: TelephonyNumberRecord;
   usage: UsageRecord;
+  agent: AgentRecord;
 }
 
 export function payloadProblem(kind: RecordKind, payload: unknown): string | null {

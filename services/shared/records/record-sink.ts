@@ -16,6 +16,8 @@ const TOPIC_OF_KIND: { [K in RecordKind]: TopicKey } = {
   session: 'sessions',
   telephony_number: 'sessions',
   usage: 'usage',
+  // An agent's records share its key with its telephony_number records: one partition, in order.
+  agent: 'sessions',
 };
 
 export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Record<TopicKey, TopicSpec>>): RecordSink {

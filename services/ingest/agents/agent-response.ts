@@ -1,0 +1,42 @@
+import type { AgentView } from '../agent-service.ts';
+import type { Agent, AgentType } from './agent.ts';
+import type { JsonObject } from '../sessions/session.ts';
+
+/**
+ * The replaced service's AgentResponse, in its key order (AgentBase's fields first). `twilio_sid` is
+ * always null: no carrier adapter here keeps one. `phone_number` is the number the agent holds now.
+ */
+export interface AgentResponse {
+  readonly name: string;
+  readonly description: string | null;
+  readonly type: AgentType;
+  readonly config: JsonObject;
+  readonly id: string;
+  readonly is_active: boolean;
+  readonly user_id: string;
+  readonly phone_number: string | null;
+  readonly twilio_sid: null;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export function toAgentResponse({ agent, phone_number }: AgentView): AgentResponse {
+  return {
+    name: agent.name,
+    description: agent.description,
+    type: agent.type,
+    config: agent.config,
+    id: agent.id,
+    is_active: agent.is_active,
+    user_id: agent.user_id,
+    phone_number,
+    twilio_sid: null,
+    created_at: new Date(agent.created_at).toISOString(),
+    updated_at: new Date(agent.updated_at).toISOString(),
+  };
+}
+
+/** GET /api/telephony/lookup: what the worker reads to answer a phone call. */
+export function toPhoneLookupResponse(agent: Agent): { agent_id: string; name: string; config: JsonObject } {
+  return { agent_id: agent.id, name: agent.name, config: agent.config };
+}
