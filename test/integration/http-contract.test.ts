@@ -24,6 +24,9 @@ describe('the HTTP contract of the embedded process', () => {
     expect(document.openapi).toBe('3.1.0');
     const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
     expect(operations.sort()).toEqual([
+      'DELETE /api/agents/{agent_id}',
+      'GET /api/agents/',
+      'GET /api/agents/{agent_id}',
       'GET /api/costs/by-agent',
       'GET /api/costs/summary',
       'GET /api/costs/timeline',
@@ -31,8 +34,11 @@ describe('the HTTP contract of the embedded process', () => {
       'GET /api/sessions/by-room/{room_name}',
       'GET /api/sessions/{session_id}',
       'GET /api/sessions/{session_id}/cost-breakdown',
+      'GET /api/telephony/lookup',
       'GET /api/telephony/numbers/{agent_id}',
+      'PATCH /api/agents/{agent_id}',
       'PATCH /api/sessions/{session_id}',
+      'POST /api/agents/',
       'POST /api/sessions/',
       'POST /api/sessions/by-room/{room_name}/end',
       'POST /api/telephony/numbers/assign',
@@ -44,6 +50,8 @@ describe('the HTTP contract of the embedded process', () => {
     expect(Object.keys(create.responses)).toEqual(['201', '400', '413', '422']);
     expect(create.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/SessionCreate' } } } });
     expect(Object.keys(document.paths['/api/sessions/']!.get!.responses)).toEqual(['200', '401', '422']);
+    // A 204 documents no body, so an API fuzzer expects none.
+    expect(document.paths['/api/agents/{agent_id}']!.delete!.responses['204']).toEqual({ description: 'Successful Response' });
     expect(Object.keys((document.paths['/api/costs/timeline']!.get!.responses['200'] as { content: object }).content)).toEqual(['application/json', 'text/csv']);
   });
 

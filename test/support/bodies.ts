@@ -13,3 +13,15 @@ export function makeUsageEventBody(sessionId: string, overrides: Record<string, 
 export function makeNumberAssignBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { agent_id: `agent-${randomUUID()}`, phone_number: '+15551230001', provider: 'twilio', ...overrides };
 }
+
+/** POST /api/agents/ as the dashboard sends it (frontend agent-list.tsx). */
+export function makeAgentBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: 'Front desk',
+    description: 'Answers the phone',
+    type: 'PIPELINE',
+    config: { system_prompt: 'Be brief.', first_message: 'Hello!', first_message_mode: 'assistant_speaks_first', llm_provider: 'gemini', voice_id: 'v-1' },
+    user_id: 'tenant-1',
+    ...overrides,
+  };
+}
