@@ -85,9 +85,19 @@ export function createAgentService({ store, numbers, sink, log, now = Date.now }
         if (agent === null || !agent.is_active) throw AppError.of('NOT_FOUND', 'No agent found for this phone number');
         return agent;
       }),
-    /** The names of these agents that exist: what a session that carries no agent_name is named. */
-    names: (ids: readonly string[]): Promise<Map<string, string>> =>
-      live(async () => new Map((await store.getMany([...new Set(ids)])).map((agent) => [agent.id, agent.name]))),
+    /**
+     * The names of these agents that exist: what a session that carries no agent_name is named. Best
+     * effort: a session write already durable must not answer 503 (its retry would make a second
+     * session) because a name could not be read, so an unavailable store names nobody.
+     */
+    names: async (ids: readonly string[]): Promise<Map<string, string>> => {
+      try {
+        return new Map((await store.getMany([...new Set(ids)])).map((agent) => [agent.id, agent.name]));
+      } catch (error) {
+        log.warn({ err: error }, 'agent_names_unavailable');
+        return new Map();
+      }
+    },
   };
 }
 
