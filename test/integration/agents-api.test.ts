@@ -76,6 +76,9 @@ describe('agents through real Kafka, Redis and the ClickHouse engine', () => {
     const second = (await call<AgentBody>(app.url, 'POST', '/api/agents/', makeAgentBody({ name: 'Second', user_id: user }))).body;
     await call(app.url, 'POST', '/api/agents/', makeAgentBody({ name: 'Someone else’s', user_id: 'tenant-other' }));
     await eventually(async () => expect(await listOf(user)).toEqual(['Second', 'First']));
+    // The analytics page asks for /api/agents without the slash: a 307 to the list, as FastAPI answered.
+    const unslashed = await fetch(`${app.url}/api/agents`, { headers: { 'x-user-id': user }, redirect: 'manual' });
+    expect([unslashed.status, new URL(unslashed.headers.get('location') ?? '', app.url).pathname]).toEqual([307, '/api/agents/']);
 
     const patched = await call<AgentBody>(app.url, 'PATCH', `/api/agents/${first.id}`, { name: 'First renamed', config: { system_prompt: 'New.' } });
     expect([patched.status, patched.body.name, patched.body.config]).toEqual([200, 'First renamed', { system_prompt: 'New.' }]);

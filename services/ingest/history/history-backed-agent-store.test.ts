@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import type { Agent } from '../agents/agent.ts';
+import { makeAgent, T0 } from '../agents/agent.fixtures.ts';
+import { MemoryAgentStore } from '../agents/memory-agent-store.ts';
+import type { AgentHistory } from './agent-history.ts';
+import { HistoryBackedAgentStore } from './history-backed-agent-store.ts';
+
+/** The history as a list of stored agents, counting the ids it is asked for. */
+function storedHistory(stored: Agent[]) {
+  const asked: string[][] = [];
+  const history = {
+    byId: async (id: string) => stored.find((agent) => agent.id === id) ?? null,
+    byIds: async (ids: readonly string[]) => {
+      asked.push([...ids]);
+      return stored.filter((agent) => ids.includes(agent.id));
+    },
+    active: async () => stored,
+  } as unknown as AgentHistory;
+  return { history, asked };
+}
+
+describe('HistoryBackedAgentStore', () => {
+  it('restores an agent the live store lost, on read and on update', async () => {
+    const kept = makeAgent();
+    const live = new MemoryAgentStore();
+    const store = new HistoryBackedAgentStore(live, storedHistory([kept]).history);
+    expect(await store.get(kept.id)).toEqual(kept);
+    expect(await live.get(kept.id)).toEqual(kept);
+    const other = makeAgent();
+    const restoring = new HistoryBackedAgentStore(new MemoryAgentStore(), storedHistory([other]).history);
+    expect(await restoring.update(other.id, (current) => ({ ...current, name: 'x', version: current.version + 1 }))).toMatchObject({ kind: 'changed', after: { name: 'x', version: 2 } });
+  });
+
+  it('names from live state first, restores what the history holds, and asks again for an unknown id only after a minute', async () => {
+    const inLive = makeAgent({ name: 'live' });
+    const inHistory = makeAgent({ name: 'stored' });
+    const live = new MemoryAgentStore();
+    await live.create(inLive);
+    const { history, asked } = storedHistory([inHistory]);
+    const store = new HistoryBackedAgentStore(live, history);
+    const names = async (at: number) => (await store.getMany([inLive.id, inHistory.id, 'no-agent'], at)).map((agent) => agent.name).sort();
+
+    expect(await names(T0)).toEqual(['live', 'stored']);
+    expect(await live.get(inHistory.id)).toEqual(inHistory);
+    expect(await names(T0 + 59_000)).toEqual(['live', 'stored']);
+    expect(await names(T0 + 60_001)).toEqual(['live', 'stored']);
+    expect(asked).toEqual([[inHistory.id, 'no-agent'], [], ['no-agent']]);
+  });
+});
