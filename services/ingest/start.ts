@@ -45,7 +45,7 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
   return [
     ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink })),
     ...sessionRoutes(createSessionService({ store: sessions, sink, log: ingestLog })),
-    ...usageRoutes(createUsageService({ sessions, sink })),
+    ...usageRoutes(createUsageService({ sessions, sink, ...config.usage })),
   ];
 }
 

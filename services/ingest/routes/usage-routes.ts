@@ -25,7 +25,11 @@ export function usageRoutes(usage: UsageService): Route[] {
   return [
     defineRoute({
       method: 'POST', path: '/api/usage/events', summary: 'Record a usage event (priced by the server from the rate card)', tags: TAGS, status: 201,
-      responses: { 404: { description: 'Unknown session', example: { detail: 'Session not found' } }, 503: { description: 'Not stored: retry' } },
+      responses: {
+        404: { description: 'Unknown session', example: { detail: 'Session not found' } },
+        409: { description: 'The session ended more than the grace period ago (default 1 hour): its bill no longer moves', example: { detail: 'Session ended at 2026-11-24T10:00:00.000Z, more than 3600 seconds ago: it takes no more usage' } },
+        503: { description: 'Not stored: retry' },
+      },
       request: { body: usageEventBody },
       handle: async ({ body }) => toUsageResponse(await usage.accept(body)),
     }),
@@ -65,8 +69,9 @@ async function prepareItem(usage: UsageService, item: PyValue, index: number, re
     const prepared = await usage.prepare(checked.value.body, receivedAt);
     return Array.isArray(prepared) ? at(prepared) : (prepared as AcceptedUsage);
   } catch (error) {
-    if (error instanceof AppError && error.code === 'NOT_FOUND') {
-      return at([{ type: 'value_error', loc: ['body', 'session_id'], msg: 'Value error, Session not found', input: checked.value.body.session_id, ctx: { error: {} } }]);
+    // Refusals of one item's session reject that item, never the whole batch.
+    if (error instanceof AppError && (error.code === 'NOT_FOUND' || error.code === 'CONFLICT')) {
+      return at([{ type: 'value_error', loc: ['body', 'session_id'], msg: `Value error, ${error.message}`, input: checked.value.body.session_id, ctx: { error: {} } }]);
     }
     throw error;
   }
