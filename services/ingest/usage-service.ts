@@ -7,6 +7,7 @@ import type { RecordSink } from '../shared/records/record-sink.ts';
 import type { SessionStore } from './sessions/session-store.ts';
 import { isFinalStatus } from './sessions/session.ts';
 import { DEFAULT_REFRESH_MS, SessionIdentities, type SessionIdentity } from './usage/session-identities.ts';
+import { reportedCostProblems } from './usage/reported-cost.ts';
 import { usageQuantities, type Quantities } from './usage/usage-quantity.ts';
 
 const FUTURE_TOLERANCE_MS = 5 * 60_000;
@@ -54,6 +55,7 @@ export function createUsageService({ sessions, sink, now = Date.now, maxAgeMs, g
     }
     const quantities = usageQuantities(body.event_type, body);
     if ('type' in quantities) items.push(quantities);
+    else items.push(...reportedCostProblems(quantities.quantity, body));
     if (items.length > 0 || 'type' in quantities) return items;
     const record = toRecord(body, session, quantities, occurredAtMs, receivedAtMs);
     return { record, envelope: makeEnvelope('usage', session.id, record, new Date(occurredAtMs), new Date(receivedAtMs), record.event_id as `${string}-${string}-${string}-${string}-${string}`) };
