@@ -47,13 +47,15 @@ async function acceptBatch(usage: UsageService, raw: PyValue | undefined): Promi
     throw AppError.validation(whole.ok ? [] : whole.items);
   }
   const receivedAt = usage.now();
+  // An event id deduplicates within its tenant: items of two users with one id are two events.
   const seen = new Set<string>();
   const results = await Promise.all(raw.map((item, index) => prepareItem(usage, item, index, receivedAt)));
   const accepted: AcceptedUsage[] = [];
   const answers = results.map((result, index): BatchResult => {
     if (!('record' in result)) return { index, id: null, status: 'rejected', errors: result };
-    if (seen.has(result.record.event_id)) return { index, id: result.record.event_id, status: 'duplicate' };
-    seen.add(result.record.event_id);
+    const key = `${result.record.event_id}:${result.record.user_id}`;
+    if (seen.has(key)) return { index, id: result.record.event_id, status: 'duplicate' };
+    seen.add(key);
     accepted.push(result);
     return { index, id: result.record.event_id, status: 'accepted' };
   });
