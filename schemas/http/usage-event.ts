@@ -1,11 +1,16 @@
 import type { ListSchema, ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+import { USAGE_LIMITS } from '../records/usage.ts';
 
-// Upper bounds keep every stored value inside Decimal(38, 18) (a quantity times a reported unit cost
-// stays under 10^18), and refuse absurd inputs ("1e1000000000") before anything expands them.
-const quantity = { 'x-py': 'decimal', minimum: 0, maximum: 1_000_000_000_000 } as const;
-const money = { 'x-py': 'decimal', minimum: 0, maximum: 1_000_000 } as const;
-const tokens = { 'x-py': 'int', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+// Upper bounds keep every stored value and every sum exact (USAGE_LIMITS, README Limits), and refuse
+// absurd inputs ("1e1000000000") before anything expands them. quantity × unit_cost is bounded by
+// ingest (usage/reported-cost.ts), since a schema bounds each field alone.
+const quantity = { 'x-py': 'decimal', minimum: 0, maximum: USAGE_LIMITS.MAX_QUANTITY, description: 'in the unit of event_type; also the bound of a quantity derived from usage_data' } as const;
+const money = {
+  'x-py': 'decimal', minimum: 0, maximum: USAGE_LIMITS.MAX_REPORTED_COST,
+  description: 'reported; without total_cost, quantity × unit_cost is at most 1000000 too (and without unit_cost, total_cost ÷ quantity)',
+} as const;
+const tokens = { 'x-py': 'int', minimum: 0, maximum: USAGE_LIMITS.MAX_QUANTITY, description: 'exact count; so is one in usage_data, and their sum without a quantity' } as const;
 // The bound of the session's own ids (schemas/http/session-create.ts): every string an event stores is
 // an id or a name, and none needs more; a longer one is a 422, not a megabyte copied into every row.
 const MAX_NAME = 512;
@@ -32,7 +37,10 @@ export const usageEventBody = {
     total_cost: money,
     usage_data: { 'x-py': 'dict' },
     event_id: { 'x-py': 'uuid' },
-    timestamp: { 'x-py': 'datetime' },
+    timestamp: {
+      'x-py': 'datetime',
+      description: 'when the usage happened (default: receipt); at most 5 minutes ahead and USAGE_MAX_AGE_DAYS (default 35) back, else 422: the past is changed by corrections',
+    },
     model: { 'x-py': 'str', maxLength: MAX_NAME },
     input_tokens: tokens,
     output_tokens: tokens,

@@ -1,5 +1,22 @@
 import type { FromSchema } from 'json-schema-to-ts';
 
+/**
+ * The bounds that keep every stored value and every sum exact (README, Limits): ingest refuses a
+ * usage event past them with a 422, and the rate card loader refuses a rate past them, so no event
+ * the consumer prices can cost more than MAX_EVENT_COST.
+ * - MAX_QUANTITY: one event's quantity, and each token count, in the event type's unit.
+ * - MAX_REPORTED_COST: a reported total_cost or unit_cost, and quantity × unit_cost when that is the cost.
+ * - MAX_RATE_PER_UNIT: a rate card's price ÷ price_per.
+ * - MAX_EVENT_COST: MAX_QUANTITY × MAX_RATE_PER_UNIT, above MAX_REPORTED_COST: the most one event costs.
+ * Every one fits the Decimal(38, 18) of usage_events (under 1.7 × 10^20) with room to spare.
+ */
+export const USAGE_LIMITS = {
+  MAX_QUANTITY: 1_000_000_000_000,
+  MAX_REPORTED_COST: 1_000_000,
+  MAX_RATE_PER_UNIT: 1_000,
+  MAX_EVENT_COST: 1_000_000_000_000_000,
+} as const;
+
 const decimal = { type: 'string', pattern: '^\\d+(\\.\\d+)?$' } as const;
 const nullableDecimal = { type: ['string', 'null'], pattern: '^\\d+(\\.\\d+)?$' } as const;
 

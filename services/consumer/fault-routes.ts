@@ -36,7 +36,7 @@ export async function faultRoutes(ch: ClickHouse, log: Logger): Promise<Route[]>
       },
     }),
     defineRoute({
-      method: 'GET', path: '/_faults/stored-totals', summary: 'Event count and cost of usage_events, of every rollup and of usage_event_ids (fault tests only)', tags: ['faults'],
+      method: 'GET', path: '/_faults/stored-totals', summary: 'Event count and cost of usage_events, of every rollup and of usage_event_ids_by_user (fault tests only)', tags: ['faults'],
       request: {},
       handle: async () => storedTotals(ch),
     }),

@@ -57,7 +57,8 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   const pendingReplays = recovering ? await recoverEngine(kafka.client, groupId, topics, infra, dataDir, consumerLog) : undefined;
   if (infra.redis === null) throw new Error('the consumer needs REDIS_URL with KAFKA_BROKERS: usage event claims live in Redis');
   const redis = infra.redis;
-  const claims = new RedisEventClaims(redis, (eventId) => `${redisKeyPrefix}usage-claim:${eventId}`);
+  // One claim per tenant and event id (eventKey): another tenant's event of the same id is claimed apart.
+  const claims = new RedisEventClaims(redis, (key) => `${redisKeyPrefix}usage-claim:${key}`);
 
   const producer = createIdempotentProducer(infra.kafka.client);
   await producer.connect();

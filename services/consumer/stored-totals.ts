@@ -7,17 +7,17 @@ export const USAGE_ROLLUPS = ['usageRollup15m', 'usageTotals15m', 'usageTotalsDa
 export type StoredTotals = Record<string, { n: string; cost?: string }>;
 
 /**
- * The event count and cost sum of usage_events, of every rollup and of usage_event_ids (by table
+ * The event count and cost sum of usage_events, of every rollup and of the event-id table (by table
  * name), so that a test can check that a replay or a retry was counted once everywhere, not only in
  * the table it happens to read. A full scan of each: for tests and the fault suite, not for serving.
  */
 export async function storedTotals(ch: ClickHouse): Promise<StoredTotals> {
   const one = async (sql: string) => (await (await ch.client.query({ query: sql, format: 'JSONEachRow' })).json<{ n: string; cost?: string }>())[0]!;
   const totals: StoredTotals = {};
-  totals.usage_events = await one(`SELECT toString(count()) AS n, toString(sum(cost)) AS cost FROM ${tableName(ch, 'usageEvents')}`);
+  totals.usage_events = await one(`SELECT toString(count()) AS n, toString(sum(toDecimal256(cost, 18))) AS cost FROM ${tableName(ch, 'usageEvents')}`);
   for (const table of USAGE_ROLLUPS) {
     totals[TABLES[table]] = await one(`SELECT toString(sum(events)) AS n, toString(sum(cost)) AS cost FROM ${tableName(ch, table)}`);
   }
-  totals.usage_event_ids = await one(`SELECT toString(count()) AS n FROM ${tableName(ch, 'usageEventIds')}`);
+  totals[TABLES.usageEventIds] = await one(`SELECT toString(count()) AS n FROM ${tableName(ch, 'usageEventIds')}`);
   return totals;
 }

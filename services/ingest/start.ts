@@ -54,7 +54,7 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
     ...agentRoutes(agents),
     ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink }), agents),
     ...sessionRoutes(createSessionService({ store: sessions, sink, log: ingestLog }), agents.names),
-    ...usageRoutes(createUsageService({ sessions, sink })),
+    ...usageRoutes(createUsageService({ sessions, sink, ...config.usage })),
   ];
 }
 

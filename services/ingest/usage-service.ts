@@ -5,10 +5,13 @@ import { makeEnvelope, type Envelope } from '../shared/records/envelope.ts';
 import type { UsageRecord } from '../shared/records/payloads.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import type { SessionStore } from './sessions/session-store.ts';
-import { SessionIdentities, type SessionIdentity } from './usage/session-identities.ts';
+import { isFinalStatus } from './sessions/session.ts';
+import { DEFAULT_REFRESH_MS, SessionIdentities, type SessionIdentity } from './usage/session-identities.ts';
+import { reportedCostProblems } from './usage/reported-cost.ts';
 import { usageQuantities, type Quantities } from './usage/usage-quantity.ts';
 
 const FUTURE_TOLERANCE_MS = 5 * 60_000;
+const DAY_MS = 86_400_000;
 
 /** What POST /api/usage/events answers: compat.md's keys; the costs are the reported ones until priced. */
 export interface AcceptedUsage {
@@ -20,25 +23,39 @@ export interface UsageServiceDeps {
   readonly sessions: SessionStore;
   readonly sink: RecordSink;
   readonly now?: () => number;
+  /** The oldest usage an event may report, before its receipt (USAGE_MAX_AGE_DAYS). */
+  readonly maxAgeMs: number;
+  /** How long after its session ended an event is still taken (USAGE_GRACE_AFTER_END_SECONDS). */
+  readonly graceAfterEndMs: number;
 }
 
 /**
  * Checks an event against its session, converts the workers' body to a quantity, and publishes the
  * record; pricing is the consumer's (it applies the rate card). Answered once the record is durable.
  */
-export function createUsageService({ sessions, sink, now = Date.now }: UsageServiceDeps) {
-  const identities = new SessionIdentities(sessions);
+export function createUsageService({ sessions, sink, now = Date.now, maxAgeMs, graceAfterEndMs }: UsageServiceDeps) {
+  // Read again no later than the grace: a session that ended is refused within the grace of its end.
+  const identities = new SessionIdentities(sessions, { refreshMs: Math.min(DEFAULT_REFRESH_MS, graceAfterEndMs), now });
 
-  /** The record of one event, or the 422 items that refuse it; throws NOT_FOUND for an unknown session. */
+  /**
+   * The record of one event, or the 422 items that refuse it; throws NOT_FOUND for an unknown session
+   * and CONFLICT for one that ended more than the grace ago.
+   */
   async function prepare(body: UsageEventBody, receivedAtMs: number): Promise<AcceptedUsage | readonly ValidationItem[]> {
     const session = await identities.read(body.session_id);
     if (session === null) throw AppError.of('NOT_FOUND', 'Session not found');
     const items: ValidationItem[] = [];
     if (body.user_id !== session.user_id) items.push(valueError('user_id', 'the session belongs to another user', body.user_id));
+    else assertSessionOpen(session, receivedAtMs, graceAfterEndMs);
     const occurredAtMs = body.timestamp?.getTime() ?? receivedAtMs;
     if (occurredAtMs > receivedAtMs + FUTURE_TOLERANCE_MS) items.push(valueError('timestamp', 'timestamp is more than 5 minutes in the future', body.timestamp?.toISOString()));
+    if (occurredAtMs < receivedAtMs - maxAgeMs) {
+      const days = maxAgeMs / DAY_MS;
+      items.push(valueError('timestamp', `timestamp is more than ${days} days in the past; usage that old is changed by a correction, not a new event`, body.timestamp?.toISOString()));
+    }
     const quantities = usageQuantities(body.event_type, body);
     if ('type' in quantities) items.push(quantities);
+    else items.push(...reportedCostProblems(quantities.quantity, body));
     if (items.length > 0 || 'type' in quantities) return items;
     const record = toRecord(body, session, quantities, occurredAtMs, receivedAtMs);
     return { record, envelope: makeEnvelope('usage', session.id, record, new Date(occurredAtMs), new Date(receivedAtMs), record.event_id as `${string}-${string}-${string}-${string}-${string}`) };
@@ -78,6 +95,13 @@ function toRecord(body: UsageEventBody, session: SessionIdentity, quantities: Qu
     occurred_at: new Date(occurredAtMs).toISOString(),
     received_at: new Date(receivedAtMs).toISOString(),
   };
+}
+
+/** A finished call's bill stops moving: its usage is refused once the grace after its end is over. */
+function assertSessionOpen(session: SessionIdentity, receivedAtMs: number, graceAfterEndMs: number): void {
+  if (!isFinalStatus(session.status) || session.ended_at === null || receivedAtMs <= session.ended_at + graceAfterEndMs) return;
+  const ended = new Date(session.ended_at).toISOString();
+  throw AppError.of('CONFLICT', `Session ended at ${ended}, more than ${graceAfterEndMs / 1000} seconds ago: it takes no more usage`);
 }
 
 function valueError(field: string, message: string, input: unknown): ValidationItem {

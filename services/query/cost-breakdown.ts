@@ -29,7 +29,7 @@ export async function costBreakdown(ch: ClickHouse, liveUsage: LiveUsageStore, s
     lines.length === 0 ? [] : sessionEvents(ch, session.user_id, session.id, first, last, MAX_LISTED_EVENTS + 1),
     live ? liveUsage.read(session.id) : [],
   ]);
-  const pending = await pendingLiveEntries(ch, entries, new Set(events.map((event) => event.event_key)), events.length <= MAX_LISTED_EVENTS);
+  const pending = await pendingLiveEntries(ch, session.user_id, entries, new Set(events.map((event) => event.event_key)), events.length <= MAX_LISTED_EVENTS);
   const costLines = [...lines, ...pending.map((entry) => ({ ...entry, cost_sum: entry.cost, quantity_sum: entry.quantity, events_sum: '1' }))];
   const total = new CostTally();
   const byType = new Map<string, CostTally>();

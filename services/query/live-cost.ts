@@ -8,12 +8,12 @@ import { activeSessionsCost, storedEventIds } from './queries/session-costs.ts';
  * counters after the insert, so normally none): the costs of a call in progress are a union by
  * event id, never a double count, whatever order the writers use. An entry whose event the
  * breakdown listed is stored; when the listing holds every stored event of the call, nothing is
- * looked up, else the entries it did not list are looked up in usage_event_ids.
+ * looked up, else the entries it did not list are looked up among the call's tenant's stored ids (an event id is unique within its tenant only).
  */
-export async function pendingLiveEntries(ch: ClickHouse, entries: readonly LiveUsageEntry[], listed: ReadonlySet<string>, listingComplete: boolean): Promise<LiveUsageEntry[]> {
+export async function pendingLiveEntries(ch: ClickHouse, userId: string, entries: readonly LiveUsageEntry[], listed: ReadonlySet<string>, listingComplete: boolean): Promise<LiveUsageEntry[]> {
   const unlisted = entries.filter((entry) => !listed.has(entry.event_id));
   if (unlisted.length === 0 || listingComplete) return unlisted;
-  const stored = await storedEventIds(ch, unlisted.map((entry) => entry.event_id));
+  const stored = await storedEventIds(ch, userId, unlisted.map((entry) => entry.event_id));
   return unlisted.filter((entry) => !stored.has(entry.event_id));
 }
 

@@ -41,6 +41,13 @@ describe('loadConfig', () => {
     expect(loadConfig({}).corsOrigins).toEqual([]);
   });
 
+  it('bounds usage to 35 days back and 1 hour after the session ended by default, each configurable', () => {
+    expect(loadConfig({}).usage).toEqual({ maxAgeMs: 35 * 86_400_000, graceAfterEndMs: 3_600_000 });
+    expect(loadConfig({ USAGE_MAX_AGE_DAYS: '90', USAGE_GRACE_AFTER_END_SECONDS: '0' }).usage).toEqual({ maxAgeMs: 90 * 86_400_000, graceAfterEndMs: 0 });
+    // Past 3,650 days an instant could leave what the rollups' DateTime buckets hold.
+    expect(() => loadConfig({ USAGE_MAX_AGE_DAYS: '20000' })).toThrow(/USAGE_MAX_AGE_DAYS/);
+  });
+
   it('returns a frozen object', () => {
     const config = loadConfig({ KAFKA_BROKERS: 'k:1' });
     expect(Object.isFrozen(config)).toBe(true);

@@ -27,6 +27,8 @@ export interface Config {
   };
   /** Absent: live state lives in this process's memory. */
   readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
+  /** The usage an event may still report: no older than maxAgeMs, nor for a session ended more than graceAfterEndMs ago. */
+  readonly usage: { readonly maxAgeMs: number; readonly graceAfterEndMs: number };
   /** FAULT_INJECTION=1: the consumer serves POST /_faults/clickhouse-inserts (fault tests only; never in production). */
   readonly faultInjection: boolean;
 }
@@ -88,10 +90,17 @@ export function loadConfig(env: Env): Config {
   const redisUrl = read.optionalUrl('REDIS_URL', ['redis:', 'rediss:']);
   const redis = redisUrl === null ? null : { url: redisUrl, keyPrefix: read.string('REDIS_KEY_PREFIX', 'callmeter:') };
 
+  // 35 days: a month's bill stays open for a few days after the month; 3,650 keeps every instant a
+  // DateTime bucket of the rollups can hold (1970..2106).
+  const usage = {
+    maxAgeMs: read.integer('USAGE_MAX_AGE_DAYS', 35, 1, 3650) * 86_400_000,
+    graceAfterEndMs: read.integer('USAGE_GRACE_AFTER_END_SECONDS', 3600, 0, 30 * 86_400) * 1000,
+  };
+
   const faultInjection = read.oneOf('FAULT_INJECTION', ['0', '1'], '0') === '1';
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, rateCardPath, kafka, clickhouse, redis, faultInjection });
+  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, rateCardPath, kafka, clickhouse, redis, usage, faultInjection });
 }
 
 class EnvReader {

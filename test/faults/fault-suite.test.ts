@@ -133,7 +133,7 @@ describe('callmeter under faults', () => {
     process.stdout.write(`\n${rows}\n`);
 
     // Every table fed by usage_events, not only the ones the cost views read: a replay counted twice
-    // in one rollup, or an id missing from usage_event_ids (the exactly-once lookup), shows here.
+    // in one rollup, or an id missing from usage_event_ids_by_user (the exactly-once lookup), shows here.
     const totals = (await call(consumer.url, 'GET', '/_faults/stored-totals')).body;
     process.stdout.write(`stored totals: ${JSON.stringify(totals)}\n`);
     expect(totals).toEqual(expectedTotals(acknowledged.length, expectedTotal.toFixed()));

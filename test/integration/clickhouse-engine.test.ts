@@ -81,7 +81,7 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     expect(await result.json()).toEqual([{ total: '0.012582', events: '2' }]);
   });
 
-  it('finds stored event ids by a primary-key search of usage_event_ids, not a scan', async () => {
+  it('finds stored event ids by a primary-key search of usage_event_ids_by_user, not a scan, and within their tenant only', async () => {
     await ch.client.command({
       query: `INSERT INTO ${ch.database}.usage_events (id, user_id, session_id, provider, service, event_type, quantity, unit, unit_cost, cost, cost_source, occurred_at, received_at)
         SELECT generateUUIDv4(number), 'lookup-user', generateUUIDv4(), 'google', 'llm', 'llm_tokens', 1, 'token', 0.0000003, 0.0000003, 'computed',
@@ -90,9 +90,13 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     });
     const stored = await (await ch.client.query({ query: `SELECT toString(id) AS stored FROM ${ch.database}.usage_events WHERE user_id = 'lookup-user' ORDER BY occurred_at LIMIT 3 OFFSET 100000`, format: 'JSONEachRow' })).json<{ stored: string }>();
     const ids = [...Array.from({ length: 5 }, () => randomUUID()), ...stored.map((row) => row.stored)];
-    expect(await storedEventIds(ch, ids)).toEqual(new Set(stored.map((row) => row.stored)));
-    const plan = await (await ch.client.query({ query: `EXPLAIN indexes = 1 ${storedEventIdsQuery(ch)}`, query_params: { ids }, format: 'TabSeparatedRaw' })).text();
-    const primary = /PrimaryKey[\s\S]*?Condition: \(id in[\s\S]*?Granules: (\d+)\/(\d+)/.exec(plan);
+    const refs = ids.map((event_id) => ({ user_id: 'lookup-user', event_id }));
+    // The same ids under another tenant are not stored: an event id deduplicates within its tenant.
+    const elsewhere = stored.map((row) => ({ user_id: 'other-user', event_id: row.stored }));
+    expect(await storedEventIds(ch, [...refs, ...elsewhere])).toEqual(new Set(stored.map((row) => `${row.stored}:lookup-user`)));
+    const params = { users: refs.map((ref) => ref.user_id), ids };
+    const plan = await (await ch.client.query({ query: `EXPLAIN indexes = 1 ${storedEventIdsQuery(ch)}`, query_params: params, format: 'TabSeparatedRaw' })).text();
+    const primary = /PrimaryKey[\s\S]*?Condition: \(\(user_id, id\) in[\s\S]*?Granules: (\d+)\/(\d+)/.exec(plan);
     expect(primary, plan).not.toBeNull();
     expect(Number(primary![1])).toBeLessThan(Number(primary![2]) / 2);
   });
@@ -118,7 +122,7 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     }
   });
 
-  it('backfills the cost-query rollups, the event-id table and the sessions by user once when a database made before them is upgraded', async () => {
+  it('backfills the cost-query rollups, the event-id table and the sessions by user once when a database made before them is upgraded, and widens the sums', async () => {
     const older = await mkdtemp(path.join(os.tmpdir(), 'callmeter-migrations-'));
     for (const file of (await readdir(MIGRATIONS_DIR)).filter((name) => name < '005')) await copyFile(path.join(MIGRATIONS_DIR, file), path.join(older, file));
     // The engine allows one data folder per process: the upgraded database lives beside the others.
@@ -129,12 +133,18 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     await upgrade.client.insert({ table: `${upgrade.database}.usage_events`, values: rows, format: 'JSONEachRow' });
     const version = (status: string, n: number) => ({ id: session_id, room_name: 'room', status, user_id: 'old-user', session_data: '{}', created_at: 1_700_000_000_000, updated_at: 1_700_000_000_000 + n, version: n, record_id: randomUUID() });
     await upgrade.client.insert({ table: `${upgrade.database}.sessions`, values: [version('ACTIVE', 1), version('COMPLETED', 2)], format: 'JSONEachRow' });
-    expect(await migrate(upgrade, log)).toEqual([5, 6, 7]);
+    const later = (await readdir(MIGRATIONS_DIR)).filter((name) => name >= '005' && name.endsWith('.sql')).map((name) => Number(name.slice(0, 3)));
+    expect(await migrate(upgrade, log)).toEqual(later);
     await migrate(upgrade, log);
     const sums = async (table: string) => (await (await upgrade.client.query({ query: `SELECT toString(sum(cost)) AS cost, toString(sum(events)) AS events FROM ${upgrade.database}.${table}`, format: 'JSONEachRow' })).json())[0];
     for (const table of ['usage_totals_15m', 'usage_by_agent_daily', 'usage_by_session']) expect(await sums(table), table).toEqual({ cost: '0.492', events: '40' });
-    const ids = await (await upgrade.client.query({ query: `SELECT count() AS ids, uniqExact(id) AS distinct_ids FROM ${upgrade.database}.usage_event_ids`, format: 'JSONEachRow' })).json();
+    const ids = await (await upgrade.client.query({ query: `SELECT count() AS ids, uniqExact(user_id, id) AS distinct_ids FROM ${upgrade.database}.usage_event_ids_by_user FINAL`, format: 'JSONEachRow' })).json();
     expect(ids).toEqual([{ ids: '40', distinct_ids: '40' }]);
+    // 010 widened the rollups' sums and dropped the event-id table of 006, which ordered ids without their tenant.
+    const types = await (await upgrade.client.query({ query: `SELECT table, type FROM system.columns WHERE database = {db:String} AND name = 'cost' AND table IN ('usage_totals_daily', 'usage_by_session') ORDER BY table`, query_params: { db: upgrade.database }, format: 'JSONEachRow' })).json();
+    expect(types).toEqual([{ table: 'usage_by_session', type: 'SimpleAggregateFunction(sum, Decimal(76, 18))' }, { table: 'usage_totals_daily', type: 'Decimal(76, 18)' }]);
+    const old = await (await upgrade.client.query({ query: `SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name LIKE 'usage_event_ids%' AND name NOT LIKE '%by_user%'`, query_params: { db: upgrade.database }, format: 'JSONEachRow' })).json();
+    expect(old).toEqual([{ n: '0' }]);
     const byUser = await (await upgrade.client.query({ query: `SELECT toString(id) AS id, argMax(status, version) AS status FROM ${upgrade.database}.sessions_by_user WHERE user_id = 'old-user' GROUP BY id`, format: 'JSONEachRow' })).json();
     expect(byUser).toEqual([{ id: session_id, status: 'COMPLETED' }]);
   });

@@ -63,7 +63,8 @@ describe.each(MODES)('cost views agree to the last decimal on $name', (mode) => 
 
   beforeAll(async () => {
     const dir = isolate('consistency').dataDir;
-    processes = await mode.start({ RATE_CARD_PATH: writeRateCardWithChange(dir), LOG_LEVEL: 'warn' }, dir);
+    // The usage spans 75 days, past the default window of 35: the window is configuration.
+    processes = await mode.start({ RATE_CARD_PATH: writeRateCardWithChange(dir), LOG_LEVEL: 'warn', USAGE_MAX_AGE_DAYS: String(DAYS + 1) }, dir);
     const url = processes.ingest.url;
     sessionIds = [];
     for (const session of sessions) {

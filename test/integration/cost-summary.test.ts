@@ -8,7 +8,8 @@ describe('GET /api/costs/summary on the embedded process', () => {
   let sessionId: string;
 
   beforeAll(async () => {
-    app = await startCallmeter({ DATA_DIR: isolate('summary').dataDir });
+    // An event of January 2025 is past the default window of 35 days: the window is configuration.
+    app = await startCallmeter({ DATA_DIR: isolate('summary').dataDir, USAGE_MAX_AGE_DAYS: '3650' });
     sessionId = (await call<{ id: string }>(app.url, 'POST', '/api/sessions/', { room_name: 'r', user_id: 'tenant-9', agent_id: 'agent-1' })).body.id;
     const events = [
       { provider: 'deepgram', event_type: 'stt_minutes', usage_data: { audio_duration_seconds: 210 } },

@@ -83,7 +83,7 @@ describe('rebuilding the materialized views after a crash of the embedded engine
     // ...and views with a block twice, or without any.
     await ch.client.command({ query: `INSERT INTO ${usage('usage_totals_daily')} SELECT * FROM ${usage('usage_totals_daily')}`, clickhouse_settings: { insert_deduplicate: 0 } });
     await ch.client.command({ query: `TRUNCATE TABLE ${usage('usage_by_session')}` });
-    await ch.client.command({ query: `TRUNCATE TABLE ${usage('usage_event_ids')}` });
+    await ch.client.command({ query: `TRUNCATE TABLE ${usage('usage_event_ids_by_user')}` });
     await ch.client.command({ query: `TRUNCATE TABLE ${usage('agent_names')}` });
     expect((await storedTotals(ch)).usage_rollup_15m).toEqual({ n: '30', cost: '0.12' });
 

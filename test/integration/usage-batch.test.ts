@@ -97,4 +97,37 @@ describe('POST /api/usage/events and /batch on the embedded process', () => {
     }
     expect(await storedEvents()).toBe(before);
   });
+
+  it('refuses a timestamp more than 35 days old with a 422 that points to corrections, in a batch item too, and takes one 34 days old', async () => {
+    const before = await storedEvents();
+    const old = new Date(Date.now() - 35 * 86_400_000 - 60_000).toISOString();
+    const refused = await call(app.url, 'POST', '/api/usage/events', makeUsageEventBody(own, { timestamp: old }));
+    const msg = 'Value error, timestamp is more than 35 days in the past; usage that old is changed by a correction, not a new event';
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual({ detail: [{ type: 'value_error', loc: ['body', 'timestamp'], msg, input: old, ctx: { error: {} } }] });
+    const ancient = makeUsageEventBody(own, { timestamp: '1850-01-01T00:00:00Z' });
+    const batch = await call<{ status: string; errors?: { loc: unknown[]; msg: string }[] }[]>(app.url, 'POST', '/api/usage/events/batch', [ancient, makeUsageEventBody(own, { timestamp: new Date(Date.now() - 34 * 86_400_000).toISOString() })]);
+    expect(batch.body.map((item) => item.status)).toEqual(['rejected', 'accepted']);
+    expect(batch.body[0]!.errors).toMatchObject([{ loc: ['body', 0, 'timestamp'], msg }]);
+    expect(await storedEvents()).toBe(before + 1);
+  });
+
+  it('answers 409 for usage of a session that ended more than an hour ago, rejects it as a batch item, and takes it within the hour', async () => {
+    const endedAt = async (msAgo: number) => {
+      const id = (await call<{ id: string }>(app.url, 'POST', '/api/sessions/', makeSessionBody({ user_id: 'tenant-1' }))).body.id;
+      const ended = await call(app.url, 'PATCH', `/api/sessions/${id}`, { status: 'COMPLETED', ended_at: new Date(Date.now() - msAgo).toISOString() });
+      expect(ended.status).toBe(200);
+      return id;
+    };
+    const before = await storedEvents();
+    const closed = await endedAt(61 * 60_000);
+    const refused = await call<{ detail: string }>(app.url, 'POST', '/api/usage/events', makeUsageEventBody(closed));
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toMatch(/^Session ended at \S+Z, more than 3600 seconds ago: it takes no more usage$/);
+    const batch = await call<{ status: string; errors?: { loc: unknown[] }[] }[]>(app.url, 'POST', '/api/usage/events/batch', [makeUsageEventBody(closed)]);
+    expect(batch.body).toMatchObject([{ status: 'rejected', errors: [{ loc: ['body', 0, 'session_id'] }] }]);
+    const recent = await endedAt(59 * 60_000);
+    expect((await call(app.url, 'POST', '/api/usage/events', makeUsageEventBody(recent))).status).toBe(201);
+    expect(await storedEvents()).toBe(before + 1);
+  });
 });

@@ -86,6 +86,13 @@ describe('parseRateCard', () => {
     ]);
   });
 
+  it('refuses a rate over 1,000 per unit, so that no event of at most 10^12 units costs more than 10^15', () => {
+    const card = makeCardJson([makeRate({ id: 'at-limit', price: '1000000', price_per: '1000' }), makeRate({ id: 'over', provider: 'acme', price: '1000.000000000000000001', price_per: '1' })]);
+    expect(problemsOf(card)).toEqual([
+      'rate over: price ÷ price_per is 1000.000000000000000001 per minute, over the limit of 1000 (so that an event of at most 1000000000000 units costs at most 1000000000000000)',
+    ]);
+  });
+
   it('sees an entry under an alias as a duplicate of the entry under the provider id', () => {
     const problems = problemsOf(makeCardJson([makeRate({ id: 'a', provider: 'google' }), makeRate({ id: 'b', provider: 'GEMINI' })]));
     expect(problems).toEqual(['rate b: same event_type, provider, model, user_id, pricing and effective_from as rate a']);

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { USAGE_LIMITS } from '../../../schemas/records/usage.ts';
 import { Exact } from '../../shared/exact-decimal.ts';
 import { priceUsage } from './price-usage.ts';
 import { makeCard, makeRate, makeUsage } from './pricing.fixtures.ts';
@@ -8,7 +9,8 @@ import { makeCard, makeRate, makeUsage } from './pricing.fixtures.ts';
 const decimalText = fc
   .integer({ min: 0, max: 18 })
   .chain((scale) => fc.bigInt({ min: 0n, max: 10n ** BigInt(scale + 6) }).map((digits) => new Exact(digits.toString()).dividedBy(new Exact(10).pow(scale)).toFixed()));
-const priceText = fc.tuple(fc.integer({ min: 0, max: 10_000_000 }), fc.integer({ min: 0, max: 9 })).map(([digits, scale]) => new Exact(digits).dividedBy(new Exact(10).pow(scale)).toFixed());
+// Up to 1,000 per price_per units: the most per unit a card may ask (USAGE_LIMITS.MAX_RATE_PER_UNIT).
+const priceText = fc.tuple(fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 0, max: 9 })).map(([digits, scale]) => new Exact(digits).dividedBy(new Exact(10).pow(scale)).toFixed());
 const pricePer = fc.constantFrom('1', '3', '7', '1000', '1000000');
 const HALF_ULP = new Exact('0.5e-18');
 
@@ -24,6 +26,21 @@ describe('priceUsage, for any linear rate', () => {
         expect(summedCost.minus(costOfSum).abs().lessThanOrEqualTo(HALF_ULP.times(quantities.length + 1))).toBe(true);
       }),
     );
+  });
+
+  it('never costs one event more than MAX_EVENT_COST, for any rate a card may hold and any quantity ingest takes', () => {
+    // Quantities up to 10^12 with 18 decimals, the bounds included; a rate up to 1,000 per unit.
+    const quantity = fc.oneof(fc.bigInt({ min: 0n, max: 10n ** 30n }).map((raw) => new Exact(raw.toString()).dividedBy('1e18').toFixed()), fc.constant(String(USAGE_LIMITS.MAX_QUANTITY)));
+    const rate = fc.oneof(fc.tuple(fc.integer({ min: 0, max: 1_000_000 }), fc.constantFrom('1', '1000', '1000000')).map(([digits, per]) => ({ price: new Exact(digits).times(per).dividedBy(1000).toFixed(), per })), fc.constant({ price: '1000', per: '1' }));
+    fc.assert(
+      fc.property(rate, quantity, ({ price, per }, sent) => {
+        const card = makeCard([makeRate({ price, price_per: per }), makeRate({ id: 'split', event_type: 'llm_tokens', unit: 'token', pricing: 'input_tokens', price, price_per: per })]);
+        for (const usage of [makeUsage({ quantity: sent }), makeUsage({ event_type: 'llm_tokens', quantity: sent, input_tokens: sent })]) {
+          expect(new Exact(priceUsage(card, usage).cost).lessThanOrEqualTo(USAGE_LIMITS.MAX_EVENT_COST)).toBe(true);
+        }
+      }),
+    );
+    expect(priceUsage(makeCard([makeRate({ price: '1000', price_per: '1' })]), makeUsage({ quantity: '1000000000000' })).cost).toBe('1000000000000000');
   });
 
   it('never prints a number in exponent form', () => {

@@ -1,5 +1,6 @@
 import type { RateCardFile, RateEntry } from '../../../schemas/rate-card.ts';
-import { parseExact } from '../../shared/exact-decimal.ts';
+import { USAGE_LIMITS } from '../../../schemas/records/usage.ts';
+import { Exact, parseExact } from '../../shared/exact-decimal.ts';
 import { listEntryEventTypes } from './entry-event-types.ts';
 import { lowerCaseAliases, resolveProvider } from './provider-names.ts';
 
@@ -27,9 +28,24 @@ function aliasProblems(aliases: Readonly<Record<string, string>>): string[] {
 function rateProblems(card: RateCardFile, rate: RateEntry): string[] {
   const problems = eventTypeProblems(card.services, rate);
   // The schema's pattern makes both parse; null only guards a card that skipped validation.
-  if (!(parseExact(rate.price_per)?.greaterThan(0) ?? false)) problems.push(`rate ${rate.id}: price_per must be greater than 0, got "${rate.price_per}"`);
-  if (!(parseExact(rate.price)?.greaterThanOrEqualTo(0) ?? false)) problems.push(`rate ${rate.id}: price must not be negative, got "${rate.price}"`);
+  const perOk = parseExact(rate.price_per)?.greaterThan(0) ?? false;
+  const priceOk = parseExact(rate.price)?.greaterThanOrEqualTo(0) ?? false;
+  if (!perOk) problems.push(`rate ${rate.id}: price_per must be greater than 0, got "${rate.price_per}"`);
+  if (!priceOk) problems.push(`rate ${rate.id}: price must not be negative, got "${rate.price}"`);
+  if (perOk && priceOk) problems.push(...ratePerUnitProblems(rate));
   return problems;
+}
+
+const MAX_RATE_PER_UNIT = new Exact(USAGE_LIMITS.MAX_RATE_PER_UNIT);
+
+/**
+ * An event's quantity (and each token side) is at most MAX_QUANTITY, so a rate of at most
+ * MAX_RATE_PER_UNIT keeps every computed cost within MAX_EVENT_COST, which the columns and sums hold.
+ */
+function ratePerUnitProblems(rate: RateEntry): string[] {
+  const perUnit = new Exact(rate.price).dividedBy(rate.price_per);
+  if (perUnit.lessThanOrEqualTo(MAX_RATE_PER_UNIT)) return [];
+  return [`rate ${rate.id}: price ÷ price_per is ${perUnit.toFixed()} per ${rate.unit}, over the limit of ${MAX_RATE_PER_UNIT.toFixed()} (so that an event of at most ${USAGE_LIMITS.MAX_QUANTITY} units costs at most ${USAGE_LIMITS.MAX_EVENT_COST})`];
 }
 
 /** What the entry prices: exactly one of event_type and service, known, in the unit of each event type. */

@@ -1,13 +1,14 @@
 import type { Redis } from 'ioredis';
 
 /**
- * Which events of a batch are new. An event id is claimed by the first batch token that holds it;
+ * Which events of a batch are new, each named by its eventKey (tenant and event id: an event id
+ * deduplicates within its tenant only). An event is claimed by the first batch token that holds it;
  * that batch (and any replay of it, which has the same token) keeps it, any other batch drops it as
  * a client retry. The claim is a decision that a replay repeats, so a crash between claiming and
  * storing changes nothing. `fresh` lists the ids claimed just now, which nobody had claimed before.
  */
 export interface EventClaims {
-  claim(eventIds: readonly string[], token: string): Promise<{ readonly kept: ReadonlySet<string>; readonly fresh: ReadonlySet<string> }>;
+  claim(eventKeys: readonly string[], token: string): Promise<{ readonly kept: ReadonlySet<string>; readonly fresh: ReadonlySet<string> }>;
 }
 
 /** Long enough to cover any client retry; older duplicates are caught by the stored-id check. */
@@ -30,15 +31,15 @@ return result`;
 export class RedisEventClaims implements EventClaims {
   constructor(
     private readonly redis: Redis,
-    private readonly keyOf: (eventId: string) => string,
+    private readonly keyOf: (eventKey: string) => string,
   ) {}
 
-  async claim(eventIds: readonly string[], token: string) {
+  async claim(eventKeys: readonly string[], token: string) {
     const kept = new Set<string>();
     const fresh = new Set<string>();
-    if (eventIds.length === 0) return { kept, fresh };
-    const answers = (await this.redis.eval(CLAIM_SCRIPT, eventIds.length, ...eventIds.map(this.keyOf), token, CLAIM_TTL_SECONDS)) as number[];
-    eventIds.forEach((id, i) => {
+    if (eventKeys.length === 0) return { kept, fresh };
+    const answers = (await this.redis.eval(CLAIM_SCRIPT, eventKeys.length, ...eventKeys.map(this.keyOf), token, CLAIM_TTL_SECONDS)) as number[];
+    eventKeys.forEach((id, i) => {
       if (answers[i]! >= 1) kept.add(id);
       if (answers[i] === 2) fresh.add(id);
     });

@@ -4,6 +4,7 @@ import { priceUsage } from '../pricing/price-usage.ts';
 import type { RateCard } from '../pricing/load-rate-card.ts';
 import type { RecordSource } from '../record-rows.ts';
 import type { EventClaims } from './event-claims.ts';
+import { eventKey } from './event-key.ts';
 import { storedEventIds } from './stored-event-ids.ts';
 
 export interface UsageItem {
@@ -20,24 +21,28 @@ export interface UsageRowsDeps {
 }
 
 /**
- * The usage_events rows of a batch, each event id once: the first of a batch wins, an id claimed by
- * another batch is a client retry, and an id nobody claimed is looked up among the stored events
+ * The usage_events rows of a batch, each event id once per tenant: the first of a batch wins, an id
+ * claimed by another batch is a client retry, and an id nobody claimed is looked up among the stored events
  * (claims expire, Redis may be flushed). Every decision is the same when the batch is replayed.
  * With `storedWins` (a batch replayed after the views were rebuilt) a stored event is left out even
  * when this batch claimed it.
  */
 export async function usageRows({ ch, card, claims }: UsageRowsDeps, items: readonly UsageItem[], token: string, { storedWins = false } = {}): Promise<Record<string, unknown>[]> {
+  // An event id deduplicates within its tenant only: another tenant's event of the same id is another event.
   const firsts = new Map<string, UsageItem>();
-  for (const item of items) if (!firsts.has(item.record.event_id)) firsts.set(item.record.event_id, item);
-  const ids = [...firsts.keys()];
-  // Asked side by side: the lookup answers for every id, and only the freshly claimed ones use it.
+  for (const item of items) {
+    const key = eventKey(item.record.user_id, item.record.event_id);
+    if (!firsts.has(key)) firsts.set(key, item);
+  }
+  const keys = [...firsts.keys()];
+  // Asked side by side: the lookup answers for every event, and only the freshly claimed ones use it.
   const [{ kept, fresh }, stored] = await Promise.all([
-    claims === null ? { kept: new Set(ids), fresh: new Set(ids) } : claims.claim(ids, token),
-    storedEventIds(ch, ids),
+    claims === null ? { kept: new Set(keys), fresh: new Set(keys) } : claims.claim(keys, token),
+    storedEventIds(ch, [...firsts.values()].map(({ record }) => record)),
   ]);
-  return [...firsts.values()]
-    .filter(({ record: { event_id } }) => kept.has(event_id) && !((storedWins || fresh.has(event_id)) && stored.has(event_id)))
-    .map(({ record, source }) => toUsageRow(card, record, source));
+  return [...firsts]
+    .filter(([key]) => kept.has(key) && !((storedWins || fresh.has(key)) && stored.has(key)))
+    .map(([, { record, source }]) => toUsageRow(card, record, source));
 }
 
 function toUsageRow(card: RateCard, record: UsageRecord, source: RecordSource): Record<string, unknown> {

@@ -25,7 +25,11 @@ export function usageRoutes(usage: UsageService): Route[] {
   return [
     defineRoute({
       method: 'POST', path: '/api/usage/events', summary: 'Record a usage event (priced by the server from the rate card)', tags: TAGS, status: 201,
-      responses: { 404: { description: 'Unknown session', example: { detail: 'Session not found' } }, 503: { description: 'Not stored: retry' } },
+      responses: {
+        404: { description: 'Unknown session', example: { detail: 'Session not found' } },
+        409: { description: 'The session ended more than the grace period ago (default 1 hour): its bill no longer moves', example: { detail: 'Session ended at 2026-11-24T10:00:00.000Z, more than 3600 seconds ago: it takes no more usage' } },
+        503: { description: 'Not stored: retry' },
+      },
       request: { body: usageEventBody },
       handle: async ({ body }) => toUsageResponse(await usage.accept(body)),
     }),
@@ -43,13 +47,15 @@ async function acceptBatch(usage: UsageService, raw: PyValue | undefined): Promi
     throw AppError.validation(whole.ok ? [] : whole.items);
   }
   const receivedAt = usage.now();
+  // An event id deduplicates within its tenant: items of two users with one id are two events.
   const seen = new Set<string>();
   const results = await Promise.all(raw.map((item, index) => prepareItem(usage, item, index, receivedAt)));
   const accepted: AcceptedUsage[] = [];
   const answers = results.map((result, index): BatchResult => {
     if (!('record' in result)) return { index, id: null, status: 'rejected', errors: result };
-    if (seen.has(result.record.event_id)) return { index, id: result.record.event_id, status: 'duplicate' };
-    seen.add(result.record.event_id);
+    const key = `${result.record.event_id}:${result.record.user_id}`;
+    if (seen.has(key)) return { index, id: result.record.event_id, status: 'duplicate' };
+    seen.add(key);
     accepted.push(result);
     return { index, id: result.record.event_id, status: 'accepted' };
   });
@@ -65,8 +71,9 @@ async function prepareItem(usage: UsageService, item: PyValue, index: number, re
     const prepared = await usage.prepare(checked.value.body, receivedAt);
     return Array.isArray(prepared) ? at(prepared) : (prepared as AcceptedUsage);
   } catch (error) {
-    if (error instanceof AppError && error.code === 'NOT_FOUND') {
-      return at([{ type: 'value_error', loc: ['body', 'session_id'], msg: 'Value error, Session not found', input: checked.value.body.session_id, ctx: { error: {} } }]);
+    // Refusals of one item's session reject that item, never the whole batch.
+    if (error instanceof AppError && (error.code === 'NOT_FOUND' || error.code === 'CONFLICT')) {
+      return at([{ type: 'value_error', loc: ['body', 'session_id'], msg: `Value error, ${error.message}`, input: checked.value.body.session_id, ctx: { error: {} } }]);
     }
     throw error;
   }

@@ -6,13 +6,13 @@ import { SessionIdentities } from './session-identities.ts';
 const UNKNOWN = '00000000-0000-4000-8000-000000000999';
 
 describe('SessionIdentities', () => {
-  it('reads a session once, concurrent reads included, and keeps only its id, user and agent', async () => {
+  it('reads a session once, concurrent reads included, and keeps only its id, user, agent, status and end', async () => {
     const store = new MemorySessionStore();
     const session = makeSession({ agent_id: 'agent-7' });
     await store.create(session);
     const reads = vi.spyOn(store, 'get');
     const identities = new SessionIdentities(store);
-    const identity = { id: session.id, user_id: session.user_id, agent_id: 'agent-7' };
+    const identity = { id: session.id, user_id: session.user_id, agent_id: 'agent-7', status: session.status, ended_at: null };
     expect(await Promise.all([identities.read(session.id), identities.read(session.id)])).toEqual([identity, identity]);
     expect(await identities.read(session.id)).toEqual(identity);
     expect(reads).toHaveBeenCalledTimes(1);
@@ -38,12 +38,27 @@ describe('SessionIdentities', () => {
   it('keeps at most maxEntries, the oldest out first', async () => {
     const sessions = [1, 2, 3].map((n) => makeSession({ id: `00000000-0000-4000-8000-00000000000${n}` }));
     const get = vi.fn(async (id: string) => sessions.find((s) => s.id === id) ?? null);
-    const identities = new SessionIdentities({ get }, 2);
+    const identities = new SessionIdentities({ get }, { maxEntries: 2 });
     for (const s of sessions) await identities.read(s.id);
     await identities.read(sessions[2]!.id);
     await identities.read(sessions[1]!.id);
     expect(get).toHaveBeenCalledTimes(3);
     await identities.read(sessions[0]!.id);
     expect(get).toHaveBeenCalledTimes(4);
+  });
+
+  it('reads a kept session again once it is refreshMs old, so that its end is seen', async () => {
+    const store = new MemorySessionStore();
+    const session = makeSession();
+    await store.create(session);
+    let now = Date.now();
+    const endedAt = now;
+    const identities = new SessionIdentities(store, { refreshMs: 60_000, now: () => now });
+    expect((await identities.read(session.id))?.status).toBe('ACTIVE');
+    await store.update(session.id, (current) => ({ ...current, status: 'COMPLETED', ended_at: endedAt, duration: 0, version: current.version + 1 }));
+    now += 59_999;
+    expect((await identities.read(session.id))?.status).toBe('ACTIVE');
+    now += 1;
+    expect(await identities.read(session.id)).toMatchObject({ status: 'COMPLETED', ended_at: endedAt });
   });
 });

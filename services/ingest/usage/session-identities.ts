@@ -1,44 +1,77 @@
 import type { Session } from '../sessions/session.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 
-/** What a usage event takes from its session: fields that no update changes (assertValidRevision). */
-export type SessionIdentity = Pick<Session, 'id' | 'user_id' | 'agent_id'>;
+/**
+ * What a usage event takes from its session: the fields no update changes (assertValidRevision), and
+ * whether and when it ended, which an update may change and which is therefore read again (refreshMs).
+ */
+export type SessionIdentity = Pick<Session, 'id' | 'user_id' | 'agent_id' | 'status' | 'ended_at'>;
 
 /** Enough for the sessions of a large fleet's calls in progress, at about 200 bytes each. */
 export const DEFAULT_MAX_IDENTITIES = 20_000;
 
+/** How long a kept session's status and ended_at may be trusted before the store is asked again. */
+export const DEFAULT_REFRESH_MS = 60_000;
+
+export interface SessionIdentitiesOptions {
+  readonly maxEntries?: number;
+  /** Kept no longer than the grace after a session's end, so that a 409 is never late by more than that. */
+  readonly refreshMs?: number;
+  readonly now?: () => number;
+}
+
+interface Kept {
+  readonly read: Promise<SessionIdentity | null>;
+  readonly at: number;
+}
+
 /**
  * The identities of the sessions that usage events name, kept in this process: every event names a
- * session, and reading it from Redis for each one cost about a sixth of single-event ingest. Keeping
- * them is safe because a session's id, user and agent never change and a session, once created, is
- * never removed (Redis forgets ended ones, their ClickHouse history keeps them). An unknown session is
- * not kept, since another ingest process may create it a moment later, nor is a failed read.
- * Concurrent reads of one session share one store read. At most maxEntries are kept, oldest out first.
+ * session, and reading it from Redis for each one cost about a sixth of single-event ingest. Id, user
+ * and agent never change, and a session, once created, is never removed (Redis forgets ended ones,
+ * their ClickHouse history keeps them); its status and ended_at do change, so an entry is read again
+ * once it is refreshMs old: a session that ended is known as such at most refreshMs later. An unknown
+ * session is not kept, since another ingest process may create it a moment later, nor is a failed
+ * read. Concurrent reads of one session share one store read. At most maxEntries are kept, oldest out first.
  */
 export class SessionIdentities {
-  private readonly entries = new Map<string, Promise<SessionIdentity | null>>();
+  private readonly entries = new Map<string, Kept>();
+  private readonly maxEntries: number;
+  private readonly refreshMs: number;
+  private readonly now: () => number;
 
   constructor(
     private readonly store: Pick<SessionStore, 'get'>,
-    private readonly maxEntries = DEFAULT_MAX_IDENTITIES,
-  ) {}
+    { maxEntries = DEFAULT_MAX_IDENTITIES, refreshMs = DEFAULT_REFRESH_MS, now = Date.now }: SessionIdentitiesOptions = {},
+  ) {
+    this.maxEntries = maxEntries;
+    this.refreshMs = refreshMs;
+    this.now = now;
+  }
 
   read(id: string): Promise<SessionIdentity | null> {
     const kept = this.entries.get(id);
-    if (kept !== undefined) return kept;
-    const read = this.store.get(id).then((session) => (session === null ? null : { id: session.id, user_id: session.user_id, agent_id: session.agent_id }));
-    this.entries.set(id, read);
+    const at = this.now();
+    if (kept !== undefined && at - kept.at < this.refreshMs) return kept.read;
+    const read = this.store.get(id).then((session) => (session === null ? null : identityOf(session)));
+    const entry = { read, at };
+    this.entries.delete(id);
+    this.entries.set(id, entry);
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     read.then(
       (identity) => {
-        if (identity === null) this.forget(id, read);
+        if (identity === null) this.forget(id, entry);
       },
-      () => this.forget(id, read),
+      () => this.forget(id, entry),
     );
     return read;
   }
 
-  private forget(id: string, read: Promise<SessionIdentity | null>): void {
-    if (this.entries.get(id) === read) this.entries.delete(id);
+  private forget(id: string, entry: Kept): void {
+    if (this.entries.get(id) === entry) this.entries.delete(id);
   }
+}
+
+function identityOf(session: Session): SessionIdentity {
+  return { id: session.id, user_id: session.user_id, agent_id: session.agent_id, status: session.status, ended_at: session.ended_at };
 }

@@ -24,13 +24,26 @@ describe('usageQuantities', () => {
   it('refuses usage_data and token counts too large to store', () => {
     expect(usageQuantities('tts_characters', { usage_data: { character_count: '1e1000000000' } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'], msg: 'Value error, usage_data.character_count is too large: at most 1000000000000' });
     expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: 6.1e13 } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
-    expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: '1e30' } })).toMatchObject({ type: 'value_error', loc: ['body', 'input_tokens'] });
+    expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: '1e30' } })).toEqual({
+      type: 'less_than_equal', loc: ['body', 'usage_data', 'input_tokens'], msg: 'Input should be less than or equal to 1000000000000', input: '1e30', ctx: { le: 1_000_000_000_000 },
+    });
+  });
+
+  it('takes every token count up to 10^12 and their sum up to 10^12 tokens, and refuses one token more', () => {
+    expect(usageQuantities('llm_tokens', { usage_data: { output_tokens: 1e12 } })).toEqual({ quantity: '1000000000000', input_tokens: null, output_tokens: '1000000000000' });
+    expect(usageQuantities('llm_tokens', { usage_data: { output_tokens: 1e12 + 1 } })).toMatchObject({ type: 'less_than_equal', loc: ['body', 'usage_data', 'output_tokens'] });
+    expect(usageQuantities('llm_tokens', { input_tokens: 6e11, output_tokens: 4e11 })).toMatchObject({ quantity: '1000000000000' });
+    expect(usageQuantities('llm_tokens', { input_tokens: 6e11, usage_data: { output_tokens: 4e11 + 1 } })).toMatchObject({
+      type: 'value_error', loc: ['body', 'usage_data'], msg: 'Value error, input_tokens + output_tokens is 1000000000001, over the limit of 1000000000000 tokens for one event',
+    });
+    // With a quantity, the counts only split it: their sum is bounded by the quantity's own bound.
+    expect(usageQuantities('llm_tokens', { quantity: '5', input_tokens: 1e12, output_tokens: 1e12 })).toMatchObject({ quantity: '5' });
   });
 
   it('refuses negative, fractional or non-numeric counts in the pydantic item shape', () => {
     expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: -1 } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
     expect(usageQuantities('tts_characters', { usage_data: { character_count: 'many' } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
-    expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: 1.5 } })).toMatchObject({ type: 'value_error', loc: ['body', 'input_tokens'] });
+    expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: 1.5 } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data', 'input_tokens'] });
   });
 
   it('never prints exponent form, and minutes times 60 give the seconds back within the 18-decimal rounding', () => {

@@ -1,9 +1,9 @@
+import { USAGE_LIMITS } from '../../../schemas/records/usage.ts';
 import type { ValidationItem } from '../../shared/errors.ts';
 import { Exact, MONEY_SCALE } from '../../shared/exact-decimal.ts';
 
-/** The largest quantity the schema lets through as `quantity`; one derived from usage_data obeys it too. */
-const MAX_QUANTITY = new Exact('1e12');
-const MAX_TOKENS = new Exact(Number.MAX_SAFE_INTEGER);
+/** The largest quantity the schema lets through as `quantity`; one derived from usage_data, and every token count, obey it too. */
+const MAX_QUANTITY = new Exact(USAGE_LIMITS.MAX_QUANTITY);
 
 export interface Quantities {
   readonly quantity: string;
@@ -22,10 +22,10 @@ const problem = (field: string, msg: string, input: unknown): ValidationItem => 
  */
 export function usageQuantities(eventType: string, sent: { quantity?: string; input_tokens?: number; output_tokens?: number; usage_data?: UsageData }): Quantities | ValidationItem {
   const data = sent.usage_data ?? {};
-  const inputTokens = count(sent.input_tokens ?? data.input_tokens);
-  const outputTokens = count(sent.output_tokens ?? data.output_tokens);
-  if (inputTokens instanceof Error) return problem('input_tokens', inputTokens.message, sent.input_tokens ?? data.input_tokens);
-  if (outputTokens instanceof Error) return problem('output_tokens', outputTokens.message, sent.output_tokens ?? data.output_tokens);
+  const inputTokens = tokenCount('input_tokens', sent, data);
+  if (typeof inputTokens === 'object' && inputTokens !== null) return inputTokens;
+  const outputTokens = tokenCount('output_tokens', sent, data);
+  if (typeof outputTokens === 'object' && outputTokens !== null) return outputTokens;
   const tokens = { input_tokens: inputTokens, output_tokens: outputTokens };
   if (sent.quantity !== undefined) return { quantity: plain(new Exact(sent.quantity)), ...tokens };
   const derived = fromUsageData(eventType, data, tokens);
@@ -36,7 +36,9 @@ export function usageQuantities(eventType: string, sent: { quantity?: string; in
 
 function fromUsageData(eventType: string, data: UsageData, tokens: { input_tokens: string | null; output_tokens: string | null }): string | Error | null {
   if (eventType === 'llm_tokens' && (tokens.input_tokens !== null || tokens.output_tokens !== null)) {
-    return plain(new Exact(tokens.input_tokens ?? 0).plus(tokens.output_tokens ?? 0));
+    const sum = new Exact(tokens.input_tokens ?? 0).plus(tokens.output_tokens ?? 0);
+    if (sum.greaterThan(MAX_QUANTITY)) return new Error(`input_tokens + output_tokens is ${sum.toFixed()}, over the limit of ${MAX_QUANTITY.toFixed()} tokens for one event`);
+    return plain(sum);
   }
   const [field, divisor] = eventType === 'stt_minutes' ? ['audio_duration_seconds', 60] : eventType === 'tts_characters' ? ['character_count', 1] : [null, 1];
   if (field === null || data[field] === undefined) return null;
@@ -47,10 +49,19 @@ function fromUsageData(eventType: string, data: UsageData, tokens: { input_token
   return plain(quantity);
 }
 
-function count(value: unknown): string | null | Error {
+/**
+ * A token count, sent at the top (bounded by the schema) or in usage_data: over MAX_QUANTITY is
+ * pydantic's less_than_equal at the field, anything else but a whole number a value_error.
+ */
+function tokenCount(field: 'input_tokens' | 'output_tokens', sent: { input_tokens?: number; output_tokens?: number }, data: UsageData): string | null | ValidationItem {
+  const value = sent[field] ?? data[field];
   if (value === undefined || value === null) return null;
   const parsed = decimalOf(value);
-  if (parsed === null || parsed.isNegative() || !parsed.isInteger() || parsed.greaterThan(MAX_TOKENS)) return new Error(`token counts are whole numbers from 0 to ${MAX_TOKENS.toFixed()}`);
+  const loc = sent[field] === undefined ? ['body', 'usage_data', field] : ['body', field];
+  if (parsed === null || parsed.isNegative() || !parsed.isInteger()) return { ...problem(field, `token counts are whole numbers from 0 to ${MAX_QUANTITY.toFixed()}`, value), loc };
+  if (parsed.greaterThan(MAX_QUANTITY)) {
+    return { type: 'less_than_equal', loc, msg: `Input should be less than or equal to ${MAX_QUANTITY.toFixed()}`, input: value, ctx: { le: USAGE_LIMITS.MAX_QUANTITY } };
+  }
   return parsed.toFixed(0);
 }
 

@@ -5,6 +5,7 @@ import type { InstantRange } from '../routes/date-bounds.ts';
 import { DAY_MS, splitRange } from './range-split.ts';
 
 // Aliases differ from the column names: ClickHouse would resolve a column to a same-named alias.
+// The events' Decimal(38, 18) is widened to the rollups' Decimal(76, 18) before it is summed (migration 010).
 
 export interface AgentLine extends CostLine {
   readonly agent_id: string;
@@ -20,7 +21,7 @@ export async function agentServiceLines(ch: ClickHouse, userId: string, range: I
   const keys = 'agent_id, service, event_type, unit';
   const sources = [
     split.rollup === null ? null : `SELECT ${keys}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageByAgentDaily')} WHERE user_id = {user:String} AND agent_id != '' AND ${split.rollup}`,
-    split.events === null ? null : `SELECT ${keys}, cost AS c, quantity AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events})`,
+    split.events === null ? null : `SELECT ${keys}, toDecimal256(cost, 18) AS c, toDecimal256(quantity, 18) AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events})`,
   ].filter((source) => source !== null);
   const result = await ch.client.query({
     query: `SELECT ${keys}, sum(c) AS cost_sum, sum(q) AS quantity_sum, sum(n) AS events_sum FROM (${sources.join(' UNION ALL ')}) GROUP BY ${keys}`,

@@ -115,11 +115,14 @@ export async function sessionEvents(ch: ClickHouse, userId: string, sessionId: s
   return result.json<StoredUsageEvent>();
 }
 
-/** Which of these event ids are stored (usage_event_ids: a primary-key search; ids are global, as the consumer dedupes them). */
-export async function storedEventIds(ch: ClickHouse, eventIds: readonly string[]): Promise<Set<string>> {
+/**
+ * Which of the user's event ids are stored (usage_event_ids_by_user: a primary-key search). Within
+ * the user only, as the consumer deduplicates them: another tenant's event of the same id is not this one.
+ */
+export async function storedEventIds(ch: ClickHouse, userId: string, eventIds: readonly string[]): Promise<Set<string>> {
   const result = await ch.client.query({
-    query: `SELECT DISTINCT toString(id) AS event_key FROM ${tableName(ch, 'usageEventIds')} WHERE id IN (SELECT arrayJoin({events:Array(UUID)}))`,
-    query_params: { events: eventIds },
+    query: `SELECT DISTINCT toString(id) AS event_key FROM ${tableName(ch, 'usageEventIds')} WHERE user_id = {user:String} AND id IN (SELECT arrayJoin({events:Array(UUID)}))`,
+    query_params: { user: userId, events: eventIds },
     format: 'JSONEachRow',
   });
   return new Set((await result.json<{ event_key: string }>()).map((row) => row.event_key));

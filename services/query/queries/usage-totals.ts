@@ -6,6 +6,8 @@ import type { Period } from '../timeline-buckets.ts';
 import { alignRange, DAY_MS, QUARTER_HOUR_MS, splitRange } from './range-split.ts';
 
 // Aliases differ from the column names: ClickHouse would resolve a column to a same-named alias.
+// Sums are Decimal(76, 18), as the rollups store them (migration 010): the events' Decimal(38, 18)
+// is widened before it is summed, so that no sum of events at their bounds wraps (README, Limits).
 
 export interface SummaryLine extends CostLine {
   readonly provider: string;
@@ -15,7 +17,9 @@ export interface SummaryLine extends CostLine {
   readonly unpriced: string;
 }
 
-const ZERO = 'toDecimal128(0, 18)';
+const ZERO = 'toDecimal256(0, 18)';
+const WIDE_COST = 'toDecimal256(cost, 18)';
+const WIDE_QUANTITY = 'toDecimal256(quantity, 18)';
 
 /**
  * A user's costs over all time per provider and service, and the part since `monthStartMs`: whole
@@ -26,7 +30,7 @@ export async function summaryLines(ch: ClickHouse, userId: string, monthStartMs:
   const monthDay = Math.ceil(monthStartMs / DAY_MS) * DAY_MS;
   const edge = monthStartMs < monthDay ? splitRange({ start: monthStartMs, end: monthDay }, QUARTER_HOUR_MS, 'bucket') : null;
   const keys = 'provider, service, event_type, unit, currency';
-  const monthOnly = `${ZERO} AS c, cost AS mc, ${ZERO} AS q, ${ZERO} AS r, toUInt64(0) AS n, toUInt64(0) AS u`;
+  const monthOnly = `${ZERO} AS c, ${WIDE_COST} AS mc, ${ZERO} AS q, ${ZERO} AS r, toUInt64(0) AS n, toUInt64(0) AS u`;
   const sources = [
     `SELECT ${keys}, cost AS c, if(day >= fromUnixTimestamp64Milli(toInt64({month_day:Int64}), 'UTC'), cost, ${ZERO}) AS mc, quantity AS q, reported_cost AS r, events AS n, unpriced_events AS u
        FROM ${tableName(ch, 'usageTotalsDaily')} WHERE user_id = {user:String}`,
@@ -73,7 +77,7 @@ export async function timelineLines(ch: ClickHouse, userId: string, range: Insta
     const split = splitRange(part, QUARTER_HOUR_MS, 'bucket', 'occurred_at', prefix);
     const sources = [
       split.rollup === null ? null : `SELECT toDateTime64(bucket, 3, 'UTC') AS t, ${columns}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String} AND ${split.rollup}`,
-      split.events === null ? null : `SELECT occurred_at AS t, ${columns}, cost AS c, quantity AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${split.events})`,
+      split.events === null ? null : `SELECT occurred_at AS t, ${columns}, ${WIDE_COST} AS c, ${WIDE_QUANTITY} AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${split.events})`,
     ];
     return { sources, params: split.params };
   };

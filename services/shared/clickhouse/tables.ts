@@ -3,7 +3,7 @@ import type { ClickHouse } from './client.ts';
 /** The closed set of tables; SQL names a table only through this map, never from input. */
 export const TABLES = {
   usageEvents: 'usage_events',
-  usageEventIds: 'usage_event_ids',
+  usageEventIds: 'usage_event_ids_by_user',
   usageRollup15m: 'usage_rollup_15m',
   usageTotals15m: 'usage_totals_15m',
   usageTotalsDaily: 'usage_totals_daily',
