@@ -5,8 +5,8 @@ import { sessionCreateBody } from '../../../schemas/http/session-create.ts';
 import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http/session-update.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import type { SessionService } from '../session-service.ts';
-import { toSessionResponse } from '../sessions/session-response.ts';
-import type { SessionUpdate } from '../sessions/session.ts';
+import { sessionAnalysis, toSessionResponse } from '../sessions/session-response.ts';
+import type { CallDirection, SessionUpdate } from '../sessions/session.ts';
 import { dateRangeMs } from './date-range.ts';
 
 const TAGS = ['sessions'];
@@ -22,7 +22,8 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       request: { query: sessionListQuery }, requireUserId: true, response: { schema: sessionListResponseSchema },
       handle: async ({ query, userId }, ctx) => {
         const range = dateRangeMs(query.start_date, query.end_date, ctx.query.end_date);
-        const page = await sessions.list(userId!, { page: query.page, limit: query.limit, ...range });
+        const direction = query.direction === undefined ? {} : { direction: query.direction.toUpperCase() as CallDirection };
+        const page = await sessions.list(userId!, { page: query.page, limit: query.limit, ...range, ...direction });
         return { sessions: page.sessions.map(toSessionResponse), total: page.total, page: query.page, limit: query.limit };
       },
     }),
@@ -46,6 +47,11 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       method: 'GET', path: '/api/sessions/{session_id}', summary: 'Read a session', tags: TAGS, responses: NOT_FOUND,
       request: { path: sessionIdPath }, response: SESSION,
       handle: async ({ path }) => toSessionResponse(await sessions.get(path.session_id)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/api/sessions/{session_id}/analysis', summary: 'The post-call analysis of a session, or null', tags: TAGS, responses: NOT_FOUND,
+      request: { path: sessionIdPath }, response: { schema: { anyOf: [{ type: 'object', additionalProperties: true }, { type: 'null' }] } },
+      handle: async ({ path }) => sessionAnalysis(await sessions.get(path.session_id)),
     }),
     defineRoute({
       method: 'PATCH', path: '/api/sessions/{session_id}', summary: 'Update a session (status, end, call details)', tags: TAGS,

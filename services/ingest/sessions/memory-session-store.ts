@@ -69,7 +69,7 @@ export class MemorySessionStore implements SessionStore {
     const end = query.end_ms ?? Infinity;
     const matching = [...this.entries.keys()]
       .map((id) => this.live(id))
-      .filter((s): s is Session => s !== null && s.user_id === userId && s.created_at >= start && s.created_at <= end)
+      .filter((s): s is Session => s !== null && s.user_id === userId && s.created_at >= start && s.created_at <= end && (query.direction === undefined || s.call_direction === query.direction))
       .sort(newestFirst);
     const offset = (query.page - 1) * query.limit;
     return { sessions: matching.slice(offset, offset + query.limit), total: matching.length };

@@ -66,7 +66,7 @@ export class RedisSessionStore implements SessionStore {
 
   async list(userId: string, query: SessionListQuery): Promise<SessionPage> {
     const keys = [this.keys.userSessions(userId), this.keys.userExpiring(userId)];
-    const args = [query.start_ms ?? '-inf', query.end_ms ?? '+inf', (query.page - 1) * query.limit, query.limit];
+    const args = [query.start_ms ?? '-inf', query.end_ms ?? '+inf', (query.page - 1) * query.limit, query.limit, query.direction ?? '', this.keys.session('')];
     const [total, ids] = (await guard(() => listSessionsScript.run(this.redis, keys, args))) as [number, string[]];
     if (ids.length === 0) return { sessions: [], total };
     const pipeline = this.redis.pipeline();

@@ -133,6 +133,16 @@ function listContract(makeStore: MakeSessionStore): void {
     expect(page).toEqual({ sessions: [sessions[3], sessions[2], sessions[1]], total: 3 });
   });
 
+  it('lists only the sessions of a direction, with their own total, paged', async () => {
+    const store = await makeStore();
+    const directions = ['INBOUND', 'OUTBOUND', null, 'OUTBOUND', 'OUTBOUND'] as const;
+    const sessions = directions.map((call_direction, i) => makeSession({ user_id: 'erin', call_direction, created_at: T0 + i * 1_000 }));
+    for (const session of sessions) await store.create(session);
+    expect(await store.list('erin', { page: 1, limit: 2, direction: 'OUTBOUND' })).toEqual({ sessions: [sessions[4], sessions[3]], total: 3 });
+    expect(await store.list('erin', { page: 2, limit: 2, direction: 'OUTBOUND' })).toEqual({ sessions: [sessions[1]], total: 3 });
+    expect(await store.list('erin', { page: 1, limit: 10, direction: 'INBOUND' })).toEqual({ sessions: [sessions[0]], total: 1 });
+  });
+
   it('shows updates in the list', async () => {
     const store = await makeStore();
     const session = makeSession({ user_id: 'dave' });

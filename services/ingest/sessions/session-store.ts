@@ -1,5 +1,5 @@
 import { AppError } from '../../shared/errors.ts';
-import type { Session } from './session.ts';
+import type { CallDirection, Session } from './session.ts';
 
 /**
  * Live state of sessions. Two implementations: MemorySessionStore (embedded mode, one process) and
@@ -37,6 +37,8 @@ export interface SessionListQuery {
   /** Inclusive bounds on created_at, epoch milliseconds. */
   readonly start_ms?: number;
   readonly end_ms?: number;
+  /** Only sessions with this call_direction. */
+  readonly direction?: CallDirection;
 }
 
 export interface SessionPage {
