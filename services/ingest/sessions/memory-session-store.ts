@@ -1,4 +1,5 @@
 import { AppError } from '../../shared/errors.ts';
+import { KeyedQueue } from './keyed-queue.ts';
 import { isFinalStatus, type Session } from './session.ts';
 import {
   assertValidRevision,
@@ -26,6 +27,7 @@ const SWEEP_INTERVAL_MS = 60_000;
 export class MemorySessionStore implements SessionStore {
   private readonly entries = new Map<string, Entry>();
   private readonly latestByRoom = new Map<string, string>();
+  private readonly rooms = new KeyedQueue();
   private readonly retentionMs: number;
   private readonly now: () => number;
   private nextSweepAt = 0;
@@ -73,6 +75,10 @@ export class MemorySessionStore implements SessionStore {
       .sort(newestFirst);
     const offset = (query.page - 1) * query.limit;
     return { sessions: matching.slice(offset, offset + query.limit), total: matching.length };
+  }
+
+  withRoomLock<T>(roomName: string, work: () => Promise<T>): Promise<T> {
+    return this.rooms.run(roomName, work);
   }
 
   private put(session: Session): void {

@@ -81,3 +81,8 @@ for i = 1, #all do
   end
 end
 return { total, ids }`);
+
+/** KEYS lock; ARGV token. Deletes the lock only if this token still holds it: 1, else 0. */
+export const releaseLockScript = new LuaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`);

@@ -12,7 +12,8 @@ export const DEFAULT_MAX_IDENTITIES = 20_000;
  * session, and reading it from Redis for each one cost about a sixth of single-event ingest. Keeping
  * them is safe because a session's id, user and agent never change and a session, once created, is
  * never removed (Redis forgets ended ones, their ClickHouse history keeps them). An unknown session is
- * not kept, since another ingest process may create it a moment later, nor is a failed read.
+ * not kept, since another ingest process may create it a moment later, nor is a failed read, nor a
+ * session without an agent (a second create for its room may fill it in).
  * Concurrent reads of one session share one store read. At most maxEntries are kept, oldest out first.
  */
 export class SessionIdentities {
@@ -31,7 +32,8 @@ export class SessionIdentities {
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     read.then(
       (identity) => {
-        if (identity === null) this.forget(id, read);
+        // A session without an agent may get one from a second create for its room: read it again.
+        if (identity === null || identity.agent_id === null) this.forget(id, read);
       },
       () => this.forget(id, read),
     );
