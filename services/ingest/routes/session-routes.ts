@@ -28,7 +28,8 @@ export function sessionRoutes(sessions: SessionService): Route[] {
       },
     }),
     defineRoute({
-      method: 'POST', path: '/api/sessions/', summary: 'Create a session', tags: TAGS, status: 201,
+      method: 'POST', path: '/api/sessions/', summary: 'Create a session, or answer the room’s live session of the same user', tags: TAGS, status: 201,
+      responses: { 409: { description: 'The room has a live (CREATED or ACTIVE) session of another user', example: { detail: 'Room room-1 has a live session of another user' } } },
       request: { body: sessionCreateBody }, response: SESSION,
       handle: async ({ body }) =>
         toSessionResponse(await sessions.create({ room_name: body.room_name, user_id: body.user_id, agent_id: body.agent_id ?? null, session_data: body.session_data, status: body.status })),
