@@ -1,6 +1,6 @@
 import type { TableKey } from '../shared/clickhouse/tables.ts';
 import type { Envelope } from '../shared/records/envelope.ts';
-import type { SessionRecord, TelephonyNumberRecord } from '../shared/records/payloads.ts';
+import type { SessionRecord, TelephonyNumberRecord, TranscriptRecord } from '../shared/records/payloads.ts';
 
 /** Where a record came from: its Kafka partition and offset, or -1 on the embedded direct path. */
 export interface RecordSource {
@@ -23,6 +23,8 @@ export function toTableRow(envelope: SingleRowEnvelope, source: RecordSource): T
       return { table: 'sessions', row: sessionRow(envelope.payload as SessionRecord, envelope.id, source) };
     case 'telephony_number':
       return { table: 'telephonyNumbers', row: numberRow(envelope.payload as TelephonyNumberRecord, envelope.id) };
+    case 'transcript':
+      return { table: 'transcripts', row: transcriptRow(envelope.payload as TranscriptRecord, envelope.id) };
   }
 }
 
@@ -39,4 +41,8 @@ function sessionRow(session: SessionRecord, recordId: string, source: RecordSour
 
 function numberRow(number: TelephonyNumberRecord, recordId: string): Record<string, unknown> {
   return { ...number, record_id: recordId };
+}
+
+function transcriptRow(turn: TranscriptRecord, recordId: string): Record<string, unknown> {
+  return { ...turn, record_id: recordId };
 }

@@ -9,13 +9,16 @@ import { HistoryBackedNumberStore } from './history/history-backed-number-store.
 import { HistoryBackedSessionStore } from './history/history-backed-session-store.ts';
 import { NumberHistory } from './history/number-history.ts';
 import { SessionHistory } from './history/session-history.ts';
+import { TranscriptHistory } from './history/transcript-history.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
 import { telephonyRoutes } from './routes/telephony-routes.ts';
+import { transcriptRoutes } from './routes/transcript-routes.ts';
 import { usageRoutes } from './routes/usage-routes.ts';
 import { createSessionService } from './session-service.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
 import { createTelephonyService } from './telephony-service.ts';
+import { createTranscriptService } from './transcript-service.ts';
 import { createUsageService } from './usage-service.ts';
 import { MemoryNumberStore } from './telephony/memory-number-store.ts';
 import { RedisNumberStore } from './telephony/redis-number-store.ts';
@@ -42,9 +45,12 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
   const numbers = new HistoryBackedNumberStore(liveNumbers, new NumberHistory(infra.clickhouseReads));
   // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
   const provider = new RecordingTelephonyProvider();
+  const sessionService = createSessionService({ store: sessions, sink, log: ingestLog });
+  const transcripts = createTranscriptService({ sessions: sessionService, history: new TranscriptHistory(infra.clickhouseReads), sink, log: ingestLog });
   return [
     ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink })),
-    ...sessionRoutes(createSessionService({ store: sessions, sink, log: ingestLog })),
+    ...sessionRoutes(sessionService),
+    ...transcriptRoutes(transcripts),
     ...usageRoutes(createUsageService({ sessions, sink })),
   ];
 }

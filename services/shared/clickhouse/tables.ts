@@ -15,6 +15,7 @@ export const TABLES = {
   sessionsCurrent: 'sessions_current',
   sessionsByUser: 'sessions_by_user',
   telephonyNumbers: 'telephony_numbers',
+  transcripts: 'transcripts',
   deadLetters: 'dead_letters',
 } as const;
 

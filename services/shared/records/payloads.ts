@@ -3,9 +3,10 @@ import addFormatsModule from 'ajv-formats';
 import type { RecordKind } from '../../../schemas/records/envelope.ts';
 import { sessionRecordSchema, type SessionRecord } from '../../../schemas/records/session.ts';
 import { telephonyNumberRecordSchema, type TelephonyNumberRecord } from '../../../schemas/records/telephony-number.ts';
+import { transcriptRecordSchema, type TranscriptRecord } from '../../../schemas/records/transcript.ts';
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
 
-export type { SessionRecord, TelephonyNumberRecord, UsageRecord };
+export type { SessionRecord, TelephonyNumberRecord, TranscriptRecord, UsageRecord };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }));
@@ -14,6 +15,7 @@ const validators: { [K in RecordKind]: ValidateFunction } = {
   session: recordAjv.compile(sessionRecordSchema),
   telephony_number: recordAjv.compile(telephonyNumberRecordSchema),
   usage: recordAjv.compile(usageRecordSchema),
+  transcript: recordAjv.compile(transcriptRecordSchema),
 };
 
 /** The payload of each kind, as its schema says; makeEnvelope validates before sending, decodeRecord after reading. */
@@ -21,6 +23,7 @@ export interface PayloadOf {
   session: SessionRecord;
   telephony_number: TelephonyNumberRecord;
   usage: UsageRecord;
+  transcript: TranscriptRecord;
 }
 
 export function payloadProblem(kind: RecordKind, payload: unknown): string | null {

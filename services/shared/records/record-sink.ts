@@ -16,6 +16,7 @@ const TOPIC_OF_KIND: { [K in RecordKind]: TopicKey } = {
   session: 'sessions',
   telephony_number: 'sessions',
   usage: 'usage',
+  transcript: 'sessions',
 };
 
 export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Record<TopicKey, TopicSpec>>): RecordSink {
