@@ -30,18 +30,23 @@ describe('the HTTP contract of the embedded process', () => {
       'GET /api/sessions/',
       'GET /api/sessions/by-room/{room_name}',
       'GET /api/sessions/{session_id}',
+      'GET /api/sessions/{session_id}/analysis',
       'GET /api/sessions/{session_id}/cost-breakdown',
+      'GET /api/sessions/{session_id}/costs',
+      'GET /api/sessions/{session_id}/transcripts',
       'GET /api/telephony/numbers/{agent_id}',
       'PATCH /api/sessions/{session_id}',
       'POST /api/sessions/',
       'POST /api/sessions/by-room/{room_name}/end',
+      'POST /api/sessions/by-room/{room_name}/transcripts',
+      'POST /api/sessions/{session_id}/transcripts',
       'POST /api/telephony/numbers/assign',
       'POST /api/telephony/numbers/release',
       'POST /api/usage/events',
       'POST /api/usage/events/batch',
     ]);
     const create = document.paths['/api/sessions/']!.post!;
-    expect(Object.keys(create.responses)).toEqual(['201', '400', '413', '422']);
+    expect(Object.keys(create.responses)).toEqual(['201', '400', '409', '413', '422']);
     expect(create.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/SessionCreate' } } } });
     expect(Object.keys(document.paths['/api/sessions/']!.get!.responses)).toEqual(['200', '401', '422']);
     expect(Object.keys((document.paths['/api/costs/timeline']!.get!.responses['200'] as { content: object }).content)).toEqual(['application/json', 'text/csv']);
