@@ -93,8 +93,10 @@ describe('the HTTP contract of the embedded process', () => {
     expect(Object.keys(session)).toEqual([
       'room_name', 'session_data', 'id', 'status', 'started_at', 'ended_at', 'duration', 'user_id', 'agent_id', 'agent_name', 'call_direction',
       'outbound_phone_number', 'call_status', 'analysis', 'transferred_to', 'transfer_type', 'transfer_timestamp', 'created_at', 'updated_at',
+      // Extra keys after compat.md's, read by the old dashboard.
+      'direction', 'metadata',
     ]);
-    expect(session).toMatchObject({ status: 'ACTIVE', session_data: { a: 1 }, agent_id: null });
+    expect(session).toMatchObject({ status: 'ACTIVE', session_data: { a: 1 }, agent_id: null, direction: null, metadata: { a: 1 } });
     expect(session.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(session.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const read = await raw(`${app.url}/api/sessions/${String(session.id)}`);

@@ -51,7 +51,8 @@ export function sessionRoutes(sessions: SessionService): Route[] {
     }),
     defineRoute({
       method: 'GET', path: '/api/sessions/{session_id}/analysis', summary: 'The post-call analysis of a session, or null', tags: TAGS, responses: NOT_FOUND,
-      request: { path: sessionIdPath }, response: { schema: { anyOf: [{ type: 'object', additionalProperties: true }, { type: 'null' }] } },
+      request: { path: sessionIdPath }, // Whatever the worker stored as the analysis: an object from callmeter's PATCH, any JSON value in session_data.
+      response: { schema: { description: 'the analysis (an object), or null' } },
       handle: async ({ path }) => sessionAnalysis(await sessions.get(path.session_id)),
     }),
     defineRoute({
