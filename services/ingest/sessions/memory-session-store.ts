@@ -1,5 +1,5 @@
 import { AppError } from '../../shared/errors.ts';
-import { KeyedQueue } from './keyed-queue.ts';
+import { roomQueue } from './keyed-queue.ts';
 import { isFinalStatus, type Session } from './session.ts';
 import {
   assertValidRevision,
@@ -27,7 +27,7 @@ const SWEEP_INTERVAL_MS = 60_000;
 export class MemorySessionStore implements SessionStore {
   private readonly entries = new Map<string, Entry>();
   private readonly latestByRoom = new Map<string, string>();
-  private readonly rooms = new KeyedQueue();
+  private readonly rooms = roomQueue();
   private readonly retentionMs: number;
   private readonly now: () => number;
   private nextSweepAt = 0;

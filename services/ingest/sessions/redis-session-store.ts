@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../shared/errors.ts';
 import type { Redis } from '../../shared/redis/client.ts';
-import { KeyedQueue } from './keyed-queue.ts';
+import { KeyedQueue, roomQueue } from './keyed-queue.ts';
 import { unavailableOnError } from './redis-script.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from './redis-keys.ts';
 import { isFinalStatus, type Session } from './session.ts';
@@ -37,7 +37,7 @@ export class RedisSessionStore implements SessionStore {
   private readonly retentionMs: number;
   private readonly maxAttempts: number;
   private readonly queue = new KeyedQueue();
-  private readonly rooms = new KeyedQueue();
+  private readonly rooms = roomQueue();
   private readonly roomLockTtlMs: number;
   private readonly roomLockWaitMs: number;
 
@@ -98,7 +98,7 @@ export class RedisSessionStore implements SessionStore {
       const token = randomUUID();
       const giveUpAt = Date.now() + this.roomLockWaitMs;
       for (let attempt = 1; (await guard(() => this.redis.set(key, token, 'PX', this.roomLockTtlMs, 'NX'))) !== 'OK'; attempt++) {
-        if (Date.now() >= giveUpAt) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again');
+        if (Date.now() >= giveUpAt) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again', { headers: { 'Retry-After': '1' } });
         await sleep(Math.random() * Math.min(50, 2 ** attempt));
       }
       try {
