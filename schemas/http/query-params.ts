@@ -56,6 +56,8 @@ export const sessionListQuery = {
     // The dashboard sends `start_date=&end_date=` when no range is picked (compat.md).
     start_date: { 'x-py': 'datetime', 'x-py-empty-absent': true },
     end_date: { 'x-py': 'datetime', 'x-py-empty-absent': true },
+    // The old dashboard's call-log filter; the session answers carry it as `direction`.
+    direction: { 'x-py': 'literal', enum: ['inbound', 'outbound'] },
   },
 } as const satisfies ModelSchema;
 

@@ -26,6 +26,9 @@ const SESSION_FIELDS = {
   transfer_timestamp: nullable('string', { format: 'date-time' }),
   created_at: dateTime,
   updated_at: dateTime,
+  // Read by the old dashboard's types: call_direction in lower case, and session_data again.
+  direction: nullableEnum(['inbound', 'outbound']),
+  metadata: { type: 'object', additionalProperties: true },
 } as const;
 
 export const sessionResponseSchema = {

@@ -1,6 +1,6 @@
 import type { TableKey } from '../shared/clickhouse/tables.ts';
 import type { Envelope } from '../shared/records/envelope.ts';
-import type { AgentRecord, SessionRecord, TelephonyNumberRecord } from '../shared/records/payloads.ts';
+import type { AgentRecord, SessionRecord, TelephonyNumberRecord, TranscriptRecord } from '../shared/records/payloads.ts';
 
 /** Where a record came from: its Kafka partition and offset, or -1 on the embedded direct path. */
 export interface RecordSource {
@@ -25,6 +25,8 @@ export function toTableRow(envelope: SingleRowEnvelope, source: RecordSource): T
       return { table: 'telephonyNumbers', row: numberRow(envelope.payload as TelephonyNumberRecord, envelope.id) };
     case 'agent':
       return { table: 'agents', row: agentRow(envelope.payload as AgentRecord, envelope.id, source) };
+    case 'transcript':
+      return { table: 'transcripts', row: transcriptRow(envelope.payload as TranscriptRecord, envelope.id) };
   }
 }
 
@@ -45,4 +47,8 @@ function numberRow(number: TelephonyNumberRecord, recordId: string): Record<stri
 
 function agentRow(agent: AgentRecord, recordId: string, source: RecordSource): Record<string, unknown> {
   return { ...agent, config: JSON.stringify(agent.config), record_id: recordId, kafka_partition: source.partition, kafka_offset: source.offset };
+}
+
+function transcriptRow(turn: TranscriptRecord, recordId: string): Record<string, unknown> {
+  return { ...turn, record_id: recordId };
 }

@@ -33,6 +33,41 @@ function makeService(sink: RecordSink) {
 
 const dataOf = (records: Envelope[]) => records.map((r) => (r.payload as { session_data: Record<string, unknown> }).session_data);
 
+describe('session service: one session per live room', () => {
+  it('answers a second create for the live room with its session, filled with what it lacked, and publishes that change', async () => {
+    const { sink, flushes } = makeSink();
+    const { service } = makeService(sink);
+    const first = await service.create({ room_name: 'r', user_id: 'u', session_data: { from: 'token' } });
+    const second = await service.create({ room_name: 'r', user_id: 'u', agent_id: 'agent-1', session_data: { from: 'worker', lang: 'en' } });
+    expect(second).toMatchObject({ id: first.id, agent_id: 'agent-1', session_data: { from: 'token', lang: 'en' }, version: 2 });
+    expect(dataOf(flushes.flat())).toEqual([{ from: 'token' }, { from: 'token', lang: 'en' }]);
+    const third = await service.create({ room_name: 'r', user_id: 'u', agent_id: 'agent-2' });
+    expect(third).toEqual(second);
+  });
+
+  it('refuses another user’s create for the live room with a conflict naming the room', async () => {
+    const { service } = makeService(makeSink().sink);
+    await service.create({ room_name: 'room-x', user_id: 'u' });
+    await expect(service.create({ room_name: 'room-x', user_id: 'v' })).rejects.toMatchObject({ code: 'CONFLICT', message: 'Room room-x has a live session of another user' });
+  });
+
+  it('makes a new session for a room whose sessions all ended', async () => {
+    const { service } = makeService(makeSink().sink);
+    const first = await service.create({ room_name: 'r', user_id: 'u' });
+    await service.endByRoom('r');
+    const next = await service.create({ room_name: 'r', user_id: 'v' });
+    expect(next.id).not.toBe(first.id);
+    expect((await service.getByRoom('r')).id).toBe(next.id);
+  });
+
+  it('makes one session of 20 concurrent creates for one room', async () => {
+    const { service } = makeService(makeSink().sink);
+    const created = await Promise.all(Array.from({ length: 20 }, (_, i) => service.create({ room_name: 'busy', user_id: 'u', session_data: { [`k${i}`]: i } })));
+    expect(new Set(created.map((s) => s.id)).size).toBe(1);
+    expect(Object.keys((await service.getByRoom('busy')).session_data)).toHaveLength(20);
+  });
+});
+
 describe('session service', () => {
   it('leaves no trace of two PATCHes of one session that the broker refused, and publishes none later', async () => {
     let refusing = false;

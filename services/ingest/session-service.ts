@@ -4,7 +4,8 @@ import type { Logger } from '../shared/logger.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { sessionEnvelope } from './session-record.ts';
 import { KeyedQueue, MAX_WAITING_CHANGES } from './sessions/keyed-queue.ts';
-import { endSession, getSession, getSessionByRoom, newBoundedSession, updateSession, type SessionChange } from './sessions/session-commands.ts';
+import { endSession, getSession, getSessionByRoom, joinSession, newBoundedSession, updateSession, type SessionChange } from './sessions/session-commands.ts';
+import { roomJoin } from './sessions/session-join.ts';
 import type { NewSessionInput, Session, SessionUpdate } from './sessions/session.ts';
 import type { SessionListQuery, SessionPage, SessionStore } from './sessions/session-store.ts';
 
@@ -47,13 +48,24 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
   }
 
   return {
-    async create(input: Omit<NewSessionInput, 'id'>): Promise<Session> {
-      const session = newBoundedSession({ ...input, id: randomUUID() }, now());
-      await sink.publish([sessionEnvelope(session, now())]);
-      // Durable from here on: if the live store misses it, reads restore it from the history.
-      await store.create(session).catch((error: unknown) => log.warn({ err: error, session_id: session.id }, 'session_live_write_failed'));
-      return session;
-    },
+    /**
+     * The room's live session of the same user (filled with what it lacked), else a new one; under
+     * the room's lock, so concurrent creates for a room make one session in every process.
+     */
+    create: (input: Omit<NewSessionInput, 'id'>): Promise<Session> =>
+      live(() =>
+        store.withRoomLock(input.room_name, async () => {
+          const latest = await store.getByRoom(input.room_name);
+          const join = roomJoin(latest, input);
+          if (join.kind === 'other_user') throw AppError.of('CONFLICT', `Room ${input.room_name} has a live session of another user`);
+          if (join.kind === 'join') return applyInTurn(latest!.id, () => joinSession(store, latest!.id, input, now()));
+          const session = newBoundedSession({ ...input, id: randomUUID() }, now());
+          await sink.publish([sessionEnvelope(session, now())]);
+          // Durable from here on: if the live store misses it, reads restore it from the history.
+          await store.create(session).catch((error: unknown) => log.warn({ err: error, session_id: session.id }, 'session_live_write_failed'));
+          return session;
+        }),
+      ),
     update: (id: string, update: SessionUpdate) => applyInTurn(id, () => updateSession(store, id, update, now())),
     async endByRoom(roomName: string): Promise<Session> {
       const latest = await live(() => getSessionByRoom(store, roomName));

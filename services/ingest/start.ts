@@ -15,13 +15,16 @@ import { HistoryBackedSessionStore } from './history/history-backed-session-stor
 import { NumberHistory } from './history/number-history.ts';
 import { SessionHistory } from './history/session-history.ts';
 import { agentRoutes } from './routes/agent-routes.ts';
+import { TranscriptHistory } from './history/transcript-history.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
 import { telephonyRoutes } from './routes/telephony-routes.ts';
+import { transcriptRoutes } from './routes/transcript-routes.ts';
 import { usageRoutes } from './routes/usage-routes.ts';
 import { createSessionService } from './session-service.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
 import { createTelephonyService } from './telephony-service.ts';
+import { createTranscriptService } from './transcript-service.ts';
 import { createUsageService } from './usage-service.ts';
 import { MemoryNumberStore } from './telephony/memory-number-store.ts';
 import { RedisNumberStore } from './telephony/redis-number-store.ts';
@@ -50,10 +53,13 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
   const agents = createAgentService({ store: new HistoryBackedAgentStore(liveAgents, new AgentHistory(infra.clickhouseReads)), numbers, sink, log: ingestLog });
   // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
   const provider = new RecordingTelephonyProvider();
+  const sessionService = createSessionService({ store: sessions, sink, log: ingestLog });
+  const transcripts = createTranscriptService({ sessions: sessionService, history: new TranscriptHistory(infra.clickhouseReads), sink, log: ingestLog });
   return [
     ...agentRoutes(agents),
     ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink }), agents),
-    ...sessionRoutes(createSessionService({ store: sessions, sink, log: ingestLog }), agents.names),
+    ...sessionRoutes(sessionService, agents.names),
+    ...transcriptRoutes(transcripts),
     ...usageRoutes(createUsageService({ sessions, sink, ...config.usage })),
   ];
 }

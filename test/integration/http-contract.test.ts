@@ -33,7 +33,10 @@ describe('the HTTP contract of the embedded process', () => {
       'GET /api/sessions/',
       'GET /api/sessions/by-room/{room_name}',
       'GET /api/sessions/{session_id}',
+      'GET /api/sessions/{session_id}/analysis',
       'GET /api/sessions/{session_id}/cost-breakdown',
+      'GET /api/sessions/{session_id}/costs',
+      'GET /api/sessions/{session_id}/transcripts',
       'GET /api/telephony/lookup',
       'GET /api/telephony/numbers/{agent_id}',
       'PATCH /api/agents/{agent_id}',
@@ -41,13 +44,15 @@ describe('the HTTP contract of the embedded process', () => {
       'POST /api/agents/',
       'POST /api/sessions/',
       'POST /api/sessions/by-room/{room_name}/end',
+      'POST /api/sessions/by-room/{room_name}/transcripts',
+      'POST /api/sessions/{session_id}/transcripts',
       'POST /api/telephony/numbers/assign',
       'POST /api/telephony/numbers/release',
       'POST /api/usage/events',
       'POST /api/usage/events/batch',
     ]);
     const create = document.paths['/api/sessions/']!.post!;
-    expect(Object.keys(create.responses)).toEqual(['201', '400', '413', '422']);
+    expect(Object.keys(create.responses)).toEqual(['201', '400', '409', '413', '422']);
     expect(create.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/SessionCreate' } } } });
     expect(Object.keys(document.paths['/api/sessions/']!.get!.responses)).toEqual(['200', '401', '422']);
     // A 204 documents no body, so an API fuzzer expects none.
@@ -96,8 +101,10 @@ describe('the HTTP contract of the embedded process', () => {
     expect(Object.keys(session)).toEqual([
       'room_name', 'session_data', 'id', 'status', 'started_at', 'ended_at', 'duration', 'user_id', 'agent_id', 'agent_name', 'call_direction',
       'outbound_phone_number', 'call_status', 'analysis', 'transferred_to', 'transfer_type', 'transfer_timestamp', 'created_at', 'updated_at',
+      // Extra keys after compat.md's, read by the old dashboard.
+      'direction', 'metadata',
     ]);
-    expect(session).toMatchObject({ status: 'ACTIVE', session_data: { a: 1 }, agent_id: null });
+    expect(session).toMatchObject({ status: 'ACTIVE', session_data: { a: 1 }, agent_id: null, direction: null, metadata: { a: 1 } });
     expect(session.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(session.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const read = await raw(`${app.url}/api/sessions/${String(session.id)}`);

@@ -41,6 +41,10 @@ export class HistoryBackedSessionStore implements SessionStore {
     return this.history.list(userId, query);
   }
 
+  withRoomLock<T>(roomName: string, work: () => Promise<T>): Promise<T> {
+    return this.live.withRoomLock(roomName, work);
+  }
+
   private async restore(session: Session | null): Promise<Session | null> {
     if (session === null) return null;
     try {

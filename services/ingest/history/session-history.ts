@@ -38,9 +38,13 @@ export class SessionHistory {
     // sessions_current would read every tenant's sessions. user_id and created_at never change
     // between versions, so filtering before the latest version is chosen picks the same sessions.
     const table = `${tableName(this.ch, 'sessionsByUser')} FINAL`;
+    // call_direction changes between versions: it is filtered on the latest version, outside FINAL.
+    const source = query.direction === undefined ? table : `(SELECT * FROM ${table} WHERE ${where})`;
+    const outer = query.direction === undefined ? where : `${where} AND call_direction = {direction:String}`;
+    const filtered = { ...params, direction: query.direction ?? '' };
     const [sessions, counted] = await Promise.all([
-      this.select(`WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, params, table),
-      this.ch.client.query({ query: `SELECT count() AS total FROM ${table} WHERE ${where}`, query_params: params, format: 'JSONEachRow' }),
+      this.select(`WHERE ${outer} ORDER BY created_at DESC, id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, filtered, source),
+      this.ch.client.query({ query: `SELECT count() AS total FROM ${source} WHERE ${outer}`, query_params: filtered, format: 'JSONEachRow' }),
     ]);
     const [total] = await counted.json<{ total: string }>();
     return { sessions, total: Number(total?.total ?? 0) };

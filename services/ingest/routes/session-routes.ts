@@ -6,8 +6,8 @@ import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import { nameSessionAgents, type AgentNames } from '../agents/session-agent-names.ts';
 import type { SessionService } from '../session-service.ts';
-import { toSessionResponse } from '../sessions/session-response.ts';
-import type { Session, SessionUpdate } from '../sessions/session.ts';
+import { sessionAnalysis, toSessionResponse } from '../sessions/session-response.ts';
+import type { CallDirection, Session, SessionUpdate } from '../sessions/session.ts';
 import { dateRangeMs } from './date-range.ts';
 
 const TAGS = ['sessions'];
@@ -25,12 +25,14 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       request: { query: sessionListQuery }, requireUserId: true, response: { schema: sessionListResponseSchema },
       handle: async ({ query, userId }, ctx) => {
         const range = dateRangeMs(query.start_date, query.end_date, ctx.query.end_date);
-        const page = await sessions.list(userId!, { page: query.page, limit: query.limit, ...range });
+        const direction = query.direction === undefined ? {} : { direction: query.direction.toUpperCase() as CallDirection };
+        const page = await sessions.list(userId!, { page: query.page, limit: query.limit, ...range, ...direction });
         return { sessions: (await nameSessionAgents(page.sessions, agentNames)).map(toSessionResponse), total: page.total, page: query.page, limit: query.limit };
       },
     }),
     defineRoute({
-      method: 'POST', path: '/api/sessions/', summary: 'Create a session', tags: TAGS, status: 201,
+      method: 'POST', path: '/api/sessions/', summary: 'Create a session, or answer the room’s live session of the same user', tags: TAGS, status: 201,
+      responses: { 409: { description: 'The room has a live (CREATED or ACTIVE) session of another user', example: { detail: 'Room room-1 has a live session of another user' } } },
       request: { body: sessionCreateBody }, response: SESSION,
       handle: async ({ body }) =>
         respond(await sessions.create({ room_name: body.room_name, user_id: body.user_id, agent_id: body.agent_id ?? null, session_data: body.session_data, status: body.status })),
@@ -49,6 +51,12 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       method: 'GET', path: '/api/sessions/{session_id}', summary: 'Read a session', tags: TAGS, responses: NOT_FOUND,
       request: { path: sessionIdPath }, response: SESSION,
       handle: async ({ path }) => respond(await sessions.get(path.session_id)),
+    }),
+    defineRoute({
+      method: 'GET', path: '/api/sessions/{session_id}/analysis', summary: 'The post-call analysis of a session, or null', tags: TAGS, responses: NOT_FOUND,
+      request: { path: sessionIdPath }, // Whatever the worker stored as the analysis: an object from callmeter's PATCH, any JSON value in session_data.
+      response: { schema: { description: 'the analysis (an object), or null' } },
+      handle: async ({ path }) => sessionAnalysis(await sessions.get(path.session_id)),
     }),
     defineRoute({
       method: 'PATCH', path: '/api/sessions/{session_id}', summary: 'Update a session (status, end, call details)', tags: TAGS,

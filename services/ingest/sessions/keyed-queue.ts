@@ -1,3 +1,5 @@
+import { AppError } from '../../shared/errors.ts';
+
 /**
  * How many changes of one session (or one agent or number) may wait or run at once in one ingest
  * process. Each waits for the broker's acknowledgement of the one before it (a few ms), so 1,000 is
@@ -10,6 +12,11 @@ export interface KeyedQueueOptions {
   readonly maxPerKey: number;
   /** The error a refused task rejects with. */
   readonly full: (key: string) => Error;
+}
+
+/** The room lock's queue of one process: as many creates of one room may wait as changes of one session. */
+export function roomQueue(): KeyedQueue {
+  return new KeyedQueue({ maxPerKey: MAX_WAITING_CHANGES, full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many creates of this room are waiting; retry later') });
 }
 
 /**

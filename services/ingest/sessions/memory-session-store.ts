@@ -1,4 +1,5 @@
 import { AppError } from '../../shared/errors.ts';
+import { roomQueue } from './keyed-queue.ts';
 import { isFinalStatus, type Session } from './session.ts';
 import {
   assertValidRevision,
@@ -26,6 +27,7 @@ const SWEEP_INTERVAL_MS = 60_000;
 export class MemorySessionStore implements SessionStore {
   private readonly entries = new Map<string, Entry>();
   private readonly latestByRoom = new Map<string, string>();
+  private readonly rooms = roomQueue();
   private readonly retentionMs: number;
   private readonly now: () => number;
   private nextSweepAt = 0;
@@ -69,10 +71,14 @@ export class MemorySessionStore implements SessionStore {
     const end = query.end_ms ?? Infinity;
     const matching = [...this.entries.keys()]
       .map((id) => this.live(id))
-      .filter((s): s is Session => s !== null && s.user_id === userId && s.created_at >= start && s.created_at <= end)
+      .filter((s): s is Session => s !== null && s.user_id === userId && s.created_at >= start && s.created_at <= end && (query.direction === undefined || s.call_direction === query.direction))
       .sort(newestFirst);
     const offset = (query.page - 1) * query.limit;
     return { sessions: matching.slice(offset, offset + query.limit), total: matching.length };
+  }
+
+  withRoomLock<T>(roomName: string, work: () => Promise<T>): Promise<T> {
+    return this.rooms.run(roomName, work);
   }
 
   private put(session: Session): void {

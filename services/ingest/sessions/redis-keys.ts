@@ -8,6 +8,8 @@ export interface IngestRedisKeys {
   session(id: string): string;
   /** Hash { id, created_at } of the latest session created for this room. */
   roomLatest(roomName: string): string;
+  /** String: the token of the create that holds the room's lock; expires by itself. */
+  roomLock(roomName: string): string;
   /** Sorted set: the user's session ids scored by created_at (ms). */
   userSessions(userId: string): string;
   /** Sorted set: the user's ended session ids scored by the time their hash expires (ms). */
@@ -24,6 +26,7 @@ export function createIngestRedisKeys(prefix: string): IngestRedisKeys {
   return {
     session: (id) => `${prefix}session:${id}`,
     roomLatest: (roomName) => `${prefix}session-room:${roomName}`,
+    roomLock: (roomName) => `${prefix}session-room-lock:${roomName}`,
     userSessions: (userId) => `${prefix}user-sessions:${userId}`,
     userExpiring: (userId) => `${prefix}user-expiring:${userId}`,
     telephonyAgent: (agentId) => `${prefix}telephony-agent:${agentId}`,

@@ -1,11 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../shared/errors.ts';
 import type { Redis } from '../../shared/redis/client.ts';
-import { KeyedQueue } from './keyed-queue.ts';
+import { KeyedQueue, roomQueue } from './keyed-queue.ts';
 import { unavailableOnError } from './redis-script.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from './redis-keys.ts';
 import { isFinalStatus, type Session } from './session.ts';
-import { createSessionScript, listSessionsScript, updateSessionScript } from './session-scripts.ts';
+import { createSessionScript, listSessionsScript, releaseLockScript, updateSessionScript } from './session-scripts.ts';
 import {
   assertValidRevision,
   DEFAULT_ENDED_RETENTION_MS,
@@ -20,6 +21,10 @@ import {
 export interface RedisSessionStoreOptions extends SessionStoreOptions {
   /** Compare-and-set attempts of one update before giving up with DEPENDENCY_UNAVAILABLE. */
   readonly maxAttempts?: number;
+  /** How long a room's lock outlives a holder that never releases it (a process that died). */
+  readonly roomLockTtlMs?: number;
+  /** How long a create waits for its room's lock before giving up with DEPENDENCY_UNAVAILABLE. */
+  readonly roomLockWaitMs?: number;
 }
 
 /**
@@ -32,6 +37,9 @@ export class RedisSessionStore implements SessionStore {
   private readonly retentionMs: number;
   private readonly maxAttempts: number;
   private readonly queue = new KeyedQueue();
+  private readonly rooms = roomQueue();
+  private readonly roomLockTtlMs: number;
+  private readonly roomLockWaitMs: number;
 
   constructor(
     private readonly redis: Redis,
@@ -41,6 +49,9 @@ export class RedisSessionStore implements SessionStore {
     this.keys = createIngestRedisKeys(keyPrefix);
     this.retentionMs = options.endedRetentionMs ?? DEFAULT_ENDED_RETENTION_MS;
     this.maxAttempts = options.maxAttempts ?? 20;
+    // Above the longest a create holds it: one record sent to the broker (its send times out first).
+    this.roomLockTtlMs = options.roomLockTtlMs ?? 30_000;
+    this.roomLockWaitMs = options.roomLockWaitMs ?? 10_000;
   }
 
   async create(session: Session): Promise<void> {
@@ -66,7 +77,7 @@ export class RedisSessionStore implements SessionStore {
 
   async list(userId: string, query: SessionListQuery): Promise<SessionPage> {
     const keys = [this.keys.userSessions(userId), this.keys.userExpiring(userId)];
-    const args = [query.start_ms ?? '-inf', query.end_ms ?? '+inf', (query.page - 1) * query.limit, query.limit];
+    const args = [query.start_ms ?? '-inf', query.end_ms ?? '+inf', (query.page - 1) * query.limit, query.limit, query.direction ?? '', this.keys.session('')];
     const [total, ids] = (await guard(() => listSessionsScript.run(this.redis, keys, args))) as [number, string[]];
     if (ids.length === 0) return { sessions: [], total };
     const pipeline = this.redis.pipeline();
@@ -75,6 +86,28 @@ export class RedisSessionStore implements SessionStore {
     // A session that expired between the two calls is left out rather than failing the page.
     const sessions = replies.flatMap(([error, json]) => (error === null && typeof json === 'string' ? [JSON.parse(json) as Session] : []));
     return { sessions, total };
+  }
+
+  /**
+   * A lock key set with NX and a TTL, released by its own token only. Creates of one room from this
+   * process queue in memory first, so only creates of other processes poll for the key.
+   */
+  withRoomLock<T>(roomName: string, work: () => Promise<T>): Promise<T> {
+    return this.rooms.run(roomName, async () => {
+      const key = this.keys.roomLock(roomName);
+      const token = randomUUID();
+      const giveUpAt = Date.now() + this.roomLockWaitMs;
+      for (let attempt = 1; (await guard(() => this.redis.set(key, token, 'PX', this.roomLockTtlMs, 'NX'))) !== 'OK'; attempt++) {
+        if (Date.now() >= giveUpAt) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again', { headers: { 'Retry-After': '1' } });
+        await sleep(Math.random() * Math.min(50, 2 ** attempt));
+      }
+      try {
+        return await work();
+      } finally {
+        // A release that fails leaves the key to its TTL: later creates of the room wait, none is wrong.
+        await releaseLockScript.run(this.redis, [key], [token]).catch(() => undefined);
+      }
+    });
   }
 
   private async compareAndSet(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome> {

@@ -1,6 +1,7 @@
 import { AppError } from '../../shared/errors.ts';
 import { applySessionUpdate, endSessionByRoom, newSession, type JsonObject, type NewSessionInput, type Session, type SessionUpdate } from './session.ts';
 import { MAX_JSON_BYTES, oversized, type BoundedJsonField, type OversizedField } from './session-limits.ts';
+import { fillFromJoin, type RoomJoin } from './session-join.ts';
 import type { SessionMutation, SessionStore, SessionUpdateOutcome } from './session-store.ts';
 
 /**
@@ -39,6 +40,18 @@ export async function getSessionByRoom(store: SessionStore, roomName: string): P
   const session = await store.getByRoom(roomName);
   if (session === null) throw AppError.of('NOT_FOUND', NOT_FOUND);
   return session;
+}
+
+/** Fills the room's live session with what a second create for the room brings (fillFromJoin). */
+export async function joinSession(store: SessionStore, id: string, join: RoomJoin, nowMs: number): Promise<SessionChange> {
+  return changeOf(
+    await store.update(id, (current) => {
+      const filled = fillFromJoin(current, join, nowMs);
+      const tooLarge = filled === null ? null : oversized('session_data', filled.session_data);
+      if (tooLarge !== null) throw jsonTooLarge([{ ...tooLarge, key: 'session_data', input: join.session_data }]);
+      return filled;
+    }),
+  );
 }
 
 /** Throws NOT_FOUND for an unknown id and CONFLICT for a move the lifecycle forbids. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { makeSession, T0 } from './session.fixtures.ts';
+import { sessionAnalysis } from './session-response.ts';
 import { toSessionResponse } from './session.ts';
 
 describe('toSessionResponse', () => {
@@ -9,7 +10,8 @@ describe('toSessionResponse', () => {
       '{"room_name":"room-1","session_data":{},"id":"s-1","status":"ACTIVE","started_at":"2026-11-22T01:29:17.578Z",' +
         '"ended_at":null,"duration":null,"user_id":"user-1","agent_id":null,"agent_name":null,"call_direction":null,' +
         '"outbound_phone_number":null,"call_status":null,"analysis":null,"transferred_to":null,"transfer_type":null,' +
-        '"transfer_timestamp":null,"created_at":"2026-11-22T01:29:17.578Z","updated_at":"2026-11-22T01:29:17.578Z"}',
+        '"transfer_timestamp":null,"created_at":"2026-11-22T01:29:17.578Z","updated_at":"2026-11-22T01:29:17.578Z",' +
+        '"direction":null,"metadata":{}}',
     );
   });
 
@@ -23,6 +25,17 @@ describe('toSessionResponse', () => {
     expect(toSessionResponse(inData).analysis).toEqual({ from: 'data' });
     expect(toSessionResponse({ ...inData, analysis: { from: 'session' } }).analysis).toEqual({ from: 'session' });
     expect(toSessionResponse(makeSession({ session_data: { analysis: 'not an object' } })).analysis).toBeNull();
+  });
+
+  it('writes direction as the lower-case call_direction and metadata as session_data', () => {
+    const response = toSessionResponse(makeSession({ call_direction: 'OUTBOUND', session_data: { lang: 'en' } }));
+    expect(response).toMatchObject({ call_direction: 'OUTBOUND', direction: 'outbound', metadata: { lang: 'en' } });
+  });
+
+  it('answers the analysis as the old service did: the session’s, else session_data.analysis of any type, else null', () => {
+    expect(sessionAnalysis(makeSession({ analysis: { summary: 'ok' } }))).toEqual({ summary: 'ok' });
+    expect(sessionAnalysis(makeSession({ session_data: { analysis: 'text' } }))).toBe('text');
+    expect(sessionAnalysis(makeSession())).toBeNull();
   });
 
   it('does not expose the internal version', () => {

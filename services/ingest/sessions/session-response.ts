@@ -21,6 +21,10 @@ export interface SessionResponse {
   readonly transfer_timestamp: string | null;
   readonly created_at: string;
   readonly updated_at: string;
+  /** call_direction in lower case, as the old dashboard's VoiceSession type reads it. */
+  readonly direction: Lowercase<CallDirection> | null;
+  /** session_data under the name of the old create body and dashboard type. */
+  readonly metadata: JsonObject;
 }
 
 export function toSessionResponse(session: Session): SessionResponse {
@@ -44,7 +48,14 @@ export function toSessionResponse(session: Session): SessionResponse {
     transfer_timestamp: isoOrNull(session.transfer_timestamp),
     created_at: iso(session.created_at),
     updated_at: iso(session.updated_at),
+    direction: session.call_direction === null ? null : (session.call_direction.toLowerCase() as Lowercase<CallDirection>),
+    metadata: session.session_data,
   };
+}
+
+/** GET /api/sessions/{id}/analysis as the old service answered it: the analysis, or null. */
+export function sessionAnalysis(session: Session): unknown {
+  return session.analysis ?? session.session_data.analysis ?? null;
 }
 
 // Workers of the old service put the post-call analysis inside session_data; the dashboard reads `analysis`.

@@ -58,9 +58,31 @@ redis.call('HSET', KEYS[1], 'version', ARGV[3], 'session', ARGV[4])
 retain(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[5], ARGV[6])
 return 1`);
 
-/** KEYS user index, user expiring; ARGV min, max (scores), offset, count. { total, ids newest first }. */
+/**
+ * KEYS user index, user expiring; ARGV min, max (scores), offset, count, direction ('' for any),
+ * session key prefix. { total, ids newest first }. A direction reads each session of the range in
+ * the script, so the page and its total agree; the user's range is what it costs.
+ */
 export const listSessionsScript = new LuaScript(`${NOW_MS}${PRUNE}
 prune(KEYS[1], KEYS[2])
-local total = redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[2])
-local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[1], 'LIMIT', ARGV[3], ARGV[4])
+if ARGV[5] == '' then
+  local total = redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[2])
+  local ids = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[1], 'LIMIT', ARGV[3], ARGV[4])
+  return { total, ids }
+end
+local all = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[2], ARGV[1])
+local first, last = tonumber(ARGV[3]) + 1, tonumber(ARGV[3]) + tonumber(ARGV[4])
+local total, ids = 0, {}
+for i = 1, #all do
+  local json = redis.call('HGET', ARGV[6] .. all[i], 'session')
+  if json and cjson.decode(json).call_direction == ARGV[5] then
+    total = total + 1
+    if total >= first and total <= last then ids[#ids + 1] = all[i] end
+  end
+end
 return { total, ids }`);
+
+/** KEYS lock; ARGV token. Deletes the lock only if this token still holds it: 1, else 0. */
+export const releaseLockScript = new LuaScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`);

@@ -94,6 +94,16 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
       expect(await store.get(session.id)).toEqual(session);
     });
 
+    it('lets a missing agent_id be filled once, and refuses to change one that is set', async () => {
+      const store = await makeStore();
+      const session = makeSession({ agent_id: null });
+      await store.create(session);
+      const filled = await store.update(session.id, (s) => ({ ...s, agent_id: 'agent-1', version: s.version + 1 }));
+      expect(filled).toMatchObject({ kind: 'changed', after: { agent_id: 'agent-1' } });
+      await expect(store.update(session.id, (s) => ({ ...s, agent_id: 'agent-2', version: s.version + 1 }))).rejects.toBeInstanceOf(AppError);
+      await expect(store.update(session.id, (s) => ({ ...s, agent_id: null, version: s.version + 1 }))).rejects.toBeInstanceOf(AppError);
+    });
+
     it('50 concurrent updates that each merge a distinct metadata key all survive', async () => {
       const store = await makeStore();
       const session = makeSession({ session_data: { origin: 'test' } });
@@ -104,6 +114,22 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
       const stored = await store.get(session.id);
       expect(stored?.session_data).toEqual({ origin: 'test', ...Object.fromEntries(keys.map((key, i) => [key, i])) });
       expect(stored?.version).toBe(51);
+    });
+
+    it('runs the work of one room one at a time, and other rooms alongside', async () => {
+      const store = await makeStore();
+      let running = 0;
+      let most = 0;
+      const work = async () => {
+        most = Math.max(most, ++running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running -= 1;
+      };
+      await Promise.all(Array.from({ length: 5 }, () => store.withRoomLock('room-lock', work)));
+      expect(most).toBe(1);
+      let other = false;
+      await store.withRoomLock('room-a', () => store.withRoomLock('room-b', async () => void (other = true)));
+      expect(other).toBe(true);
     });
 
     listContract(makeStore);
@@ -131,6 +157,16 @@ function listContract(makeStore: MakeSessionStore): void {
     for (const session of sessions) await store.create(session);
     const page = await store.list('carol', { page: 1, limit: 10, start_ms: T0 + 1_000, end_ms: T0 + 3_000 });
     expect(page).toEqual({ sessions: [sessions[3], sessions[2], sessions[1]], total: 3 });
+  });
+
+  it('lists only the sessions of a direction, with their own total, paged', async () => {
+    const store = await makeStore();
+    const directions = ['INBOUND', 'OUTBOUND', null, 'OUTBOUND', 'OUTBOUND'] as const;
+    const sessions = directions.map((call_direction, i) => makeSession({ user_id: 'erin', call_direction, created_at: T0 + i * 1_000 }));
+    for (const session of sessions) await store.create(session);
+    expect(await store.list('erin', { page: 1, limit: 2, direction: 'OUTBOUND' })).toEqual({ sessions: [sessions[4], sessions[3]], total: 3 });
+    expect(await store.list('erin', { page: 2, limit: 2, direction: 'OUTBOUND' })).toEqual({ sessions: [sessions[1]], total: 3 });
+    expect(await store.list('erin', { page: 1, limit: 10, direction: 'INBOUND' })).toEqual({ sessions: [sessions[0]], total: 1 });
   });
 
   it('shows updates in the list', async () => {

@@ -1,5 +1,5 @@
 import { AppError } from '../../shared/errors.ts';
-import type { Session } from './session.ts';
+import type { CallDirection, Session } from './session.ts';
 
 /**
  * Live state of sessions. Two implementations: MemorySessionStore (embedded mode, one process) and
@@ -21,6 +21,12 @@ export interface SessionStore {
   update(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome>;
   /** A user's sessions, newest first by created_at (ties: higher id first). */
   list(userId: string, query: SessionListQuery): Promise<SessionPage>;
+  /**
+   * Runs `work` while no other call of this store (in any process sharing it) runs work for the
+   * same room: one session per live room is decided under it, from the room's latest session to
+   * the new one's record and live write.
+   */
+  withRoomLock<T>(roomName: string, work: () => Promise<T>): Promise<T>;
 }
 
 export type SessionMutation = (current: Session) => Session | null;
@@ -37,6 +43,8 @@ export interface SessionListQuery {
   /** Inclusive bounds on created_at, epoch milliseconds. */
   readonly start_ms?: number;
   readonly end_ms?: number;
+  /** Only sessions with this call_direction. */
+  readonly direction?: CallDirection;
 }
 
 export interface SessionPage {
@@ -55,10 +63,13 @@ export interface SessionStoreOptions {
 /**
  * The stores index sessions by id, room, user and creation time, and detect lost updates by
  * version; a mutation that changes those would corrupt the indexes or defeat the check. Usage ingest
- * keeps a session's id, user and agent in memory (SessionIdentities): they may not change either.
+ * keeps a session's id, user and agent in memory (SessionIdentities): they may not change either,
+ * except a missing agent_id, which a second create for the room fills once (SessionIdentities keeps
+ * no identity without an agent).
  */
 export function assertValidRevision(before: Session, after: Session): void {
-  const moved = (['id', 'room_name', 'user_id', 'agent_id', 'created_at'] as const).filter((key) => before[key] !== after[key]);
+  const fixed = (['id', 'room_name', 'user_id', 'created_at'] as const).filter((key) => before[key] !== after[key]);
+  const moved = before.agent_id === after.agent_id || before.agent_id === null ? fixed : [...fixed, 'agent_id'];
   if (moved.length > 0 || after.version !== before.version + 1) {
     throw AppError.of('INTERNAL', `invalid session revision of ${before.id}: ${moved.length > 0 ? `changed ${moved.join(', ')}` : `version ${before.version} -> ${after.version}`}`);
   }

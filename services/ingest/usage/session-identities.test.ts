@@ -26,6 +26,16 @@ describe('SessionIdentities', () => {
     expect((await identities.read(UNKNOWN))?.id).toBe(UNKNOWN);
   });
 
+  it('does not keep a session without an agent, which a second create for its room may fill in', async () => {
+    const store = new MemorySessionStore();
+    const session = makeSession({ agent_id: null });
+    await store.create(session);
+    const identities = new SessionIdentities(store);
+    expect((await identities.read(session.id))?.agent_id).toBeNull();
+    await store.update(session.id, (s) => ({ ...s, agent_id: 'agent-late', version: s.version + 1 }));
+    expect((await identities.read(session.id))?.agent_id).toBe('agent-late');
+  });
+
   it('does not keep a failed read', async () => {
     const session = makeSession();
     const get = vi.fn().mockRejectedValueOnce(new Error('redis down')).mockResolvedValue(session);
@@ -36,7 +46,7 @@ describe('SessionIdentities', () => {
   });
 
   it('keeps at most maxEntries, the oldest out first', async () => {
-    const sessions = [1, 2, 3].map((n) => makeSession({ id: `00000000-0000-4000-8000-00000000000${n}` }));
+    const sessions = [1, 2, 3].map((n) => makeSession({ id: `00000000-0000-4000-8000-00000000000${n}`, agent_id: `agent-${n}` }));
     const get = vi.fn(async (id: string) => sessions.find((s) => s.id === id) ?? null);
     const identities = new SessionIdentities({ get }, { maxEntries: 2 });
     for (const s of sessions) await identities.read(s.id);
@@ -49,7 +59,8 @@ describe('SessionIdentities', () => {
 
   it('reads a kept session again once it is refreshMs old, so that its end is seen', async () => {
     const store = new MemorySessionStore();
-    const session = makeSession();
+    // With an agent: a session without one is never kept (a second create may fill it in).
+    const session = makeSession({ agent_id: 'agent-1' });
     await store.create(session);
     let now = Date.now();
     const endedAt = now;

@@ -27,12 +27,14 @@ interface Kept {
 
 /**
  * The identities of the sessions that usage events name, kept in this process: every event names a
- * session, and reading it from Redis for each one cost about a sixth of single-event ingest. Id, user
- * and agent never change, and a session, once created, is never removed (Redis forgets ended ones,
- * their ClickHouse history keeps them); its status and ended_at do change, so an entry is read again
- * once it is refreshMs old: a session that ended is known as such at most refreshMs later. An unknown
- * session is not kept, since another ingest process may create it a moment later, nor is a failed
- * read. Concurrent reads of one session share one store read. At most maxEntries are kept, oldest out first.
+ * session, and reading it from Redis for each one cost about a sixth of single-event ingest. Id and
+ * user never change, nor the agent once set, and a session, once created, is never removed (Redis
+ * forgets ended ones, their ClickHouse history keeps them); its status and ended_at do change, so an
+ * entry is read again once it is refreshMs old: a session that ended is known as such at most
+ * refreshMs later. An unknown session is not kept, since another ingest process may create it a
+ * moment later, nor is a failed read, nor a session without an agent (a second create for its room
+ * may fill it in). Concurrent reads of one session share one store read. At most maxEntries are
+ * kept, oldest out first.
  */
 export class SessionIdentities {
   private readonly entries = new Map<string, Kept>();
@@ -60,7 +62,8 @@ export class SessionIdentities {
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     read.then(
       (identity) => {
-        if (identity === null) this.forget(id, entry);
+        // A session without an agent may get one from a second create for its room: read it again.
+        if (identity === null || identity.agent_id === null) this.forget(id, entry);
       },
       () => this.forget(id, entry),
     );

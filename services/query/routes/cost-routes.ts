@@ -6,6 +6,7 @@ import { costBreakdown } from '../cost-breakdown.ts';
 import { costByAgent } from '../cost-by-agent.ts';
 import { costSummary } from '../cost-summary.ts';
 import { costTimeline } from '../cost-timeline.ts';
+import { sessionCostCard } from '../session-cost-card.ts';
 import { agentsCsv, timelineCsv, wantsCsv } from '../csv.ts';
 import type { Period } from '../timeline-buckets.ts';
 import { dateRangeOf } from './date-bounds.ts';
@@ -66,6 +67,22 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
         example: { session_id: '6f1c2d9e-1b7a-4f3e-9c55-0d2f7e8a9b10', total_cost: '0.02695', events: [], cost_by_type: { stt_minutes: '0.02695' } },
       },
       handle: async ({ path }, ctx) => costBreakdown(ch, liveUsage, path.session_id, ctx.get('x-user-id') || null),
+    }),
+    defineRoute({
+      method: 'GET', path: '/api/sessions/{session_id}/costs', summary: 'The call page’s cost card: rows of provider, service, units and cost, and the total, as JSON numbers', tags: TAGS,
+      request: { path: { type: 'object', properties: { session_id: { 'x-py': 'str' } }, required: ['session_id'] } },
+      responses: { 404: { description: 'Unknown session (or, with x-user-id, another user’s)', example: { detail: 'Session not found' } } },
+      response: {
+        schema: {
+          type: 'object', required: ['session_id', 'total_cost', 'breakdown'],
+          properties: {
+            session_id: { type: 'string' }, total_cost: { type: 'number' }, total_cost_exact: money,
+            breakdown: { type: 'array', items: { type: 'object', required: ['provider', 'service', 'units', 'unit_label', 'cost'], properties: { provider: { type: 'string' }, service: { type: 'string' }, units: { type: 'number' }, unit_label: { type: 'string' }, cost: { type: 'number' }, units_exact: money, cost_exact: money } } },
+          },
+        },
+        example: { session_id: '6f1c2d9e-1b7a-4f3e-9c55-0d2f7e8a9b10', total_cost: 0.02695, breakdown: [{ provider: 'deepgram', service: 'stt', units: 6.5, unit_label: 'minutes', cost: 0.02695 }] },
+      },
+      handle: async ({ path }, ctx) => sessionCostCard(ch, liveUsage, path.session_id, ctx.get('x-user-id') || null),
     }),
   ];
 }

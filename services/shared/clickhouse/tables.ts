@@ -16,6 +16,7 @@ export const TABLES = {
   sessionsByUser: 'sessions_by_user',
   telephonyNumbers: 'telephony_numbers',
   agents: 'agents',
+  transcripts: 'transcripts',
   deadLetters: 'dead_letters',
 } as const;
 

@@ -4,9 +4,10 @@ import { agentRecordSchema, type AgentRecord } from '../../../schemas/records/ag
 import type { RecordKind } from '../../../schemas/records/envelope.ts';
 import { sessionRecordSchema, type SessionRecord } from '../../../schemas/records/session.ts';
 import { telephonyNumberRecordSchema, type TelephonyNumberRecord } from '../../../schemas/records/telephony-number.ts';
+import { transcriptRecordSchema, type TranscriptRecord } from '../../../schemas/records/transcript.ts';
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
 
-export type { AgentRecord, SessionRecord, TelephonyNumberRecord, UsageRecord };
+export type { AgentRecord, SessionRecord, TelephonyNumberRecord, TranscriptRecord, UsageRecord };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }));
@@ -16,6 +17,7 @@ const validators: { [K in RecordKind]: ValidateFunction } = {
   telephony_number: recordAjv.compile(telephonyNumberRecordSchema),
   usage: recordAjv.compile(usageRecordSchema),
   agent: recordAjv.compile(agentRecordSchema),
+  transcript: recordAjv.compile(transcriptRecordSchema),
 };
 
 /** The payload of each kind, as its schema says; makeEnvelope validates before sending, decodeRecord after reading. */
@@ -24,6 +26,7 @@ export interface PayloadOf {
   telephony_number: TelephonyNumberRecord;
   usage: UsageRecord;
   agent: AgentRecord;
+  transcript: TranscriptRecord;
 }
 
 export function payloadProblem(kind: RecordKind, payload: unknown): string | null {

@@ -18,6 +18,7 @@ const TOPIC_OF_KIND: { [K in RecordKind]: TopicKey } = {
   usage: 'usage',
   // An agent's records share its key with its telephony_number records: one partition, in order.
   agent: 'sessions',
+  transcript: 'sessions',
 };
 
 export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Record<TopicKey, TopicSpec>>): RecordSink {

@@ -1,0 +1,36 @@
+import { roomNamePath, sessionIdPath } from '../../../schemas/http/request-params.ts';
+import { transcriptCreateBody, transcriptCreateByRoomBody } from '../../../schemas/http/transcript-create.ts';
+import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import type { TranscriptService } from '../transcript-service.ts';
+import { toTranscriptResponse } from '../transcripts/transcript.ts';
+
+const TAGS = ['sessions'];
+const NOT_FOUND = { 404: { description: 'Unknown session (or room)', example: { detail: 'Session not found' } } };
+const turnSchema = {
+  type: 'object',
+  title: 'Transcript',
+  properties: { content: { type: 'string' }, speaker: { type: 'string', enum: ['USER', 'AGENT'] }, id: { type: 'string', format: 'uuid' }, session_id: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' } },
+  required: ['content', 'speaker', 'id', 'session_id', 'timestamp'],
+} as const;
+const TURN = { schema: turnSchema };
+
+/** The old service's transcript routes: the worker posts each turn by room, the call page reads them. */
+export function transcriptRoutes(transcripts: TranscriptService): Route[] {
+  return [
+    defineRoute({
+      method: 'GET', path: '/api/sessions/{session_id}/transcripts', summary: 'A session’s transcript, oldest first (at most 10,000 turns)', tags: TAGS,
+      request: { path: sessionIdPath }, response: { schema: { type: 'array', items: turnSchema } },
+      handle: async ({ path }) => (await transcripts.list(path.session_id)).map(toTranscriptResponse),
+    }),
+    defineRoute({
+      method: 'POST', path: '/api/sessions/{session_id}/transcripts', summary: 'Add a turn to a session’s transcript', tags: TAGS, status: 201, responses: NOT_FOUND,
+      request: { path: sessionIdPath, body: transcriptCreateBody }, response: TURN,
+      handle: async ({ path, body }) => toTranscriptResponse(await transcripts.add(path.session_id, body)),
+    }),
+    defineRoute({
+      method: 'POST', path: '/api/sessions/by-room/{room_name}/transcripts', summary: 'Add a turn to the transcript of the room’s latest session', tags: TAGS, status: 201, responses: NOT_FOUND,
+      request: { path: roomNamePath, body: transcriptCreateByRoomBody }, response: TURN,
+      handle: async ({ path, body }) => toTranscriptResponse(await transcripts.addByRoom(path.room_name, body)),
+    }),
+  ];
+}

@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../shared/errors.ts';
+import type { Logger } from '../shared/logger.ts';
+import type { RecordSink } from '../shared/records/record-sink.ts';
+import type { TranscriptHistory } from './history/transcript-history.ts';
+import type { SessionService } from './session-service.ts';
+import type { Session } from './sessions/session.ts';
+import { monotonicClock, transcriptEnvelope, type Speaker, type Transcript } from './transcripts/transcript.ts';
+
+export interface TranscriptServiceDeps {
+  readonly sessions: Pick<SessionService, 'get' | 'getByRoom'>;
+  readonly history: Pick<TranscriptHistory, 'list'>;
+  readonly sink: RecordSink;
+  readonly log: Logger;
+  readonly now?: () => number;
+}
+
+export interface TranscriptTurn {
+  readonly content: string;
+  readonly speaker: Speaker;
+}
+
+/**
+ * A turn is answered once its record is durable (the record path stores it in ClickHouse, exactly
+ * once per record); reads come from ClickHouse, so a turn shows there once the consumer wrote it.
+ * A session of any status takes turns, as the old service's did; an unknown one is a 404.
+ */
+export function createTranscriptService({ sessions, history, sink, log, now = Date.now }: TranscriptServiceDeps) {
+  const clock = monotonicClock(now);
+
+  async function add(session: Session, turn: TranscriptTurn): Promise<Transcript> {
+    const transcript: Transcript = { id: randomUUID(), session_id: session.id, content: turn.content, speaker: turn.speaker, timestamp: clock() };
+    await sink.publish([transcriptEnvelope(transcript, now())]);
+    return transcript;
+  }
+
+  return {
+    add: async (sessionId: string, turn: TranscriptTurn) => add(await sessions.get(sessionId), turn),
+    addByRoom: async (roomName: string, turn: TranscriptTurn) => add(await sessions.getByRoom(roomName), turn),
+    /** Oldest first, at most MAX_TRANSCRIPT_TURNS; an unknown session has none (as the old service answered). */
+    async list(sessionId: string): Promise<Transcript[]> {
+      try {
+        return await history.list(sessionId);
+      } catch (error) {
+        log.warn({ err: error }, 'transcript_read_failed');
+        throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Transcripts are unavailable; retry the request.', { cause: error, headers: { 'Retry-After': '1' } });
+      }
+    },
+  };
+}
+
+export type TranscriptService = ReturnType<typeof createTranscriptService>;
