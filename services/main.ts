@@ -46,7 +46,9 @@ async function main(): Promise<void> {
     });
     const writer = consumer.writer;
     // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.
-    const direct = directRecordSink((envelopes, token) => writer.storeEnvelopes(envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })), token));
+    const direct = directRecordSink(async (envelopes, token) => {
+      await writer.storeEnvelopes(envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })), token);
+    });
     shutdown.add('direct-sink', direct.drain);
     directSink = direct;
   }

@@ -1,6 +1,7 @@
 import type { KafkaMessage } from 'kafkajs';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { insertRows } from '../shared/clickhouse/insert-rows.ts';
+import { storeIsolating } from '../shared/clickhouse/refused-rows.ts';
 import type { TableKey } from '../shared/clickhouse/tables.ts';
 import type { BatchingProducer } from '../shared/kafka/batching-producer.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -12,11 +13,17 @@ import type { PendingReplays } from './pending-replays.ts';
 import type { RateCard } from './pricing/load-rate-card.ts';
 import { toTableRow, type RecordSource, type SingleRowEnvelope } from './record-rows.ts';
 import type { EventClaims } from './usage/event-claims.ts';
+import { eventKey } from './usage/event-key.ts';
 import { usageRows, type UsageItem } from './usage/usage-rows.ts';
 
 export interface SourcedEnvelope {
   readonly envelope: Envelope;
   readonly source: RecordSource;
+}
+
+/** A record whose rows ClickHouse refused for what they hold, and why. */
+export interface RefusedRecord extends SourcedEnvelope {
+  readonly reason: string;
 }
 
 interface DeadLetter {
@@ -52,24 +59,43 @@ export function createRecordWriter({ ch, reads, log, card, claims, liveUsage, de
    * are stored are left out whoever claimed them, and what is left is inserted under a token of this
    * process, which no table has seen: every table then takes exactly the events the sources lacked.
    */
-  async function storeEnvelopes(items: readonly SourcedEnvelope[], batchToken: string): Promise<void> {
+  async function storeEnvelopes(items: readonly SourcedEnvelope[], batchToken: string, { isolate = false } = {}): Promise<RefusedRecord[]> {
     const afterRebuild = pendingReplays?.has(batchToken) === true;
     const token = afterRebuild ? `${batchToken}:rebuild-${pendingReplays!.id}` : batchToken;
     const byTable = new Map<TableKey, Record<string, unknown>[]>();
+    // Which record each row came from, to dead-letter the records whose rows ClickHouse refuses.
+    const origins = new Map<Record<string, unknown>, SourcedEnvelope>();
     const usage: UsageItem[] = [];
-    for (const { envelope, source } of items) {
+    const usageOrigins = new Map<string, SourcedEnvelope>();
+    for (const item of items) {
+      const { envelope, source } = item;
       if (envelope.kind === 'usage') {
-        usage.push({ record: envelope.payload as UsageRecord, source });
+        const record = envelope.payload as UsageRecord;
+        usage.push({ record, source });
+        const key = eventKey(record.user_id, record.event_id);
+        if (!usageOrigins.has(key)) usageOrigins.set(key, item);
         continue;
       }
       const { table, row } = toTableRow(envelope as SingleRowEnvelope, source);
+      origins.set(row, item);
       const rows = byTable.get(table);
       if (rows === undefined) byTable.set(table, [row]);
       else rows.push(row);
     }
-    if (usage.length > 0) byTable.set('usageEvents', afterRebuild ? await rowsAfterRebuild(batchToken, usage) : await usageRows({ ch: reads, card, claims }, usage, batchToken));
-    for (const [table, rows] of byTable) await insertRows(ch, table, rows, token);
-    await recordLiveUsage(liveUsage, byTable.get('usageEvents') ?? []);
+    if (usage.length > 0) {
+      const rows = afterRebuild ? await rowsAfterRebuild(batchToken, usage) : await usageRows({ ch: reads, card, claims }, usage, batchToken);
+      for (const row of rows) origins.set(row, usageOrigins.get(eventKey(String(row.user_id), String(row.id)))!);
+      byTable.set('usageEvents', rows);
+    }
+    const refused: RefusedRecord[] = [];
+    for (const [table, rows] of byTable) {
+      // Without isolation (the embedded path) a refusal fails the whole call, which isolates by request.
+      if (!isolate) await insertRows(ch, table, rows, token);
+      else for (const { item, reason } of await storeIsolating(rows, token, (part, partToken) => insertRows(ch, table, part, partToken))) refused.push({ ...origins.get(item)!, reason });
+    }
+    const refusedRows = new Set(refused.map(({ envelope }) => envelope));
+    await recordLiveUsage(liveUsage, (byTable.get('usageEvents') ?? []).filter((row) => !refusedRows.has(origins.get(row)!.envelope)));
+    return refused;
   }
 
   // Decided once per replayed batch: a retry of its insert (the same rows under the same token) is
@@ -110,12 +136,17 @@ export function createRecordWriter({ ch, reads, log, card, claims, liveUsage, de
   async function handleBatch(batch: RecordBatch): Promise<void> {
     const good: SourcedEnvelope[] = [];
     const dead: DeadLetter[] = [];
+    const messageAt = new Map<string, KafkaMessage>();
     for (const message of batch.messages) {
       const decoded = decodeRecord(message.value);
+      messageAt.set(message.offset, message);
       if (decoded.ok) good.push({ envelope: decoded.envelope, source: { partition: batch.partition, offset: message.offset } });
       else dead.push({ message, reason: decoded.reason });
     }
-    await storeEnvelopes(good, batch.token);
+    // Records ClickHouse refuses for what they hold go to the dead letters beside the undecodable ones,
+    // and the rest is stored: retried, they would hold up every record behind them for ever.
+    const refused = await storeEnvelopes(good, batch.token, { isolate: true });
+    for (const { source, reason } of refused) dead.push({ message: messageAt.get(source.offset)!, reason });
     await storeDeadLetters(batch, dead);
   }
 

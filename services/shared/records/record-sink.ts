@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { BatchingProducer } from '../kafka/batching-producer.ts';
 import type { TopicKey, TopicSpec } from '../kafka/topics.ts';
-import { MicroBatcher } from '../micro-batcher.ts';
+import { refusalReason, refusedForData } from '../clickhouse/refused-rows.ts';
+import { AppError } from '../errors.ts';
+import { MicroBatcher, QueueFullError } from '../micro-batcher.ts';
 import { encodeRecord, type Envelope, type RecordKind } from './envelope.ts';
 
 /**
@@ -38,11 +40,32 @@ export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Rec
 }
 
 /**
+ * Records the embedded flush queue holds at most (waiting and in flight): at about 1 KB each, tens of
+ * megabytes. Past it a publish is a 503 with Retry-After at once, instead of a queue that grows
+ * without bound while ClickHouse is slow.
+ */
+export const DIRECT_QUEUE_LIMIT = 50_000;
+
+/**
  * The embedded mode's path: no broker, records go straight to the writer, micro-batched because
  * one insert into the embedded engine costs milliseconds however small it is. Nothing replays a
- * flush in this mode, so each flush has a fresh deduplication token.
+ * flush in this mode, so each flush has a fresh deduplication token. A flush that ClickHouse refuses
+ * for what its records hold is split by request until each request at fault fails alone (a 422: it
+ * stored nothing), and every other request of that flush is stored and answered as usual.
  */
-export function directRecordSink(store: (envelopes: Envelope[], token: string) => Promise<void>): RecordSink & { drain(): Promise<void> } {
-  const batcher = new MicroBatcher<Envelope>((envelopes) => store(envelopes, `direct:${randomUUID()}`));
-  return { publish: (envelopes) => batcher.submit(envelopes), drain: () => batcher.drain() };
+export function directRecordSink(store: (envelopes: Envelope[], token: string) => Promise<void>, { maxQueued = DIRECT_QUEUE_LIMIT } = {}): RecordSink & { drain(): Promise<void> } {
+  const batcher = new MicroBatcher<Envelope>((envelopes) => store(envelopes, `direct:${randomUUID()}`), { maxQueuedItems: maxQueued, blamesItems: refusedForData });
+  return {
+    publish: (envelopes) => batcher.submit(envelopes).catch((error: unknown) => {
+      throw toAppError(error);
+    }),
+    drain: () => batcher.drain(),
+  };
+}
+
+function toAppError(error: unknown): unknown {
+  if (error instanceof QueueFullError) return AppError.of('DEPENDENCY_UNAVAILABLE', 'Too many records waiting to be stored, try again', { headers: { 'Retry-After': '1' }, cause: error });
+  if (!refusedForData(error)) return error;
+  const msg = `Value error, ${refusalReason(error).replace(/: .*$/s, '')}: a value of this request cannot be stored`;
+  return AppError.validation([{ type: 'value_error', loc: ['body'], msg, input: null, ctx: { error: {} } }]);
 }
