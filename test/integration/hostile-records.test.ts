@@ -36,46 +36,70 @@ describe('poison usage records published past ingest, while a steady tenant post
   const config: Config = testConfig(isolation);
   let ingest: CallmeterProcess;
   let query: CallmeterProcess;
-  let steady: SteadyTenant;
 
   beforeAll(async () => {
     ingest = await startCallmeter(serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest` }));
     query = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer,query' }));
-    const session = await call<{ id: string }>(ingest.url, 'POST', '/api/sessions/', { room_name: `steady-${randomUUID()}`, user_id: 'tenant-steady', agent_id: 'agent-steady' });
-    steady = new SteadyTenant(ingest.url, 'tenant-steady', session.body.id);
-    steady.start();
   });
 
   afterAll(async () => {
-    await steady?.stop();
     await Promise.allSettled([ingest?.stop(), query?.stop()]);
   });
 
-  it("dead-letters a quantity of 10^25 and stores or dead-letters each of 110 months, and the steady tenant's usage after them is stored exactly", async () => {
-    const poisonSession = randomUUID();
-    const tooBig = usageRecord(poisonSession, 'tenant-poison', '1' + '0'.repeat(25), new Date());
-    const months = Array.from({ length: 110 }, (_, i) => usageRecord(poisonSession, 'tenant-poison', '1', new Date(Date.now() - 60_000 - i * MONTH_MS)));
+  /**
+   * Runs a steady tenant of its own through ingest while `publish` puts records on the topic past
+   * ingest, for a few seconds after them; then all the tenant was answered 201 for must be stored.
+   */
+  async function steadyAround(user: string, publish: () => Promise<void>): Promise<void> {
+    const session = await call<{ id: string }>(ingest.url, 'POST', '/api/sessions/', { room_name: `${user}-${randomUUID()}`, user_id: user, agent_id: `agent-${user}` });
+    const steady = new SteadyTenant(ingest.url, user, session.body.id);
+    steady.start();
+    try {
+      await publish();
+      // The tenant keeps posting behind the poison for a while: the consumer must reach those events too.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+    } finally {
+      await steady.stop();
+    }
+    expect(steady.requests.filter((request) => request.status < 200 || request.status >= 300 || request.ms >= 1000)).toEqual([]);
+    const stalled = () => `consumer log: ${query.output().slice(-1500)}`;
+    await eventually(async () => expect((await summary(user)).body, stalled()).toMatchObject({ total_cost: steady.total.toFixed(), event_count: steady.events }), 30_000, 250);
+  }
+
+  async function publish(records: readonly ReturnType<typeof usageRecord>[]): Promise<void> {
     const producer = createIdempotentProducer(createKafka(config.kafka!, createLogger('silent')));
     await producer.connect();
-    const topic = topicSpecs(isolation.suffix).usage.name;
-    // One send, keyed by one session: one partition, so the consumer reads them as one batch.
-    await producer.send({ topic, acks: -1, messages: [tooBig, ...months].map(({ key, value, headers }) => ({ key, value, headers })) });
-    await producer.disconnect();
+    try {
+      // One send, keyed by one session: one partition, so the consumer reads them as one batch.
+      await producer.send({ topic: topicSpecs(isolation.suffix).usage.name, acks: -1, messages: records.map(({ key, value, headers }) => ({ key, value, headers })) });
+    } finally {
+      await producer.disconnect();
+    }
+  }
 
-    // Let the steady tenant post for a few seconds after the poison, then stop it: all it was answered 201 for must be stored.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
-    const requests = await steady.stop();
-    expect(requests.filter((request) => request.status < 200 || request.status >= 300 || request.ms >= 1000)).toEqual([]);
-    const summary = (user: string) => call<{ total_cost: string; event_count: number }>(query.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': user });
-    const stalled = () => `consumer log: ${query.output().slice(-1500)}`;
-    await eventually(async () => expect((await summary('tenant-steady')).body, stalled()).toMatchObject({ total_cost: steady.total.toFixed(), event_count: steady.events }), 30_000, 250);
+  const summary = (user: string) => call<{ total_cost: string; event_count: number }>(query.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': user });
+  const deadLetters = async () => (await readTopic(createKafka(config.kafka!, createLogger('silent')), topicSpecs(isolation.suffix).dlq.name)).map((m) => JSON.parse(m.value!.toString()) as { payload: { user_id: string } });
 
-    const dead = (await readTopic(createKafka(config.kafka!, createLogger('silent')), topicSpecs(isolation.suffix).dlq.name)).map((m) => JSON.parse(m.value!.toString()) as { payload: { quantity: string } });
-    expect(dead.filter((record) => record.payload.quantity !== '1').length).toBe(1);
-    const stored = (await summary('tenant-poison')).body;
-    // Each month's record is either stored (exactly) or dead-lettered, never lost or stuck.
-    expect(stored.event_count + dead.length - 1).toBe(110);
+  it('stores or dead-letters each of 110 records a month apart in one batch, and keeps storing the other tenants', async () => {
+    const session = randomUUID();
+    await steadyAround('tenant-steady-1', () => publish(Array.from({ length: 110 }, (_, i) => usageRecord(session, 'tenant-months', '1', new Date(Date.now() - 60_000 - i * MONTH_MS)))));
+    const dead = (await deadLetters()).filter((record) => record.payload.user_id === 'tenant-months').length;
+    const stored = (await summary('tenant-months')).body;
+    expect(stored.event_count + dead).toBe(110);
     expect(stored.total_cost).toBe(new Exact('0.00004').times(stored.event_count).toFixed());
-    for (const path of ['/healthz', '/readyz']) expect((await fetch(`${query.url}${path}`)).status).toBe(200);
   }, 90_000);
+
+  it('dead-letters a quantity of 10^25 ("Decimal value is too big") and stores the records beside it and after it', async () => {
+    const session = randomUUID();
+    const records = [usageRecord(session, 'tenant-huge', '1', new Date()), usageRecord(session, 'tenant-huge', '1' + '0'.repeat(25), new Date()), usageRecord(session, 'tenant-huge', '2', new Date())];
+    await steadyAround('tenant-steady-2', () => publish(records));
+    expect((await deadLetters()).filter((record) => record.payload.user_id === 'tenant-huge').length).toBe(1);
+    expect((await summary('tenant-huge')).body).toMatchObject({ event_count: 2, total_cost: '0.00012' });
+  }, 90_000);
+
+  it('stays healthy and ready', async () => {
+    for (const process of [ingest, query]) {
+      for (const path of ['/healthz', '/readyz']) expect([path, (await fetch(`${process.url}${path}`)).status]).toEqual([path, 200]);
+    }
+  });
 });
