@@ -80,13 +80,15 @@ describe('poison usage records published past ingest, while a steady tenant post
   const summary = (user: string) => call<{ total_cost: string; event_count: number }>(query.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': user });
   const deadLetters = async () => (await readTopic(createKafka(config.kafka!, createLogger('silent')), topicSpecs(isolation.suffix).dlq.name)).map((m) => JSON.parse(m.value!.toString()) as { payload: { user_id: string } });
 
-  it('stores or dead-letters each of 110 records a month apart in one batch, and keeps storing the other tenants', async () => {
+  it('stores each of 110 records a month apart in one batch, in parts of months one insert takes, and keeps storing the other tenants', async () => {
     const session = randomUUID();
-    await steadyAround('tenant-steady-1', () => publish(Array.from({ length: 110 }, (_, i) => usageRecord(session, 'tenant-months', '1', new Date(Date.now() - 60_000 - i * MONTH_MS)))));
-    const dead = (await deadLetters()).filter((record) => record.payload.user_id === 'tenant-months').length;
-    const stored = (await summary('tenant-months')).body;
-    expect(stored.event_count + dead).toBe(110);
-    expect(stored.total_cost).toBe(new Exact('0.00004').times(stored.event_count).toFixed());
+    const instants = Array.from({ length: 110 }, (_, i) => new Date(Date.now() - 60_000 - i * MONTH_MS));
+    await steadyAround('tenant-steady-1', () => publish(instants.map((at) => usageRecord(session, 'tenant-months', '1', at))));
+    // 'Too many partitions for single INSERT block' blames the insert, not a record: halves of it are stored.
+    expect((await deadLetters()).filter((record) => record.payload.user_id === 'tenant-months')).toEqual([]);
+    // The rate of resemble starts on 2024-01-01: the months before it are stored unpriced, at 0.
+    const priced = instants.filter((at) => at >= new Date('2024-01-01T00:00:00Z')).length;
+    expect((await summary('tenant-months')).body).toMatchObject({ event_count: 110, total_cost: new Exact('0.00004').times(priced).toFixed() });
   }, 90_000);
 
   it('dead-letters a quantity of 10^25 ("Decimal value is too big") and stores the records beside it and after it', async () => {
