@@ -43,6 +43,7 @@ async function main(): Promise<void> {
       redisKeyPrefix: config.redis?.keyPrefix ?? '',
       liveUsage,
       dataDir: config.dataDir,
+      stallAfterMs: config.consumerStallMs,
     });
     const writer = consumer.writer;
     // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.
@@ -63,6 +64,7 @@ async function main(): Promise<void> {
     log,
     routes: routes.map((route) => route.register),
     checks: [...infra.checks, ...(consumer?.checks ?? [])],
+    metrics: consumer?.metrics ?? [],
     corsOrigins: config.corsOrigins,
     openapi: buildOpenApi(routes, 'callmeter', '0.1.0'),
   });

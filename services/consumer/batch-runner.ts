@@ -1,6 +1,7 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../shared/logger.ts';
 import { batchToken, encodePlan, OffsetPlans } from './offset-plan.ts';
+import { StoreWatch } from './store-watch.ts';
 
 export interface RecordBatch {
   readonly topic: string;
@@ -23,6 +24,8 @@ export interface BatchRunnerOptions {
   readonly relaunchDelayMs?: number;
   /** Told each batch token once the group committed past it. */
   readonly onCommitted?: (token: string) => void;
+  /** Told what is fetched, what fails to store and what is stored: the metrics and the stall of /readyz. */
+  readonly watch?: StoreWatch;
 }
 
 export interface BatchRunner {
@@ -48,7 +51,7 @@ const MAX_RELAUNCH_DELAY_MS = 30_000;
  * /readyz says the consumer is not in its group). Nothing is lost either way: offsets were committed
  * only for stored batches, and a replay keeps its planned boundaries.
  */
-export async function startBatchRunner({ kafka, groupId, topics, handle, log, relaunchDelayMs = 1_000, onCommitted }: BatchRunnerOptions): Promise<BatchRunner> {
+export async function startBatchRunner({ kafka, groupId, topics, handle, log, relaunchDelayMs = 1_000, onCommitted, watch = new StoreWatch(Number.POSITIVE_INFINITY) }: BatchRunnerOptions): Promise<BatchRunner> {
   const admin = kafka.admin();
   await admin.connect();
   const plans = new OffsetPlans(admin, groupId);
@@ -87,7 +90,7 @@ export async function startBatchRunner({ kafka, groupId, topics, handle, log, re
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: 4,
-        eachBatch: (payload) => runBatch(payload, { consumer, plans, groupId, handle, log, onCommitted }),
+        eachBatch: (payload) => runBatch(payload, { consumer, plans, groupId, handle, log, onCommitted, watch }),
       });
     } catch (error) {
       await consumer.disconnect().catch(() => undefined);
@@ -127,6 +130,7 @@ export async function startBatchRunner({ kafka, groupId, topics, handle, log, re
 
 interface RunContext {
   readonly onCommitted: ((token: string) => void) | undefined;
+  readonly watch: StoreWatch;
   readonly consumer: Consumer;
   readonly plans: OffsetPlans;
   readonly groupId: string;
@@ -134,7 +138,7 @@ interface RunContext {
   readonly log: Logger;
 }
 
-async function runBatch(payload: EachBatchPayload, { consumer, plans, groupId, handle, log, onCommitted }: RunContext): Promise<void> {
+async function runBatch(payload: EachBatchPayload, { consumer, plans, groupId, handle, log, onCommitted, watch }: RunContext): Promise<void> {
   const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
   const { topic, partition } = batch;
   if (batch.isEmpty()) return;
@@ -153,7 +157,9 @@ async function runBatch(payload: EachBatchPayload, { consumer, plans, groupId, h
   const last = messages.at(-1)!.offset;
   const token = batchToken(groupId, topic, partition, first, last);
   await consumer.commitOffsets([{ topic, partition, offset: first, metadata: encodePlan(last) }]);
-  const stored = await storeWithBackoff(() => handle({ topic, partition, messages, token }), { heartbeat, isRunning, isStale, log, token });
+  watch.fetched(topic, partition, Number(messages[0]!.timestamp), BigInt(batch.highWatermark) - BigInt(first));
+  const stored = await storeWithBackoff(() => handle({ topic, partition, messages, token }), { heartbeat, isRunning, isStale, log, token, failed: () => watch.failed(topic, partition) });
+  watch.settled(topic, partition);
   if (!stored) return;
   const next = (BigInt(last) + 1n).toString();
   await consumer.commitOffsets([{ topic, partition, offset: next, metadata: null }]);
@@ -169,15 +175,17 @@ interface BackoffContext {
   readonly isStale: () => boolean;
   readonly log: Logger;
   readonly token: string;
+  readonly failed: () => void;
 }
 
 /** True once stored; false when the consumer stops or loses the partition first (the next owner replays). */
-async function storeWithBackoff(store: () => Promise<void>, { heartbeat, isRunning, isStale, log, token }: BackoffContext): Promise<boolean> {
+async function storeWithBackoff(store: () => Promise<void>, { heartbeat, isRunning, isStale, log, token, failed }: BackoffContext): Promise<boolean> {
   for (let attempt = 0; ; attempt++) {
     try {
       await store();
       return true;
     } catch (error) {
+      failed();
       log.warn({ err: error, token, attempt }, 'consumer_batch_store_failed');
     }
     const delay = Math.min(100 * 2 ** attempt, MAX_BACKOFF_MS);

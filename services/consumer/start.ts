@@ -5,7 +5,9 @@ import { BatchingProducer, createIdempotentProducer } from '../shared/kafka/batc
 import type { Shutdown } from '../shared/lifecycle.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { LiveUsageStore } from '../shared/redis/live-usage.ts';
+import type { Registry } from 'prom-client';
 import { startBatchRunner } from './batch-runner.ts';
+import { StoreWatch } from './store-watch.ts';
 import { plannedTokens } from './offset-plan.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from './pricing/load-rate-card.ts';
 import { PendingReplays } from './pending-replays.ts';
@@ -24,12 +26,16 @@ export interface ConsumerDeps {
   readonly liveUsage: LiveUsageStore;
   /** Where the embedded engine keeps its folder (and its crash-recovery files). */
   readonly dataDir: string;
+  /** How long one batch may fail to store before /readyz says the consumer is stalled. */
+  readonly stallAfterMs: number;
 }
 
 export interface StartedConsumer {
   readonly writer: RecordWriter;
   /** Readiness of the Kafka consumer (none in the embedded mode). */
   readonly checks: readonly DependencyCheck[];
+  /** The consumer's own metrics (lag, store failures, the oldest unstored record), served on /metrics. */
+  readonly metrics: readonly Registry[];
   /** Joins the group and starts consuming; called once the process serves its health routes. */
   readonly run: () => Promise<void>;
 }
@@ -38,14 +44,14 @@ export interface StartedConsumer {
  * Builds the record writer and, with Kafka, the batch runner that feeds it. Without Kafka the
  * writer is returned for the composition root to hand to ingest as its direct path.
  */
-export async function startConsumer({ infra, log, shutdown, groupId, rateCardPath, redisKeyPrefix, liveUsage, dataDir }: ConsumerDeps): Promise<StartedConsumer> {
+export async function startConsumer({ infra, log, shutdown, groupId, rateCardPath, redisKeyPrefix, liveUsage, dataDir, stallAfterMs }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
   const card = await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL);
   const recovery = infra.clickhouseRecovery;
   if (infra.kafka === null) {
     if (recovery.uncleanBefore) await rebuildViews(infra.clickhouse, consumerLog);
     recovery.repaired();
-    return { writer: createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined };
+    return { writer: createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined, metrics: [] };
   }
   const kafka = infra.kafka;
   const topics = [kafka.topics.sessions.name, kafka.topics.usage.name];
@@ -66,20 +72,23 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   shutdown.add('dead-letter-producer', () => deadLetters.close());
   const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name }, ...(pendingReplays === undefined ? {} : { pendingReplays }) });
   let joined = () => false;
+  const watch = new StoreWatch(stallAfterMs);
   const checks: DependencyCheck[] = [
     {
       name: 'consumer',
       check: async () => {
         if (!joined()) throw new Error('not in its consumer group');
+        const stalled = watch.stalled();
+        if (stalled !== null) throw new Error(stalled);
       },
     },
   ];
   const run = async () => {
-    const runner = await startBatchRunner({ kafka: kafka.client, groupId, topics, handle: writer.handleBatch, log: consumerLog, ...(pendingReplays === undefined ? {} : { onCommitted: (token: string) => pendingReplays.committed(token) }) });
+    const runner = await startBatchRunner({ kafka: kafka.client, groupId, topics, handle: writer.handleBatch, log: consumerLog, watch, ...(pendingReplays === undefined ? {} : { onCommitted: (token: string) => pendingReplays.committed(token) }) });
     shutdown.add('consumer', runner.stop);
     joined = runner.isJoined;
   };
-  return { writer, checks, run };
+  return { writer, checks, run, metrics: [watch.registry] };
 }
 
 async function recoverEngine(kafka: Kafka, groupId: string, topics: readonly string[], infra: Infrastructure, dataDir: string, log: Logger): Promise<PendingReplays> {

@@ -31,6 +31,8 @@ export interface Config {
   readonly usage: { readonly maxAgeMs: number; readonly graceAfterEndMs: number };
   /** FAULT_INJECTION=1: the consumer serves POST /_faults/clickhouse-inserts (fault tests only; never in production). */
   readonly faultInjection: boolean;
+  /** /readyz of a consumer answers 503 once one batch has failed to store for this long (CONSUMER_STALL_SECONDS). */
+  readonly consumerStallMs: number;
 }
 
 export class ConfigError extends Error {
@@ -97,10 +99,11 @@ export function loadConfig(env: Env): Config {
     graceAfterEndMs: read.integer('USAGE_GRACE_AFTER_END_SECONDS', 3600, 0, 30 * 86_400) * 1000,
   };
 
+  const consumerStallMs = read.integer('CONSUMER_STALL_SECONDS', 60, 1, 86_400) * 1000;
   const faultInjection = read.oneOf('FAULT_INJECTION', ['0', '1'], '0') === '1';
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, rateCardPath, kafka, clickhouse, redis, usage, faultInjection });
+  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, rateCardPath, kafka, clickhouse, redis, usage, faultInjection, consumerStallMs });
 }
 
 class EnvReader {

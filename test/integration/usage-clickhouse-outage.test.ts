@@ -3,6 +3,7 @@ import { Exact } from '../../services/shared/exact-decimal.ts';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBatchRunner } from '../../services/consumer/batch-runner.ts';
+import { StoreWatch } from '../../services/consumer/store-watch.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/consumer/pricing/load-rate-card.ts';
 import { createRecordWriter } from '../../services/consumer/record-writer.ts';
 import { RedisEventClaims } from '../../services/consumer/usage/event-claims.ts';
@@ -52,14 +53,15 @@ describe('a ClickHouse outage under the consumer', () => {
     redis.disconnect();
   });
 
-  it('pauses while inserts fail, commits nothing past them, then stores every event once, exactly priced', async () => {
+  it('pauses while inserts fail (an outage, not a poison record: nothing dead-lettered), says so on its watch, commits nothing past them, then stores every event once, exactly priced', async () => {
     const sql = async (query: string) => (await (await ch.client.query({ query, format: 'JSONEachRow' })).json<Record<string, string>>())[0]!;
     await ch.client.command({ query: `ALTER TABLE ${ch.database}.usage_events ADD CONSTRAINT IF NOT EXISTS fault_injected CHECK 0` });
 
     const liveUsage = new RedisLiveUsage(redis, config.redis!.keyPrefix);
     const claims = new RedisEventClaims(redis, (id) => `${config.redis!.keyPrefix}usage-claim:${id}`);
     const writer = createRecordWriter({ ch, reads: ch, log, card: await loadRateCard(DEFAULT_RATE_CARD_URL), claims, liveUsage, deadLetterTopic: null });
-    stop = (await startBatchRunner({ kafka, groupId: config.kafka!.groupId, topics: [topics.usage.name], handle: writer.handleBatch, log })).stop;
+    const watch = new StoreWatch(2_000);
+    stop = (await startBatchRunner({ kafka, groupId: config.kafka!.groupId, topics: [topics.usage.name], handle: writer.handleBatch, log, watch })).stop;
 
     const producer = createIdempotentProducer(kafka);
     await producer.connect();
@@ -78,6 +80,10 @@ describe('a ClickHouse outage under the consumer', () => {
     await admin.disconnect();
     const committedTotal = (committed?.partitions ?? []).reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
     expect(committedTotal).toBe(0);
+    // What /readyz and /metrics of the consumer report meanwhile.
+    expect(watch.stalled()).toMatch(/^stalled: a batch of .+\/\d+ has failed to store for \d+ s/);
+    expect(watch.oldestUnstoredAgeMs()).toBeGreaterThan(5_000);
+    expect(await watch.registry.metrics()).toMatch(/consumer_store_failures_total\{topic="[^"]+",partition="\d+"\} [1-9]/);
 
     await ch.client.command({ query: `ALTER TABLE ${ch.database}.usage_events DROP CONSTRAINT IF EXISTS fault_injected` });
     await drained(config, 'usage', 60_000);
@@ -86,6 +92,8 @@ describe('a ClickHouse outage under the consumer', () => {
     const expected = records.reduce((sum, r) => sum.plus(new Exact(r.quantity).times('0.0077')), new Exact(0)).toFixed();
     expect(await sql(`SELECT count() AS n, uniqExact(id) AS ids, sum(cost) AS cost FROM ${ch.database}.usage_events`)).toEqual({ n: '600', ids: '600', cost: expected });
     expect(await storedTotals(ch)).toEqual(expectedTotals(600, expected));
+    expect(await sql(`SELECT count() AS n FROM ${ch.database}.dead_letters`)).toEqual({ n: '0' });
+    expect([watch.stalled(), watch.oldestUnstoredAgeMs()]).toEqual([null, 0]);
     const live = await liveUsage.read(sessionId);
     const stored = await sql(`SELECT count() AS n, sum(cost) AS cost FROM ${ch.database}.usage_events WHERE session_id = '${sessionId}'`);
     expect({ n: String(live.length), cost: live.reduce((sum, e) => sum.plus(e.cost), new Exact(0)).toFixed() }).toEqual(stored);

@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
+import { Registry } from 'prom-client';
 import type { Logger } from '../logger.ts';
 import { cors } from './cors.ts';
 import { registerDocsRoutes } from './docs.ts';
@@ -20,10 +21,12 @@ export interface HttpAppOptions {
   readonly corsOrigins?: readonly string[];
   /** The OpenAPI document of `routes`, served at /openapi.json and browsable at /docs. */
   readonly openapi?: Readonly<Record<string, unknown>>;
+  /** Registries of the services' own metrics, served on /metrics beside the HTTP ones. */
+  readonly metrics?: readonly Registry[];
 }
 
 /** The one Koa app shape every process serves: request ids, metrics, error mapping, health, routes. */
-export function createHttpApp({ service, log, routes, checks, corsOrigins = [], openapi }: HttpAppOptions): Koa<RequestState> {
+export function createHttpApp({ service, log, routes, checks, corsOrigins = [], openapi, metrics: serviceMetrics = [] }: HttpAppOptions): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.proxy = false;
   // Errors are answered by the error middleware; Koa's own handler would only log them twice.
@@ -35,7 +38,7 @@ export function createHttpApp({ service, log, routes, checks, corsOrigins = [], 
   app.use(errorMiddleware());
   // Starlette matches paths exactly: a trailing slash and letter case both make another path.
   const router = new Router({ strict: true, sensitive: true });
-  registerHealthRoutes(router, service, checks, metrics.registry);
+  registerHealthRoutes(router, service, checks, serviceMetrics.length === 0 ? metrics.registry : Registry.merge([metrics.registry, ...serviceMetrics]));
   if (openapi !== undefined) registerDocsRoutes(router, openapi);
   for (const register of routes) register(router);
   app.use(fastapiRouting(router));
