@@ -118,6 +118,19 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     }
   });
 
+  it('stops a read past its configured time or result size, and leaves the writer unlimited', async () => {
+    const reads = await createReadClickHouse(testConfig(isolation, { CLICKHOUSE_READ_MAX_EXECUTION_TIME_S: '1', CLICKHOUSE_READ_MAX_RESULT_BYTES: '4096' }), ch);
+    const rows = (client: ClickHouse['client'], query: string) => client.query({ query, format: 'JSONEachRow' }).then((result) => result.json());
+    try {
+      await expect(rows(reads.client, 'SELECT number FROM numbers(100000)')).rejects.toThrow(/Limit for result exceeded/);
+      await expect(rows(reads.client, 'SELECT count() FROM numbers(100000000000)')).rejects.toThrow(/Timeout exceeded/);
+      expect(await rows(reads.client, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      expect(await rows(ch.client, 'SELECT number FROM numbers(100000)')).toHaveLength(100000);
+    } finally {
+      await reads.client.close();
+    }
+  });
+
   it('backfills the cost-query rollups, the event-id table and the sessions by user once when a database made before them is upgraded', async () => {
     const older = await mkdtemp(path.join(os.tmpdir(), 'callmeter-migrations-'));
     for (const file of (await readdir(MIGRATIONS_DIR)).filter((name) => name < '005')) await copyFile(path.join(MIGRATIONS_DIR, file), path.join(older, file));
