@@ -38,8 +38,8 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
   const redis = infra.redis === null || config.redis === null ? null : { client: infra.redis, prefix: config.redis.keyPrefix };
   const liveSessions = redis === null ? new MemorySessionStore() : new RedisSessionStore(redis.client, redis.prefix);
   const liveNumbers = redis === null ? new MemoryNumberStore() : new RedisNumberStore(redis.client, redis.prefix);
-  const sessions = new HistoryBackedSessionStore(liveSessions, new SessionHistory(infra.clickhouseReads));
-  const numbers = new HistoryBackedNumberStore(liveNumbers, new NumberHistory(infra.clickhouseReads));
+  const sessions = new HistoryBackedSessionStore(liveSessions, new SessionHistory(infra.clickhouseIngestReads));
+  const numbers = new HistoryBackedNumberStore(liveNumbers, new NumberHistory(infra.clickhouseIngestReads));
   // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
   const provider = new RecordingTelephonyProvider();
   return [

@@ -7,6 +7,8 @@ import { createClickHouse, createReadClickHouse, type ClickHouse } from '../../s
 import { insertRows } from '../../services/shared/clickhouse/insert-rows.ts';
 import { migrate, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrate.ts';
 import { storedEventIds, storedEventIdsQuery } from '../../services/consumer/usage/stored-event-ids.ts';
+import { connectInfrastructure } from '../../services/shared/infrastructure.ts';
+import { Shutdown } from '../../services/shared/lifecycle.ts';
 import { createLogger } from '../../services/shared/logger.ts';
 import { isolate, testConfig } from '../support/harness.ts';
 
@@ -115,6 +117,24 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
       expect(await count()).toBe('1');
     } finally {
       await reads.client.close();
+    }
+  });
+
+  it('answers the reads of the ingest path on a connection of their own while a heavy cost query holds the reads connection', async () => {
+    const shutdown = new Shutdown(log, 10_000);
+    const infra = await connectInfrastructure(testConfig(isolation), log, shutdown);
+    try {
+      expect(new Set([infra.clickhouse.client, infra.clickhouseReads.client, infra.clickhouseIngestReads.client]).size).toBe(3);
+      let heavyDone = false;
+      const heavy = infra.clickhouseReads.client.query({ query: 'SELECT sleepEachRow(0.5) FROM numbers(4) SETTINGS max_block_size = 1', format: 'JSONEachRow' }).then(async (result) => {
+        await result.json();
+        heavyDone = true;
+      });
+      const lookup = await storedEventIds(infra.clickhouseIngestReads, [randomUUID()]);
+      expect([lookup.size, heavyDone]).toEqual([0, false]);
+      await heavy;
+    } finally {
+      await shutdown.run('test');
     }
   });
 
