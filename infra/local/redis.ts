@@ -23,7 +23,7 @@ export class LocalRedis {
 
   async start(): Promise<void> {
     if (this.process !== null) return;
-    // noeviction: a full Redis refuses writes (ingest answers 503 and the client retries) instead of
+    // noeviction: a full Redis refuses writes (ingest answers 503, the consumer retries its batch) instead of
     // evicting a session, a number or a live-usage claim, whose silent loss would break exactly-once.
     // Live state expires by its own TTLs; maxmemory only bounds what a flood could pile up meanwhile.
     const memory = ['--maxmemory', '256mb', '--maxmemory-policy', 'noeviction'];
