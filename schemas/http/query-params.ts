@@ -47,12 +47,15 @@ export const costSummaryQuery = {
 
 export type CostSummaryQuery = FromPySchema<typeof costSummaryQuery>;
 
-/** GET /api/sessions/ — newest first, `limit` up to 10,000 as the old service allowed. */
+/**
+ * GET /api/sessions/ — newest first, `limit` up to 1,000: the old service allowed 10,000, and 10,000 sessions of
+ * 64 KiB session_data and analysis each built a response of gigabytes (issue 16; a documented difference).
+ */
 export const sessionListQuery = {
   type: 'object',
   properties: {
     page: { 'x-py': 'int', minimum: 1, maximum: 2147483647, default: 1 },
-    limit: { 'x-py': 'int', minimum: 1, maximum: 10000, default: 10 },
+    limit: { 'x-py': 'int', minimum: 1, maximum: 1000, default: 10 },
     // The dashboard sends `start_date=&end_date=` when no range is picked (compat.md).
     start_date: { 'x-py': 'datetime', 'x-py-empty-absent': true },
     end_date: { 'x-py': 'datetime', 'x-py-empty-absent': true },

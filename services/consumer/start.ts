@@ -51,7 +51,7 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   if (infra.kafka === null) {
     if (recovery.uncleanBefore) await rebuildViews(infra.clickhouse, consumerLog);
     recovery.repaired();
-    return { writer: createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined, metrics: [] };
+    return { writer: createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseIngestReads, log: consumerLog, card, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined, metrics: [] };
   }
   const kafka = infra.kafka;
   const topics = [kafka.topics.sessions.name, kafka.topics.usage.name];
@@ -70,7 +70,7 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   await producer.connect();
   const deadLetters = new BatchingProducer(producer, consumerLog, { renew: () => createIdempotentProducer(kafka.client) });
   shutdown.add('dead-letter-producer', () => deadLetters.close());
-  const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseReads, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name }, ...(pendingReplays === undefined ? {} : { pendingReplays }) });
+  const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseIngestReads, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name }, ...(pendingReplays === undefined ? {} : { pendingReplays }) });
   let joined = () => false;
   const watch = new StoreWatch(stallAfterMs);
   const checks: DependencyCheck[] = [

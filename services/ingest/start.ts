@@ -48,9 +48,9 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
   const liveSessions = redis === null ? new MemorySessionStore() : new RedisSessionStore(redis.client, redis.prefix);
   const liveNumbers = redis === null ? new MemoryNumberStore() : new RedisNumberStore(redis.client, redis.prefix);
   const liveAgents = redis === null ? new MemoryAgentStore() : new RedisAgentStore(redis.client, redis.prefix);
-  const sessions = new HistoryBackedSessionStore(liveSessions, new SessionHistory(infra.clickhouseReads));
-  const numbers = new HistoryBackedNumberStore(liveNumbers, new NumberHistory(infra.clickhouseReads));
-  const agents = createAgentService({ store: new HistoryBackedAgentStore(liveAgents, new AgentHistory(infra.clickhouseReads)), numbers, sink, log: ingestLog });
+  const sessions = new HistoryBackedSessionStore(liveSessions, new SessionHistory(infra.clickhouseIngestReads));
+  const numbers = new HistoryBackedNumberStore(liveNumbers, new NumberHistory(infra.clickhouseIngestReads));
+  const agents = createAgentService({ store: new HistoryBackedAgentStore(liveAgents, new AgentHistory(infra.clickhouseIngestReads)), numbers, sink, log: ingestLog });
   // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
   const provider = new RecordingTelephonyProvider();
   const sessionService = createSessionService({ store: sessions, sink, log: ingestLog });

@@ -5,7 +5,13 @@ describe('loadConfig', () => {
   it('runs fully embedded with no variable set', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ port: 8080, services: ['ingest', 'consumer', 'query'], logLevel: 'info', kafka: null, redis: null });
-    expect(config.clickhouse).toEqual({ url: null, database: 'callmeter', username: null, password: null });
+    expect(config.clickhouse).toEqual({
+      url: null,
+      database: 'callmeter',
+      username: null,
+      password: null,
+      readLimits: { maxExecutionTimeS: 20, maxResultBytes: 268435456 },
+    });
     expect(config.dataDir).toMatch(/\/data$/);
   });
 

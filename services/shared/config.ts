@@ -24,6 +24,8 @@ export interface Config {
     readonly database: string;
     readonly username: string | null;
     readonly password: string | null;
+    /** Every read (cost queries, history, stored-id lookups) stops past these: a 500, never a stalled or huge answer. */
+    readonly readLimits: { readonly maxExecutionTimeS: number; readonly maxResultBytes: number };
   };
   /** Absent: live state lives in this process's memory. */
   readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
@@ -87,6 +89,11 @@ export function loadConfig(env: Env): Config {
     database: read.identifier('CLICKHOUSE_DATABASE', 'callmeter', /^[A-Za-z_][A-Za-z0-9_]{0,62}$/),
     username: env.CLICKHOUSE_USER ?? null,
     password: env.CLICKHOUSE_PASSWORD ?? null,
+    readLimits: {
+      // Below the HTTP client's 30 s request timeout, so that the server stops the statement itself.
+      maxExecutionTimeS: read.integer('CLICKHOUSE_READ_MAX_EXECUTION_TIME_S', 20, 1, 29),
+      maxResultBytes: read.integer('CLICKHOUSE_READ_MAX_RESULT_BYTES', 256 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
+    },
   };
 
   const redisUrl = read.optionalUrl('REDIS_URL', ['redis:', 'rediss:']);

@@ -13,8 +13,14 @@ import { createRedis, type Redis } from './redis/client.ts';
 export interface Infrastructure {
   /** Writes (the consumer) and migrations. */
   readonly clickhouse: ClickHouse;
-  /** Reads: cost queries, history, stored-id lookups. The same client over HTTP; embedded, its own connection. */
+  /** Cost queries: a client of their own with the read limits; embedded, a connection of their own. */
   readonly clickhouseReads: ClickHouse;
+  /**
+   * The reads on the ingest path (session and number history, stored-id lookups), under the same limits.
+   * Embedded, a third connection: one chdb connection runs one statement at a time, so on the cost
+   * queries' connection a heavy dashboard query would hold up ingest. Over HTTP, the read client.
+   */
+  readonly clickhouseIngestReads: ClickHouse;
   /** null in the embedded mode (no KAFKA_BROKERS): records go straight from ingest to the writer. */
   readonly kafka: { readonly client: Kafka; readonly topics: Readonly<Record<TopicKey, TopicSpec>> } | null;
   /** null in the embedded mode (no REDIS_URL): live state stays in this process's memory. */
@@ -51,7 +57,9 @@ export async function connectInfrastructure(config: Config, log: Logger, shutdow
   });
   await migrate(clickhouse, log.child({ component: 'migrations' }));
   const clickhouseReads = await createReadClickHouse(config, clickhouse);
-  if (clickhouseReads !== clickhouse) shutdown.add('clickhouse-reads', () => clickhouseReads.client.close());
+  shutdown.add('clickhouse-reads', () => clickhouseReads.client.close());
+  const clickhouseIngestReads = clickhouse.embedded ? await createReadClickHouse(config, clickhouse) : clickhouseReads;
+  if (clickhouseIngestReads !== clickhouseReads) shutdown.add('clickhouse-ingest-reads', () => clickhouseIngestReads.client.close());
   const checks: DependencyCheck[] = [
     {
       name: 'clickhouse',
@@ -83,5 +91,5 @@ export async function connectInfrastructure(config: Config, log: Logger, shutdow
     redis = client;
   }
   const clickhouseRecovery = { uncleanBefore: marker?.uncleanBefore ?? false, repaired: () => void (repaired = true) };
-  return { clickhouse, clickhouseReads, kafka, redis, checks, clickhouseRecovery };
+  return { clickhouse, clickhouseReads, clickhouseIngestReads, kafka, redis, checks, clickhouseRecovery };
 }

@@ -7,6 +7,8 @@ import { createClickHouse, createReadClickHouse, type ClickHouse } from '../../s
 import { insertRows } from '../../services/shared/clickhouse/insert-rows.ts';
 import { migrate, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrate.ts';
 import { storedEventIds, storedEventIdsQuery } from '../../services/consumer/usage/stored-event-ids.ts';
+import { connectInfrastructure } from '../../services/shared/infrastructure.ts';
+import { Shutdown } from '../../services/shared/lifecycle.ts';
 import { createLogger } from '../../services/shared/logger.ts';
 import { isolate, testConfig } from '../support/harness.ts';
 
@@ -117,6 +119,37 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
       // As the writer inserts: with a token (see insertRows on settings that outlive a statement here).
       await insertRows(ch, 'usageEvents', [makeUsageRow({ user_id: 'reads-user' })], 'reads-test');
       expect(await count()).toBe('1');
+    } finally {
+      await reads.client.close();
+    }
+  });
+
+  it('answers the reads of the ingest path on a connection of their own while a heavy cost query holds the reads connection', async () => {
+    const shutdown = new Shutdown(log, 10_000);
+    const infra = await connectInfrastructure(testConfig(isolation), log, shutdown);
+    try {
+      expect(new Set([infra.clickhouse.client, infra.clickhouseReads.client, infra.clickhouseIngestReads.client]).size).toBe(3);
+      let heavyDone = false;
+      const heavy = infra.clickhouseReads.client.query({ query: 'SELECT sleepEachRow(0.5) FROM numbers(4) SETTINGS max_block_size = 1', format: 'JSONEachRow' }).then(async (result) => {
+        await result.json();
+        heavyDone = true;
+      });
+      const lookup = await storedEventIds(infra.clickhouseIngestReads, [{ user_id: "tenant-1", event_id: randomUUID() }]);
+      expect([lookup.size, heavyDone]).toEqual([0, false]);
+      await heavy;
+    } finally {
+      await shutdown.run('test');
+    }
+  });
+
+  it('stops a read past its configured time or result size, and leaves the writer unlimited', async () => {
+    const reads = await createReadClickHouse(testConfig(isolation, { CLICKHOUSE_READ_MAX_EXECUTION_TIME_S: '1', CLICKHOUSE_READ_MAX_RESULT_BYTES: '4096' }), ch);
+    const rows = (client: ClickHouse['client'], query: string) => client.query({ query, format: 'JSONEachRow' }).then((result) => result.json());
+    try {
+      await expect(rows(reads.client, 'SELECT number FROM numbers(100000)')).rejects.toThrow(/Limit for result exceeded/);
+      await expect(rows(reads.client, 'SELECT count() FROM numbers(100000000000)')).rejects.toThrow(/Timeout exceeded/);
+      expect(await rows(reads.client, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      expect(await rows(ch.client, 'SELECT number FROM numbers(100000)')).toHaveLength(100000);
     } finally {
       await reads.client.close();
     }

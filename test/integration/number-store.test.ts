@@ -30,7 +30,7 @@ afterAll(async () => {
   await Promise.all(connections.map((redis) => redis.quit()));
 });
 
-numberStoreContract('RedisNumberStore', () => new RedisNumberStore(shared, prefix()));
+numberStoreContract('RedisNumberStore', (options) => new RedisNumberStore(shared, prefix(), options));
 
 describe('RedisNumberStore on the real Redis', () => {
   it('of agents racing for one number from several processes (own connections) exactly one gets it', async () => {

@@ -1,9 +1,9 @@
 import { AppError } from '../../shared/errors.ts';
 import { roomQueue } from './keyed-queue.ts';
-import { isFinalStatus, type Session } from './session.ts';
+import type { Session } from './session.ts';
 import {
   assertValidRevision,
-  DEFAULT_ENDED_RETENTION_MS,
+  liveRetentionMs,
   type SessionListQuery,
   type SessionMutation,
   type SessionPage,
@@ -14,26 +14,25 @@ import {
 
 interface Entry {
   readonly session: Session;
-  /** null while the session is not ended: live sessions never expire. */
-  readonly expiresAt: number | null;
+  readonly expiresAt: number;
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
 
 /**
  * The embedded mode's store: one process, so a synchronous read-modify-write inside one call is
- * already atomic. Ended sessions expire like in Redis, so both modes keep the same amount of state.
+ * already atomic. Sessions expire like in Redis, so both modes keep the same amount of state.
  */
 export class MemorySessionStore implements SessionStore {
   private readonly entries = new Map<string, Entry>();
   private readonly latestByRoom = new Map<string, string>();
   private readonly rooms = roomQueue();
-  private readonly retentionMs: number;
+  private readonly retention: SessionStoreOptions;
   private readonly now: () => number;
   private nextSweepAt = 0;
 
   constructor(options: SessionStoreOptions & { readonly now?: () => number } = {}) {
-    this.retentionMs = options.endedRetentionMs ?? DEFAULT_ENDED_RETENTION_MS;
+    this.retention = options;
     this.now = options.now ?? Date.now;
   }
 
@@ -82,14 +81,13 @@ export class MemorySessionStore implements SessionStore {
   }
 
   private put(session: Session): void {
-    const expiresAt = isFinalStatus(session.status) ? this.now() + this.retentionMs : null;
-    this.entries.set(session.id, { session, expiresAt });
+    this.entries.set(session.id, { session, expiresAt: this.now() + liveRetentionMs(session, this.retention) });
   }
 
   private live(id: string): Session | null {
     const entry = this.entries.get(id);
     if (entry === undefined) return null;
-    if (entry.expiresAt !== null && entry.expiresAt <= this.now()) {
+    if (entry.expiresAt <= this.now()) {
       this.forget(entry.session);
       return null;
     }

@@ -4,7 +4,7 @@
  * the same separator, so no id, room or phone number can make two families collide.
  */
 export interface IngestRedisKeys {
-  /** Hash { version, session (JSON) }; expires a retention period after an ended session's last change. */
+  /** Hash { version, session (JSON) }; expires a retention period after its last change (ended or idle). */
   session(id: string): string;
   /** Hash { id, created_at } of the latest session created for this room. */
   roomLatest(roomName: string): string;

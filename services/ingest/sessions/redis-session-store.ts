@@ -5,11 +5,11 @@ import type { Redis } from '../../shared/redis/client.ts';
 import { KeyedQueue, roomQueue } from './keyed-queue.ts';
 import { unavailableOnError } from './redis-script.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from './redis-keys.ts';
-import { isFinalStatus, type Session } from './session.ts';
+import type { Session } from './session.ts';
 import { createSessionScript, listSessionsScript, releaseLockScript, updateSessionScript } from './session-scripts.ts';
 import {
   assertValidRevision,
-  DEFAULT_ENDED_RETENTION_MS,
+  liveRetentionMs,
   type SessionListQuery,
   type SessionMutation,
   type SessionPage,
@@ -34,7 +34,7 @@ export interface RedisSessionStoreOptions extends SessionStoreOptions {
  */
 export class RedisSessionStore implements SessionStore {
   private readonly keys: IngestRedisKeys;
-  private readonly retentionMs: number;
+  private readonly retention: SessionStoreOptions;
   private readonly maxAttempts: number;
   private readonly queue = new KeyedQueue();
   private readonly rooms = roomQueue();
@@ -47,7 +47,7 @@ export class RedisSessionStore implements SessionStore {
     options: RedisSessionStoreOptions = {},
   ) {
     this.keys = createIngestRedisKeys(keyPrefix);
-    this.retentionMs = options.endedRetentionMs ?? DEFAULT_ENDED_RETENTION_MS;
+    this.retention = options;
     this.maxAttempts = options.maxAttempts ?? 20;
     // Above the longest a create holds it: one record sent to the broker (its send times out first).
     this.roomLockTtlMs = options.roomLockTtlMs ?? 30_000;
@@ -56,7 +56,7 @@ export class RedisSessionStore implements SessionStore {
 
   async create(session: Session): Promise<void> {
     const keys = [this.keys.session(session.id), this.keys.roomLatest(session.room_name), this.keys.userSessions(session.user_id), this.keys.userExpiring(session.user_id)];
-    const args = [session.id, session.version, JSON.stringify(session), session.created_at, finalFlag(session), this.retentionMs];
+    const args = [session.id, session.version, JSON.stringify(session), session.created_at, liveRetentionMs(session, this.retention)];
     const created = await guard(() => createSessionScript.run(this.redis, keys, args));
     if (created !== 1) throw AppError.of('CONFLICT', `Session ${session.id} already exists`);
   }
@@ -118,7 +118,7 @@ export class RedisSessionStore implements SessionStore {
       if (after === null) return { kind: 'unchanged', session: before };
       assertValidRevision(before, after);
       const keys = [this.keys.session(id), this.keys.roomLatest(after.room_name), this.keys.userExpiring(after.user_id)];
-      const args = [id, before.version, after.version, JSON.stringify(after), finalFlag(after), this.retentionMs];
+      const args = [id, before.version, after.version, JSON.stringify(after), liveRetentionMs(after, this.retention)];
       const written = await guard(() => updateSessionScript.run(this.redis, keys, args));
       if (written === 1) return { kind: 'changed', before, after };
       if (written === -1) return { kind: 'not_found' };
@@ -127,10 +127,6 @@ export class RedisSessionStore implements SessionStore {
     }
     throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again');
   }
-}
-
-function finalFlag(session: Session): string {
-  return isFinalStatus(session.status) ? '1' : '0';
 }
 
 function guard<T>(call: () => Promise<T>): Promise<T> {

@@ -8,19 +8,15 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end`;
 
-// An ended session lives retention_ms after its last change; its room pointer goes with it unless
-// a newer session of the room took the pointer over. A live session never expires.
+// A session lives retention_ms after its last change (the ended and the idle retention are chosen by
+// the caller); its room pointer goes with it unless a newer session of the room took the pointer over.
+// The expiring index lets list() drop it from the user's index.
 const RETAIN = `
-local function retain(session_key, room_key, expiring_key, id, final, retention_ms)
-  if final == '1' then
-    local expire_at = string.format('%d', now_ms() + tonumber(retention_ms))
-    redis.call('PEXPIREAT', session_key, expire_at)
-    if redis.call('HGET', room_key, 'id') == id then redis.call('PEXPIREAT', room_key, expire_at) end
-    redis.call('ZADD', expiring_key, expire_at, id)
-  else
-    redis.call('PERSIST', session_key)
-    redis.call('ZREM', expiring_key, id)
-  end
+local function retain(session_key, room_key, expiring_key, id, retention_ms)
+  local expire_at = string.format('%d', now_ms() + tonumber(retention_ms))
+  redis.call('PEXPIREAT', session_key, expire_at)
+  if redis.call('HGET', room_key, 'id') == id then redis.call('PEXPIREAT', room_key, expire_at) end
+  redis.call('ZADD', expiring_key, expire_at, id)
 end`;
 
 // Sorted-set members cannot expire: drop from the user's index the sessions whose hash has expired.
@@ -34,7 +30,7 @@ local function prune(index_key, expiring_key)
   end
 end`;
 
-/** KEYS session, room, user index, user expiring; ARGV id, version, json, created_at, final, retention_ms. 1, or 0 if the id exists. */
+/** KEYS session, room, user index, user expiring; ARGV id, version, json, created_at, retention_ms. 1, or 0 if the id exists. */
 export const createSessionScript = new LuaScript(`${NOW_MS}${RETAIN}${PRUNE}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 prune(KEYS[3], KEYS[4])
@@ -46,16 +42,16 @@ if not latest or tonumber(ARGV[4]) >= tonumber(latest) then
   redis.call('PERSIST', KEYS[2])
 end
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
-retain(KEYS[1], KEYS[2], KEYS[4], ARGV[1], ARGV[5], ARGV[6])
+retain(KEYS[1], KEYS[2], KEYS[4], ARGV[1], ARGV[5])
 return 1`);
 
-/** KEYS session, room, user expiring; ARGV id, expected version, next version, json, final, retention_ms. 1, 0 on a version mismatch, -1 if gone. */
+/** KEYS session, room, user expiring; ARGV id, expected version, next version, json, retention_ms. 1, 0 on a version mismatch, -1 if gone. */
 export const updateSessionScript = new LuaScript(`${NOW_MS}${RETAIN}
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return -1 end
 if current ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[3], 'session', ARGV[4])
-retain(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[5], ARGV[6])
+retain(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[5])
 return 1`);
 
 /**

@@ -134,6 +134,7 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
 
     listContract(makeStore);
     retentionContract(makeStore);
+    idleContract(makeStore);
   });
 }
 
@@ -191,6 +192,29 @@ function retentionContract(makeStore: MakeSessionStore): void {
     expect(await store.getByRoom('room-ended')).toBeNull();
     expect(await store.list('erin', { page: 1, limit: 10 })).toEqual({ sessions: [live], total: 1 });
     expect(await store.get(live.id)).toEqual(live);
+  });
+}
+
+function idleContract(makeStore: MakeSessionStore): void {
+  it('forgets a session never ended once it was not changed for the idle retention, room pointer and list entry too', async () => {
+    const store = await makeStore({ idleRetentionMs: 1_000 });
+    const idle = makeSession({ user_id: 'fred', room_name: 'room-idle' });
+    await store.create(idle);
+    expect(await store.getByRoom('room-idle')).toEqual(idle);
+    await waitUntil(async () => (await store.get(idle.id)) === null, 5_000);
+    expect(await store.getByRoom('room-idle')).toBeNull();
+    expect(await store.list('fred', { page: 1, limit: 10 })).toEqual({ sessions: [], total: 0 });
+  });
+
+  it('counts the idle retention from the last change of a session', async () => {
+    const store = await makeStore({ idleRetentionMs: 1_500 });
+    const session = makeSession({ user_id: 'gina' });
+    await store.create(session);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await store.update(session.id, sessionMutation({ agent_name: 'Ava' }, T0 + 1));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await store.get(session.id))?.agent_name).toBe('Ava');
+    await waitUntil(async () => (await store.get(session.id)) === null, 5_000);
   });
 }
 

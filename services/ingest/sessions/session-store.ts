@@ -1,10 +1,11 @@
 import { AppError } from '../../shared/errors.ts';
-import type { CallDirection, Session } from './session.ts';
+import { isFinalStatus, type CallDirection, type Session } from './session.ts';
 
 /**
  * Live state of sessions. Two implementations: MemorySessionStore (embedded mode, one process) and
  * RedisSessionStore (shared by every ingest process). Both pass session-store.contract.ts.
- * Ended sessions are kept for a retention period only: the history lives in ClickHouse.
+ * Sessions are kept for a retention period after their last change only (ended and idle ones alike,
+ * see liveRetentionMs): the history lives in ClickHouse.
  */
 export interface SessionStore {
   /** Throws AppError CONFLICT when a session with this id exists. */
@@ -55,9 +56,17 @@ export interface SessionPage {
 
 /** How long an ended session stays in the live store after its last change. */
 export const DEFAULT_ENDED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+/** How long a session not ended stays in the live store after its last change: a call never ended still goes. */
+export const DEFAULT_IDLE_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 export interface SessionStoreOptions {
   readonly endedRetentionMs?: number;
+  readonly idleRetentionMs?: number;
+}
+
+/** How long the live store keeps a session after this change of it; its history stays in ClickHouse. */
+export function liveRetentionMs(session: Session, options: SessionStoreOptions): number {
+  return isFinalStatus(session.status) ? (options.endedRetentionMs ?? DEFAULT_ENDED_RETENTION_MS) : (options.idleRetentionMs ?? DEFAULT_IDLE_RETENTION_MS);
 }
 
 /**

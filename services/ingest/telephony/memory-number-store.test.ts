@@ -1,4 +1,4 @@
 import { MemoryNumberStore } from './memory-number-store.ts';
 import { numberStoreContract } from './number-store.contract.ts';
 
-numberStoreContract('MemoryNumberStore', () => new MemoryNumberStore());
+numberStoreContract('MemoryNumberStore', (options) => new MemoryNumberStore(options));

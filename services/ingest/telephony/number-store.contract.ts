@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AssignRequest } from './number-rules.ts';
-import type { NumberStore } from './number-store.ts';
+import type { NumberStore, NumberStoreOptions } from './number-store.ts';
 
-export type MakeNumberStore = () => NumberStore | Promise<NumberStore>;
+export type MakeNumberStore = (options?: NumberStoreOptions) => NumberStore | Promise<NumberStore>;
 
 const T0 = Date.UTC(2026, 10, 22, 1, 29, 17, 578);
 
@@ -81,6 +81,22 @@ export function numberStoreContract(name: string, makeStore: MakeNumberStore): v
         detail: 'Phone number +15551230001 is assigned to another agent',
       });
       expect(await store.get('agent-2')).toBeNull();
+    });
+
+    it('forgets an agent that released its number once the released retention has passed, and keeps one holding a number', async () => {
+      const store = await makeStore({ releasedRetentionMs: 1_000 });
+      await store.assign(makeAssignRequest());
+      const holder = makeAssignRequest({ agent_id: 'agent-2', phone_number: '+15551230002' });
+      await store.assign(holder);
+      await store.release('agent-1');
+      expect(await store.get('agent-1')).toEqual({ agent_id: 'agent-1', phone_number: null, provider: null, assigned_at: null });
+      const deadline = Date.now() + 5_000;
+      while ((await store.get('agent-1')) !== null) {
+        if (Date.now() > deadline) throw new Error('agent-1 still known 5 s after its release');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(await store.release('agent-1')).toEqual({ kind: 'agent_unknown', detail: 'Agent not found' });
+      expect(await store.get('agent-2')).toEqual(holder);
     });
 
     it('releases the number once, then finds no number; an unknown agent is not found', async () => {

@@ -5,6 +5,13 @@ import type { AgentNumber, AssignOutcome, AssignRequest, HeldNumber, ReleaseOutc
  * by every ingest process) pass number-store.contract.ts. Each operation is atomic: two agents
  * racing for one number cannot both get it, and one agent racing itself gets one number.
  */
+/** How long an agent that released its number stays known (400, not 404, on a second release); its history stays in ClickHouse. */
+export const DEFAULT_RELEASED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+export interface NumberStoreOptions {
+  readonly releasedRetentionMs?: number;
+}
+
 export interface NumberStore {
   assign(request: AssignRequest): Promise<AssignOutcome>;
   release(agentId: string): Promise<ReleaseOutcome>;

@@ -4,7 +4,7 @@ import type { Redis } from '../../shared/redis/client.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from '../sessions/redis-keys.ts';
 import { LuaScript, unavailableOnError } from '../sessions/redis-script.ts';
 import { decideAssign, decideRelease, type AgentNumber, type AssignOutcome, type AssignRequest, type HeldNumber, type ReleaseOutcome } from './number-rules.ts';
-import type { NumberStore } from './number-store.ts';
+import { DEFAULT_RELEASED_RETENTION_MS, type NumberStore, type NumberStoreOptions } from './number-store.ts';
 
 // The scripts only write when the agent and the number are still as read, so the rules stay in
 // number-rules.ts (shared with the memory store) and a race makes the loser decide again.
@@ -17,13 +17,16 @@ local holder = redis.call('GET', KEYS[2]) or ''
 local known = tostring(redis.call('HEXISTS', KEYS[1], 'agent_id'))
 if held ~= ARGV[2] or holder ~= ARGV[3] or known ~= ARGV[7] then return 0 end
 redis.call('HSET', KEYS[1], 'agent_id', ARGV[1], 'phone_number', ARGV[4], 'provider', ARGV[5], 'assigned_at', ARGV[6])
+redis.call('PERSIST', KEYS[1])
 redis.call('SET', KEYS[2], ARGV[1])
 return 1`);
 
-/** KEYS agent, number; ARGV agent_id, expected held number. */
+// A held number never expires; an agent that released its number is forgotten a retention later.
+/** KEYS agent, number; ARGV agent_id, expected held number, released retention (ms). */
 const releaseScript = new LuaScript(`
 if (redis.call('HGET', KEYS[1], 'phone_number') or '') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'phone_number', '', 'provider', '', 'assigned_at', '')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return 1`);
 
@@ -37,13 +40,16 @@ return 1`);
 /** Numbers shared by every ingest process: agent hash + number -> agent pointer, written by compare-and-set. */
 export class RedisNumberStore implements NumberStore {
   private readonly keys: IngestRedisKeys;
+  private readonly releasedRetentionMs: number;
 
   constructor(
     private readonly redis: Redis,
     keyPrefix: string,
+    options: NumberStoreOptions = {},
     private readonly maxAttempts = 20,
   ) {
     this.keys = createIngestRedisKeys(keyPrefix);
+    this.releasedRetentionMs = options.releasedRetentionMs ?? DEFAULT_RELEASED_RETENTION_MS;
   }
 
   assign(request: AssignRequest): Promise<AssignOutcome> {
@@ -63,7 +69,7 @@ export class RedisNumberStore implements NumberStore {
       const outcome = decideRelease(await this.get(agentId));
       if (outcome.kind !== 'released') return outcome;
       const keys = [this.keys.telephonyAgent(agentId), this.keys.telephonyNumber(outcome.released.phone_number)];
-      return (await guard(() => releaseScript.run(this.redis, keys, [agentId, outcome.released.phone_number]))) === 1 ? outcome : null;
+      return (await guard(() => releaseScript.run(this.redis, keys, [agentId, outcome.released.phone_number, this.releasedRetentionMs]))) === 1 ? outcome : null;
     });
   }
 

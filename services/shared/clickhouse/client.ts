@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createClient, type ClickHouseClient, type ClickHouseClientConfigOptions } from '@clickhouse/client';
+import { createClient, type ClickHouseClient, type ClickHouseClientConfigOptions, type ClickHouseSettings } from '@clickhouse/client';
 import type { Config } from '../config.ts';
 
 export type { ClickHouseClient };
@@ -21,33 +21,38 @@ const SETTINGS = { output_format_json_quote_decimals: 1, output_format_json_quot
  * data folder per process, and only one process may use a folder at a time.
  */
 export async function createClickHouse(config: Pick<Config, 'clickhouse' | 'dataDir'>): Promise<ClickHouse> {
-  const { url, database, username, password } = config.clickhouse;
-  if (url !== null) {
-    const client = createClient({
-      url,
-      ...(username === null ? {} : { username }),
-      ...(password === null ? {} : { password }),
-      clickhouse_settings: SETTINGS,
-      request_timeout: 30_000,
-    });
-    return { client, database, embedded: false };
-  }
+  const { url, database } = config.clickhouse;
+  if (url !== null) return { client: httpClient(config.clickhouse, SETTINGS), database, embedded: false };
   return { client: await embeddedClient(config.dataDir), database, embedded: true };
 }
 
 /**
  * A handle for the reads of this process (cost queries, session and number history, the stored-id
- * lookup). Over HTTP it is the same client: its socket pool already runs requests side by side. In
- * the embedded engine one connection runs one statement at a time, so reads get a connection of
- * their own to the same folder (chdb lets same-folder connections run in parallel and see each
- * other's writes at once); otherwise a dashboard query waits behind the consumer's inserts.
+ * lookup), whose every statement stops past max_execution_time and max_result_bytes (an error, not a
+ * partial answer: result_overflow_mode 'throw'); the writer's inserts carry no such limit. Over HTTP a
+ * client of its own with these settings. In the embedded engine one connection runs one statement at a
+ * time, so reads get a connection of their own to the same folder (chdb lets same-folder connections
+ * run in parallel and see each other's writes at once); otherwise a dashboard query waits behind the
+ * consumer's inserts.
  */
-export async function createReadClickHouse(config: Pick<Config, 'dataDir'>, writes: ClickHouse): Promise<ClickHouse> {
-  if (!writes.embedded) return writes;
-  return { ...writes, client: await embeddedClient(config.dataDir) };
+export async function createReadClickHouse(config: Pick<Config, 'dataDir' | 'clickhouse'>, writes: ClickHouse): Promise<ClickHouse> {
+  const { maxExecutionTimeS, maxResultBytes } = config.clickhouse.readLimits;
+  const settings = { ...SETTINGS, max_execution_time: maxExecutionTimeS, max_result_bytes: String(maxResultBytes), result_overflow_mode: 'throw' } as const;
+  if (!writes.embedded) return { ...writes, client: httpClient(config.clickhouse, settings) };
+  return { ...writes, client: await embeddedClient(config.dataDir, settings) };
 }
 
-async function embeddedClient(dataDir: string): Promise<ClickHouseClient> {
+function httpClient({ url, username, password }: Config['clickhouse'], settings: ClickHouseSettings): ClickHouseClient {
+  return createClient({
+    ...(url === null ? {} : { url }),
+    ...(username === null ? {} : { username }),
+    ...(password === null ? {} : { password }),
+    clickhouse_settings: settings,
+    request_timeout: 30_000,
+  });
+}
+
+async function embeddedClient(dataDir: string, settings: ClickHouseSettings = SETTINGS): Promise<ClickHouseClient> {
   // Loaded only in the embedded mode: server deployments can leave the engine's binary out.
   const { createChdbConnection } = await import('chdb/connection');
   const folder = path.join(dataDir, 'clickhouse');
@@ -55,5 +60,5 @@ async function embeddedClient(dataDir: string): Promise<ClickHouseClient> {
   // chdb implements the Connection contract of @clickhouse/client-common, which the client bundles
   // a structurally identical copy of; the two declarations differ only by package.
   const connection = createChdbConnection({ path: folder }) as unknown as ClickHouseClientConfigOptions['connection'];
-  return createClient({ connection, clickhouse_settings: SETTINGS });
+  return createClient({ connection, clickhouse_settings: settings });
 }

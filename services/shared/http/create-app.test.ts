@@ -1,3 +1,4 @@
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AppError } from '../errors.ts';
@@ -55,6 +56,37 @@ describe('the HTTP app', () => {
     expect([flooded.status, flooded.headers.get('retry-after'), await flooded.text()]).toEqual([429, '1', '{"detail":"Too many changes of this session are waiting; retry later"}']);
   });
 
+  it('answers an INTERNAL AppError with the generic 500, not its detail', async () => {
+    const url = await serve((router) =>
+      router.get('/invariant', () => {
+        throw AppError.of('INTERNAL', 'invalid session revision of s-1: version 3 -> 5');
+      }),
+    );
+    const response = await fetch(`${url}/invariant`, { headers: { 'x-request-id': 'req-9' } });
+    expect([response.status, await response.text()]).toEqual([500, '{"detail":"Internal Server Error","request_id":"req-9"}']);
+  });
+
+  it('names the dependency that is down in /readyz, never its raw error', async () => {
+    const app = createHttpApp({
+      service: 'test',
+      log: createLogger('silent'),
+      routes: [],
+      corsOrigins: [],
+      checks: [
+        { name: 'redis', check: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:6379 password=hunter2')) },
+        { name: 'kafka', check: () => Promise.resolve() },
+      ],
+    });
+    const server = app.listen(0, '127.0.0.1');
+    servers.push(server);
+    await new Promise((resolve) => server.once('listening', resolve));
+    const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/readyz`);
+    expect([response.status, await response.text()]).toEqual([
+      503,
+      '{"detail":"redis unavailable","service":"test","checks":{"redis":"unavailable","kafka":"ok"}}',
+    ]);
+  });
+
   it('replaces an unsafe incoming request id with a fresh one', async () => {
     const url = await serve(() => undefined);
     const response = await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'bad id\twith spaces' } });
@@ -93,12 +125,31 @@ describe('FastAPI routing decisions', () => {
     const added = await fetch(`${url}/api/sessions?page=2&limit=5`, { method: 'POST', redirect: 'manual' });
     expect([added.status, added.headers.get('location'), added.headers.get('content-length'), await added.text()]).toEqual([
       307,
-      `${url}/api/sessions/?page=2&limit=5`,
+      '/api/sessions/?page=2&limit=5',
       '0',
       '',
     ]);
     const removed = await fetch(`${url}/api/costs/summary/`, { redirect: 'manual' });
-    expect([removed.status, removed.headers.get('location')]).toEqual([307, `${url}/api/costs/summary`]);
+    expect([removed.status, removed.headers.get('location')]).toEqual([307, '/api/costs/summary']);
+  });
+
+  it('builds the 307 Location from the request path, whatever the Host header says', async () => {
+    const url = new URL(await serve(sessionRoutes));
+    const location = await new Promise<string | undefined>((resolve, reject) => {
+      const request = http.request({ host: url.hostname, port: url.port, path: '/api/sessions?page=2', method: 'POST', headers: { host: 'evil.example' } }, (response) => {
+        response.resume();
+        resolve(response.headers.location);
+      });
+      request.on('error', reject);
+      request.end();
+    });
+    expect(location).toBe('/api/sessions/?page=2');
+  });
+
+  it('follows the relative 307 to the toggled path on the same server', async () => {
+    const url = await serve(sessionRoutes);
+    const followed = await fetch(`${url}/api/costs/summary/`);
+    expect([followed.status, followed.url]).toEqual([200, `${url}/api/costs/summary`]);
   });
 
   it('answers 404 {"detail":"Not Found"} when no route matches either way, and matches case exactly', async () => {
@@ -138,5 +189,19 @@ describe('CORS for the dashboards', () => {
     const url = await serve(sessionRoutes, [dashboard]);
     const missing = await fetch(`${url}/api/nothing`, { headers: { origin: dashboard } });
     expect([missing.status, missing.headers.get('access-control-allow-origin'), missing.headers.get('vary')]).toEqual([404, dashboard, 'Origin']);
+  });
+
+  it('answers "*" without credentials when any origin is allowed', async () => {
+    const url = await serve(sessionRoutes, ['*']);
+    const preflight = await fetch(`${url}/api/costs/summary`, { method: 'OPTIONS', headers: { origin: 'https://any.example', 'access-control-request-method': 'GET' } });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin'), preflight.headers.get('access-control-allow-credentials')]).toEqual([200, '*', null]);
+    const simple = await fetch(`${url}/api/nothing`, { headers: { origin: 'https://any.example' } });
+    expect([simple.headers.get('access-control-allow-origin'), simple.headers.get('access-control-allow-credentials')]).toEqual(['*', null]);
+  });
+
+  it('allows credentials only for an origin of the list', async () => {
+    const url = await serve(sessionRoutes, [dashboard]);
+    const simple = await fetch(`${url}/api/nothing`, { headers: { origin: dashboard } });
+    expect([simple.headers.get('access-control-allow-origin'), simple.headers.get('access-control-allow-credentials')]).toEqual([dashboard, 'true']);
   });
 });

@@ -6,21 +6,22 @@ import { toPythonJson } from '../validation/to-python-json.ts';
 
 /**
  * Registered first: turns every thrown error into the wire format the existing clients know.
- * AppErrors carry their own detail; anything else is a 500 whose details go only to the log.
+ * AppErrors carry their own detail, except INTERNAL ones: every 500 is the same generic body with
+ * the request id, its details (ids, revisions, buckets) only in the log.
  */
 export function errorMiddleware(): Middleware<RequestState> {
   return async (ctx, next) => {
     try {
       await next();
     } catch (error) {
-      if (error instanceof AppError) {
+      if (error instanceof AppError && error.code !== 'INTERNAL') {
         // Every 503 and 429 tells the client when to retry, whichever dependency or queue refused.
         if (error.code === 'DEPENDENCY_UNAVAILABLE' || error.code === 'TOO_MANY_REQUESTS') ctx.set('Retry-After', '1');
         ctx.set(error.headers);
         const body = { detail: error.detail };
         // Validation items echo the input as Python re-encodes it (2.0, 1e+16, big integers).
         sendJson(ctx, statusOf(error.code), body, error.code === 'VALIDATION' ? toPythonJson(body) : undefined);
-        if (error.code === 'DEPENDENCY_UNAVAILABLE' || error.code === 'INTERNAL') {
+        if (error.code === 'DEPENDENCY_UNAVAILABLE') {
           ctx.state.log.warn({ err: error.cause ?? error, code: error.code }, 'request_failed');
         }
         return;

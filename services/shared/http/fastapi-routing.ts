@@ -25,12 +25,14 @@ export function fastapiRouting(router: Router): Middleware {
     }
     const toggled = ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : `${ctx.path}/`;
     if (toggled !== '' && router.match(toggled, method).path.length > 0) {
-      const host = ctx.get('host') || ctx.req.socket.localAddress || 'localhost';
-      // Starlette's RedirectResponse: empty body, no content type.
+      // Starlette's RedirectResponse: empty body, no content type. The Location is the path alone, not
+      // Starlette's absolute URL from the Host header, which a client (or a proxy's cache) chooses: a
+      // hostile Host would send the redirect elsewhere. `toggled` matched a route, so it starts with
+      // one slash and never reads as a protocol-relative `//host`.
       ctx.body = '';
       ctx.status = 307;
       ctx.remove('Content-Type');
-      ctx.set('Location', `${ctx.protocol}://${host}${toggled}${ctx.querystring === '' ? '' : `?${ctx.querystring}`}`);
+      ctx.set('Location', `${toggled}${ctx.querystring === '' ? '' : `?${ctx.querystring}`}`);
       return;
     }
     throw AppError.of('NOT_FOUND', 'Not Found');

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import type { Registry } from 'prom-client';
+import type { RequestState } from './request-context.ts';
 import { sendJson } from './send-json.ts';
 
 export interface DependencyCheck {
@@ -18,7 +19,9 @@ export function registerHealthRoutes(router: Router, service: string, checks: re
   router.get('/readyz', async (ctx) => {
     const results = await Promise.all(checks.map(runCheck));
     const down = results.filter((result) => result.error !== null);
-    const summary = Object.fromEntries(results.map((r) => [r.name, r.error === null ? 'ok' : r.error]));
+    // The raw error (a host, a port, a driver's message) goes to the log; the answer names the dependency only.
+    for (const { name, error } of down) (ctx.state as RequestState).log.warn({ dependency: name, error }, 'readiness_check_failed');
+    const summary = Object.fromEntries(results.map((r) => [r.name, r.error === null ? 'ok' : 'unavailable']));
     if (down.length === 0) return sendJson(ctx, 200, { status: 'ready', service, checks: summary });
     sendJson(ctx, 503, { detail: `${down.map((r) => r.name).join(', ')} unavailable`, service, checks: summary });
   });
