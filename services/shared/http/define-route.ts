@@ -9,6 +9,7 @@ import type { RouteRegistrar } from './create-app.ts';
 import { DEFAULT_BODY_LIMIT, readRawBody } from './read-raw-body.ts';
 import { sendJson } from './send-json.ts';
 import { TextBody } from './text-body.ts';
+import { Readable } from 'node:stream';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
@@ -87,7 +88,7 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
 
 function sendText(ctx: Context, status: number, body: TextBody): void {
   ctx.status = status;
-  ctx.body = body.text;
+  ctx.body = typeof body.text === 'string' ? body.text : Readable.from(body.text());
   ctx.set('Content-Type', body.contentType);
   for (const [name, value] of Object.entries(body.headers)) ctx.set(name, value);
 }
