@@ -16,6 +16,9 @@ export const MATERIALIZED_VIEWS = {
   usage_event_ids_by_user_mv: 'usageEventIds',
   agent_names_mv: 'agentNames',
   sessions_by_user_mv: 'sessionsByUser',
+  sessions_by_room_mv: 'sessionsByRoom',
+  telephony_number_holders_mv: 'telephonyNumberHolders',
+  agents_by_user_mv: 'agentsByUser',
 } as const satisfies Record<string, TableKey>;
 
 type ViewName = keyof typeof MATERIALIZED_VIEWS;

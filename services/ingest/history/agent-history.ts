@@ -2,6 +2,9 @@ import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import type { Agent } from '../agents/agent.ts';
 
+/** The most agents one list answers: a bound on the read, far above what one owner runs. */
+export const MAX_LISTED_AGENTS = 1000;
+
 // Datetimes leave ClickHouse as epoch milliseconds, the unit the domain keeps them in. The aliases
 // differ from the column names: ClickHouse would otherwise resolve WHERE and ORDER BY to them.
 const COLUMNS = `id AS agent_id, name, description, type, config, is_active, user_id,
@@ -35,13 +38,17 @@ export class AgentHistory {
     return this.select(`FINAL WHERE id IN {ids:Array(String)}`, { ids });
   }
 
-  /** A user's active agents, newest first (ties: higher id first). user_id never changes between versions. */
+  /**
+   * A user's active agents, newest first (ties: higher id first), at most MAX_LISTED_AGENTS. FINAL
+   * over agents_by_user (011, ordered by user) reads that user's key range only; user_id never
+   * changes between versions.
+   */
   active(userId: string): Promise<Agent[]> {
-    return this.select(`FINAL WHERE user_id = {user:String} AND is_active ORDER BY created_at DESC, id DESC`, { user: userId });
+    return this.select(`FINAL WHERE user_id = {user:String} AND is_active ORDER BY created_at DESC, id DESC LIMIT ${MAX_LISTED_AGENTS}`, { user: userId }, 'agentsByUser');
   }
 
-  private async select(clause: string, params: Record<string, unknown>): Promise<Agent[]> {
-    const result = await this.ch.client.query({ query: `SELECT ${COLUMNS} FROM ${tableName(this.ch, 'agents')} ${clause}`, query_params: params, format: 'JSONEachRow' });
+  private async select(clause: string, params: Record<string, unknown>, table: 'agents' | 'agentsByUser' = 'agents'): Promise<Agent[]> {
+    const result = await this.ch.client.query({ query: `SELECT ${COLUMNS} FROM ${tableName(this.ch, table)} ${clause}`, query_params: params, format: 'JSONEachRow' });
     return (await result.json<AgentRow>()).map(toAgent);
   }
 }

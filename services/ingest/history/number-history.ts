@@ -23,10 +23,15 @@ export class NumberHistory {
     return rows[0] ?? null;
   }
 
-  /** The agent whose latest state holds this number, if any. */
+  /**
+   * The agent whose latest state holds this number, if any: the agents that ever held it come from
+   * telephony_number_holders (011, ordered by number), and their latest states from their key ranges
+   * of telephony_numbers, instead of FINAL over every agent's numbers.
+   */
   async holderOf(phoneNumber: string): Promise<AgentNumber | null> {
-    const rows = await this.select(`FINAL WHERE phone_number = {number:String} AND status = 'assigned' LIMIT 1`, { number: phoneNumber });
-    return rows[0] ?? null;
+    const holders = `SELECT agent_id FROM ${tableName(this.ch, 'telephonyNumberHolders')} WHERE phone_number = {number:String}`;
+    const rows = await this.select(`WHERE agent_id IN (${holders}) ORDER BY version DESC LIMIT 1 BY agent_id`, { number: phoneNumber });
+    return rows.find((row) => row.phone_number === phoneNumber) ?? null;
   }
 
   private async select(clause: string, params: Record<string, string>): Promise<AgentNumber[]> {

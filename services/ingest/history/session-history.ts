@@ -27,7 +27,8 @@ export class SessionHistory {
   }
 
   async byRoom(roomName: string): Promise<Session | null> {
-    const rows = await this.select(`WHERE room_name = {room:String} ORDER BY created_at DESC, version DESC LIMIT 1`, { room: roomName });
+    // A search of the room's key range in sessions_by_room (011), not a scan of sessions (ordered by id).
+    const rows = await this.select(`WHERE room_name = {room:String} ORDER BY created_at DESC, version DESC LIMIT 1`, { room: roomName }, tableName(this.ch, 'sessionsByRoom'));
     return rows[0] ?? null;
   }
 
