@@ -30,6 +30,32 @@ describe('the HTTP app', () => {
     expect(await response.text()).toBe('{"detail":"Internal Server Error","request_id":"req-123"}');
   });
 
+  it('answers a ClickHouse server that is down or over a read limit with 503 and Retry-After, not a 500', async () => {
+    class ClickHouseError extends Error {
+      constructor(readonly code: string) {
+        super('Timeout exceeded: elapsed 20.1 seconds, maximum: 20');
+      }
+    }
+    const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:8123'), { code: 'ECONNREFUSED' });
+    const url = await serve((router) => {
+      router.get('/slow', () => {
+        throw new ClickHouseError('159');
+      });
+      router.get('/down', () => {
+        throw refused;
+      });
+      router.get('/bad-sql', () => {
+        throw new ClickHouseError('62');
+      });
+    });
+    for (const path of ['/slow', '/down']) {
+      const response = await fetch(`${url}${path}`);
+      expect([response.status, response.headers.get('retry-after'), await response.text()]).toEqual([503, '1', '{"detail":"Database unavailable, try again"}']);
+    }
+    // A syntax error is ours: a defect, the generic 500.
+    expect((await fetch(`${url}/bad-sql`)).status).toBe(500);
+  });
+
   it('maps AppError codes to their status with the detail body and headers', async () => {
     const url = await serve((router) =>
       router

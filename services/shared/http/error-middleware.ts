@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { clickhouseUnavailable } from '../clickhouse/read-failure.ts';
 import { AppError, statusOf } from '../errors.ts';
 import type { RequestState } from './request-context.ts';
 import { sendJson } from './send-json.ts';
@@ -24,6 +25,12 @@ export function errorMiddleware(): Middleware<RequestState> {
         if (error.code === 'DEPENDENCY_UNAVAILABLE') {
           ctx.state.log.warn({ err: error.cause ?? error, code: error.code }, 'request_failed');
         }
+        return;
+      }
+      if (clickhouseUnavailable(error)) {
+        ctx.state.log.warn({ err: error }, 'request_failed_clickhouse_unavailable');
+        ctx.set('Retry-After', '1');
+        sendJson(ctx, 503, { detail: 'Database unavailable, try again' });
         return;
       }
       ctx.state.log.error({ err: error }, 'request_unhandled_error');
