@@ -89,7 +89,11 @@ export async function addIntegrity(lock: Lockfile, integrityOf: IntegrityOf): Pr
 
 const npmIntegrity: IntegrityOf = async (name, version) => {
   const viewed = await promisify(execFile)('npm', ['view', `${name}@${version}`, 'dist.integrity']).catch((error: unknown) => {
-    if (error instanceof Error && 'stderr' in error && String(error.stderr).includes('E404')) return null;
+    // A package the registry does not know is an E404; a version it does not know exits 1 with no output.
+    if (error instanceof Error && 'stderr' in error && 'stdout' in error) {
+      const [stderr, stdout] = [String(error.stderr), String(error.stdout)];
+      if (stderr.includes('E404') || (stderr.trim() === '' && stdout.trim() === '')) return null;
+    }
     throw error;
   });
   if (viewed === null) return null;
