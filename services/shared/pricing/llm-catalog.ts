@@ -1,0 +1,163 @@
+import { calcPrice, findProvider, type ModelInfo, type ModelPrice, type Provider, type TieredPrices } from '@pydantic/genai-prices';
+import { Exact } from '../exact-decimal.ts';
+import { chargedTokens, TOKEN_KINDS, type TokenCounts, type TokenKind } from './token-kinds.ts';
+
+/** The catalog package's version: part of every catalog rate id, so a stored event names the prices that priced it. */
+export const LLM_CATALOG_VERSION = '0.1.8';
+
+/**
+ * The provider ids fleets send (LiveKit's and Pipecat's plugin names) that the catalog files under
+ * another id; any other id is looked up as sent.
+ */
+const PROVIDER_ALIASES: Readonly<Record<string, string>> = {
+  gemini: 'google',
+  vertex: 'google',
+  vertexai: 'google',
+  'google-vertex': 'google',
+  xai: 'x-ai',
+  grok: 'x-ai',
+  mistralai: 'mistral',
+  bedrock: 'aws',
+  'aws-bedrock': 'aws',
+  'azure-openai': 'azure',
+  'together-ai': 'together',
+  togetherai: 'together',
+  'fireworks-ai': 'fireworks',
+};
+
+/** The LLM providers the rates API lists from the catalog (every provider id it knows still prices). */
+export const LISTED_LLM_PROVIDERS = ['openai', 'anthropic', 'google', 'groq', 'mistral', 'deepseek', 'x-ai', 'cerebras', 'together', 'fireworks', 'azure', 'aws', 'perplexity', 'cohere', 'openrouter'] as const;
+
+/** The catalog's price key of each token kind, per million tokens (its prices/units.yml). */
+const PRICE_KEYS: Readonly<Record<TokenKind, string>> = {
+  input_tokens: 'input_mtok',
+  cached_input_tokens: 'cache_read_mtok',
+  cache_write_tokens: 'cache_write_mtok',
+  audio_input_tokens: 'input_audio_mtok',
+  cached_audio_input_tokens: 'cache_audio_read_mtok',
+  output_tokens: 'output_mtok',
+  audio_output_tokens: 'output_audio_mtok',
+  reasoning_tokens: 'output_reasoning_mtok',
+};
+const PER_MILLION = new Exact(1_000_000);
+/** A few models also charge per request (the catalog's `requests_kcount`, per 1,000 requests). */
+const REQUESTS_KEY = 'requests_kcount';
+const PER_THOUSAND = new Exact(1_000);
+
+export type CatalogDimension = TokenKind | 'requests';
+
+/** One priced part of an event: quantity × price ÷ per, exactly. */
+export interface CatalogComponent {
+  readonly dimension: CatalogDimension;
+  readonly quantity: Exact;
+  readonly price: Exact;
+  readonly per: Exact;
+  readonly cost: Exact;
+}
+
+export interface CatalogPrice {
+  /** `genai-prices@<version>:<provider>:<model>[@<start date>]`: which catalog prices applied. */
+  readonly rate_id: string;
+  readonly provider: string;
+  readonly model: string;
+  readonly components: readonly CatalogComponent[];
+  readonly cost: Exact;
+}
+
+interface ResolvedModel {
+  readonly provider: Provider;
+  readonly model: ModelInfo;
+}
+
+/** At most this many (provider, model) names are remembered; past it the memory starts again. */
+const RESOLVED_LIMIT = 10_000;
+
+/**
+ * Prices LLM token usage from the genai-prices package (MIT, pinned, bundled data, never fetched at run
+ * time). The package chooses the model (its name matching: dated snapshots, prefixes) and the prices in
+ * force at the event's time; the arithmetic is done here in exact decimals, since the package sums floats.
+ */
+export class LlmCatalog {
+  private readonly resolved = new Map<string, ResolvedModel | null>();
+
+  /** The catalog model a provider's model name prices as, or null; remembered, so later events are a map lookup. */
+  resolve(provider: string, model: string): ResolvedModel | null {
+    const key = `${provider}\u0000${model}`;
+    const known = this.resolved.get(key);
+    if (known !== undefined) return known;
+    if (this.resolved.size >= RESOLVED_LIMIT) this.resolved.clear();
+    const found = lookUp(provider, model);
+    this.resolved.set(key, found);
+    return found;
+  }
+
+  /** The exact cost of the token counts at `at`, or null when the catalog has no price for the model or any counted kind. */
+  price(provider: string, model: string, counts: TokenCounts, at: Date): CatalogPrice | null {
+    const resolved = this.resolve(provider.toLowerCase(), model.toLowerCase());
+    if (resolved === null) return null;
+    const { prices, since } = pricesInForce(resolved.model, at);
+    const priced = new Set(TOKEN_KINDS.filter((kind) => prices[PRICE_KEYS[kind]] !== undefined));
+    if (!TOKEN_KINDS.some((kind) => priced.has(kind))) return null;
+    const totalInput = new Exact(counts.input_tokens ?? 0);
+    const components: CatalogComponent[] = [];
+    for (const [kind, quantity] of chargedTokens(counts, priced)) {
+      const price = priceAt(prices[PRICE_KEYS[kind]], totalInput);
+      components.push({ dimension: kind, quantity, price, per: PER_MILLION, cost: quantity.times(price).dividedBy(PER_MILLION) });
+    }
+    const requests = prices[REQUESTS_KEY];
+    if (requests !== undefined) {
+      const price = priceAt(requests, totalInput);
+      components.push({ dimension: 'requests', quantity: new Exact(1), price, per: PER_THOUSAND, cost: price.dividedBy(PER_THOUSAND) });
+    }
+    components.sort((a, b) => TOKEN_KINDS.indexOf(a.dimension as TokenKind) - TOKEN_KINDS.indexOf(b.dimension as TokenKind));
+    const rateId = `genai-prices@${LLM_CATALOG_VERSION}:${resolved.provider.id}:${resolved.model.id}${since === null ? '' : `@${since}`}`;
+    return { rate_id: rateId, provider: resolved.provider.id, model: resolved.model.id, components, cost: Exact.sum(0, ...components.map((part) => part.cost)) };
+  }
+}
+
+function lookUp(provider: string, model: string): ResolvedModel | null {
+  const providerId = PROVIDER_ALIASES[provider] ?? provider;
+  if (findProvider({ providerId }) === undefined) return null;
+  // calcPrice is the package's one public door to its model matching; the usage is a placeholder.
+  const result = calcPrice({ input_tokens: 0 }, model, { providerId, timestamp: new Date(0) });
+  return result === null ? null : { provider: result.provider, model: result.model };
+}
+
+/**
+ * The model's prices at `at`, as the package picks them: the last entry whose constraint holds (a start
+ * date on or before `at`, or a time-of-day window containing it), else the first; `since` is the start
+ * date of the chosen entry, if it has one.
+ */
+export function pricesInForce(model: ModelInfo, at: Date): { prices: ModelPrice; since: string | null } {
+  if (!Array.isArray(model.prices)) return { prices: model.prices, since: null };
+  for (let i = model.prices.length - 1; i >= 0; i -= 1) {
+    const entry = model.prices[i]!;
+    const constraint = entry.constraint;
+    if (constraint === undefined) return { prices: entry.prices, since: null };
+    if (constraint.type === 'start_date' && at.getTime() >= new Date(constraint.start_date).getTime()) return { prices: entry.prices, since: constraint.start_date };
+    if (constraint.type === 'time_of_date' && withinTimeOfDay(constraint.start_time, constraint.end_time, at)) return { prices: entry.prices, since: null };
+  }
+  return { prices: model.prices[0]!.prices, since: null };
+}
+
+function withinTimeOfDay(start: string, end: string, at: Date): boolean {
+  // Written as UTC clock times, `00:30:00Z`.
+  const seconds = (text: string) => text.replace(/Z$/, '').split(':').reduce((total, part) => total * 60 + Number(part), 0);
+  const now = at.getUTCHours() * 3600 + at.getUTCMinutes() * 60 + at.getUTCSeconds() + at.getUTCMilliseconds() / 1000;
+  const [from, to] = [seconds(start), seconds(end)];
+  return to < from ? now >= from || now < to : now >= from && now < to;
+}
+
+/** A flat price, or the tier whose start the event's total input tokens exceed (the package's rule). */
+function priceAt(price: number | TieredPrices | undefined, totalInput: Exact): Exact {
+  if (price === undefined) return new Exact(0);
+  if (typeof price === 'number') return exactOf(price);
+  let chosen = price.base;
+  for (const tier of price.tiers) if (totalInput.greaterThan(tier.start)) chosen = tier.price;
+  return exactOf(chosen);
+}
+
+/** The catalog's prices are decimal literals in its YAML; the shortest text of the float is that literal. */
+function exactOf(value: number): Exact {
+  return new Exact(String(value));
+}
