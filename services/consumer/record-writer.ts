@@ -10,7 +10,7 @@ import type { UsageRecord } from '../shared/records/payloads.ts';
 import type { LiveUsageEntry, LiveUsageStore } from '../shared/redis/live-usage.ts';
 import type { RecordBatch } from './batch-runner.ts';
 import type { PendingReplays } from './pending-replays.ts';
-import type { RateCard } from './pricing/load-rate-card.ts';
+import type { RateCard } from '../shared/pricing/load-rate-card.ts';
 import { toTableRow, type RecordSource, type SingleRowEnvelope } from './record-rows.ts';
 import type { EventClaims } from './usage/event-claims.ts';
 import { eventKey } from './usage/event-key.ts';

@@ -9,7 +9,7 @@ import type { Registry } from 'prom-client';
 import { startBatchRunner } from './batch-runner.ts';
 import { StoreWatch } from './store-watch.ts';
 import { plannedTokens } from './offset-plan.ts';
-import { DEFAULT_RATE_CARD_URL, loadRateCard } from './pricing/load-rate-card.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate-card.ts';
 import { PendingReplays } from './pending-replays.ts';
 import { rebuildViews } from './rebuild-views.ts';
 import { RedisEventClaims } from './usage/event-claims.ts';

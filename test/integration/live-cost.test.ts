@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/consumer/pricing/load-rate-card.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/shared/pricing/load-rate-card.ts';
 import { createRecordWriter, type RecordWriter } from '../../services/consumer/record-writer.ts';
 import { costBreakdown, MAX_LISTED_EVENTS } from '../../services/query/cost-breakdown.ts';
 import { costSummary } from '../../services/query/cost-summary.ts';

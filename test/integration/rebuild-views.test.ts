@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RATE_CARD_URL, loadRateCard, type RateCard } from '../../services/consumer/pricing/load-rate-card.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard, type RateCard } from '../../services/shared/pricing/load-rate-card.ts';
 import { createRecordWriter, type SourcedEnvelope } from '../../services/consumer/record-writer.ts';
 import { rebuildViews } from '../../services/consumer/rebuild-views.ts';
 import type { EventClaims } from '../../services/consumer/usage/event-claims.ts';

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBatchRunner } from '../../services/consumer/batch-runner.ts';
 import { StoreWatch } from '../../services/consumer/store-watch.ts';
-import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/consumer/pricing/load-rate-card.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/shared/pricing/load-rate-card.ts';
 import { createRecordWriter } from '../../services/consumer/record-writer.ts';
 import { RedisEventClaims } from '../../services/consumer/usage/event-claims.ts';
 import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';

@@ -1,7 +1,7 @@
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import type { UsageRecord } from '../../shared/records/payloads.ts';
-import { priceUsage } from '../pricing/price-usage.ts';
-import type { RateCard } from '../pricing/load-rate-card.ts';
+import { priceUsage } from '../../shared/pricing/price-usage.ts';
+import type { RateCard } from '../../shared/pricing/load-rate-card.ts';
 import type { RecordSource } from '../record-rows.ts';
 import type { EventClaims } from './event-claims.ts';
 import { eventKey } from './event-key.ts';

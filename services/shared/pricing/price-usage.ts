@@ -1,6 +1,6 @@
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import { computeCost, type ComputedCost } from './compute-cost.ts';
-import { Exact, toStoredDecimal } from '../../shared/exact-decimal.ts';
+import { Exact, toStoredDecimal } from '../exact-decimal.ts';
 
 /** One usage event as the pricer needs it; every number is a plain decimal string. */
 export interface UsageToPrice {

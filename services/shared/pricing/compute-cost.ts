@@ -1,5 +1,5 @@
 import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
-import { Exact } from '../../shared/exact-decimal.ts';
+import { Exact } from '../exact-decimal.ts';
 import { findRate, type RateQuery } from './find-rate.ts';
 
 /** An exact cost from the card, before the stored rounding. */
