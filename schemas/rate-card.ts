@@ -1,4 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
+import { TOKEN_KINDS } from '../services/shared/pricing/token-kinds.ts';
 
 // A sign is allowed here so that a negative price reaches the semantic checks, which name the rate.
 const decimal = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$' } as const;
@@ -35,8 +36,13 @@ const rateSchema = {
     unit: name,
     price: decimal,
     price_per: decimal,
-    /** What the price multiplies: the event's quantity, or one side of an exact token split. */
-    pricing: { enum: ['quantity', 'input_tokens', 'output_tokens'] },
+    /**
+     * What the price multiplies: the event's quantity, or one token kind of an exact split (fresh text
+     * input, cached input, cache writes, audio input, cached audio input, text output, audio output,
+     * reasoning; services/shared/pricing/token-kinds.ts). A kind without a price of its own is charged
+     * as the kind it is part of.
+     */
+    pricing: { enum: ['quantity', ...TOKEN_KINDS] },
     currency: { type: 'string', pattern: '^[A-Z]{3}$' },
     effective_from: { type: 'string', format: 'date-time' },
     /** JSON has no comments: why a price is what it is goes here. */

@@ -1,59 +1,131 @@
 import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
 import { Exact } from '../exact-decimal.ts';
+import type { Catalogs } from './catalogs.ts';
 import { findRate, type RateQuery } from './find-rate.ts';
+import { resolveProvider } from './provider-names.ts';
+import { chargedTokens, TOKEN_KINDS, type TokenCounts, type TokenKind } from './token-kinds.ts';
 
-/** An exact cost from the card, before the stored rounding. */
+/** What one price multiplied: the event's quantity, one token kind, or (a few catalog models) the request. */
+export type CostDimension = 'quantity' | TokenKind | 'requests';
+
+/** One priced part of an event, before the stored rounding: cost = quantity × price ÷ per. */
+export interface CostComponent {
+  readonly dimension: CostDimension;
+  readonly quantity: Exact;
+  readonly unit: string;
+  readonly price: Exact;
+  readonly per: Exact;
+  readonly cost: Exact;
+  readonly rate_id: string;
+}
+
+/** Where a price came from: the rate card (a tenant's own entries included) or the built-in catalog. */
+export type PriceScope = 'card' | 'tenant' | 'catalog';
+
+/** An exact cost, before the stored rounding. */
 export interface ComputedCost {
   readonly quantity: Exact;
   readonly cost: Exact;
   readonly unit_cost: Exact;
   readonly rate_ids: readonly string[];
   readonly currency: string;
+  readonly components: readonly CostComponent[];
+  readonly scope: PriceScope;
 }
 
-export interface CostInput {
-  readonly quantity: string;
-  readonly input_tokens?: string | null;
-  readonly output_tokens?: string | null;
-}
+export type CostInput = { readonly quantity: string } & { readonly [K in TokenKind]?: string | null };
 
 type LookUp = Omit<RateQuery, 'pricing'>;
 
 /**
- * The exact token split when the event carries it, the card prices every side it carries and those
- * sides add up to the quantity; else the quantity rate; null when the card has neither.
+ * The card first (a tenant's entry, then the general ones): the exact token split when the event
+ * carries token counts and the card prices every base kind it carries, else the quantity rate. Then
+ * the built-in catalog beneath it: an LLM model's price per token kind, a speech provider's price per
+ * minute or character. null when neither has a price.
  */
-export function computeCost(card: RateCard, lookUp: LookUp, input: CostInput): ComputedCost | null {
-  return splitTokenCost(card, lookUp, input) ?? quantityCost(card, lookUp, input.quantity);
+export function computeCost(card: RateCard, lookUp: LookUp, input: CostInput, catalogs: Catalogs | null = null): ComputedCost | null {
+  return splitTokenCost(card, lookUp, input) ?? quantityCost(card, lookUp, input.quantity) ?? (catalogs === null ? null : catalogCost(card, catalogs, lookUp, input));
 }
 
 function quantityCost(card: RateCard, lookUp: LookUp, quantityText: string): ComputedCost | null {
   const rate = findRate(card, { ...lookUp, pricing: 'quantity' });
   if (rate === null) return null;
   const quantity = new Exact(quantityText);
-  return { quantity, cost: costOf(quantity, rate), unit_cost: new Exact(rate.price).dividedBy(rate.price_per), rate_ids: [rate.id], currency: rate.currency ?? card.currency };
+  const component = cardComponent('quantity', quantity, rate);
+  return { quantity, cost: component.cost, unit_cost: new Exact(rate.price).dividedBy(rate.price_per), rate_ids: [rate.id], currency: currencyOf(rate, card), components: [component], scope: scopeOf([rate]) };
+}
+
+/** The token counts the event carries, or null when it carries none. */
+export function tokenCounts(input: CostInput): TokenCounts | null {
+  const counts: TokenCounts = {};
+  for (const kind of TOKEN_KINDS) {
+    const value = input[kind];
+    if (value !== undefined && value !== null) counts[kind] = value;
+  }
+  return Object.keys(counts).length === 0 ? null : counts;
 }
 
 function splitTokenCost(card: RateCard, lookUp: LookUp, input: CostInput): ComputedCost | null {
-  const sides = (['input_tokens', 'output_tokens'] as const).flatMap((pricing) => {
-    const tokens = input[pricing];
-    return tokens === undefined || tokens === null ? [] : [{ tokens: new Exact(tokens), rate: findRate(card, { ...lookUp, pricing }) }];
-  });
-  const priced = sides.flatMap(({ tokens, rate }) => (rate === null ? [] : [{ tokens, rate }]));
-  if (priced.length === 0 || priced.length !== sides.length) return null;
-  const currencies = new Set(priced.map(({ rate }) => rate.currency ?? card.currency));
-  // Never add two currencies: such a pair falls back to the quantity rate.
+  const counts = tokenCounts(input);
+  if (counts === null) return null;
+  const rates = new Map<TokenKind, Rate>();
+  for (const kind of TOKEN_KINDS) {
+    const rate = findRate(card, { ...lookUp, pricing: kind });
+    if (rate !== null) rates.set(kind, rate);
+  }
+  // The base kinds the event carries must each have a price; a part without its own falls in its whole.
+  const carried = (['input_tokens', 'output_tokens'] as const).filter((kind) => counts[kind] !== undefined);
+  if (carried.length === 0 || carried.some((kind) => !rates.has(kind))) return null;
+  const charged = [...chargedTokens(counts, new Set(rates.keys()))]
+    .filter(([kind, tokens]) => counts[kind] !== undefined || !tokens.isZero())
+    .sort(([a], [b]) => TOKEN_KINDS.indexOf(a) - TOKEN_KINDS.indexOf(b));
+  const used = charged.map(([kind]) => rates.get(kind)!);
+  const currencies = new Set(used.map((rate) => currencyOf(rate, card)));
+  // Never add two currencies: such a mix falls back to the quantity rate.
   if (currencies.size !== 1) return null;
-  // The split prices exactly the event's quantity or not at all: sides that do not add up to it
-  // (one side left out of 1,200 tokens, or counts that disagree with the quantity) would drop tokens.
-  const quantity = Exact.sum(...priced.map(({ tokens }) => tokens));
+  const components = charged.map(([kind, tokens]) => cardComponent(kind, tokens, rates.get(kind)!));
+  // The split prices exactly the event's quantity or not at all: counts that disagree with the quantity
+  // (one side left out of 1,200 tokens) would drop tokens.
+  const quantity = Exact.sum(0, ...components.map((part) => part.quantity));
   if (!quantity.equals(input.quantity)) return null;
-  const cost = Exact.sum(...priced.map(({ tokens, rate }) => costOf(tokens, rate)));
-  const unit_cost = quantity.greaterThan(0) ? cost.dividedBy(quantity) : new Exact(0);
-  return { quantity, cost, unit_cost, rate_ids: priced.map(({ rate }) => rate.id), currency: [...currencies][0] ?? card.currency };
+  return withTotals(quantity, components, [...currencies][0]!, scopeOf(used));
 }
 
-function costOf(quantity: Exact, rate: Rate): Exact {
+function catalogCost(card: RateCard, catalogs: Catalogs, lookUp: LookUp, input: CostInput): ComputedCost | null {
+  const provider = resolveProvider(card.provider_aliases, lookUp.provider);
+  if (lookUp.event_type === 'llm_tokens') {
+    const counts = tokenCounts(input);
+    if (counts === null || lookUp.model === undefined || lookUp.model === null) return null;
+    const priced = catalogs.llm.price(provider, lookUp.model, counts, lookUp.at);
+    if (priced === null) return null;
+    const components = priced.components.map((part) => ({ ...part, unit: part.dimension === 'requests' ? 'request' : 'token', rate_id: priced.rate_id }));
+    const quantity = Exact.sum(0, ...components.filter((part) => part.dimension !== 'requests').map((part) => part.quantity));
+    if (!quantity.equals(input.quantity)) return null;
+    return withTotals(quantity, components, catalogs.currency, 'catalog');
+  }
+  const quantity = new Exact(input.quantity);
+  const priced = catalogs.speech.price(provider, lookUp.event_type, lookUp.model ?? null, quantity, lookUp.at);
+  if (priced === null) return null;
+  const component: CostComponent = { dimension: 'quantity', quantity: priced.quantity, unit: priced.entry.unit, price: priced.price, per: priced.per, cost: priced.cost, rate_id: priced.entry.id };
+  return withTotals(quantity, [component], catalogs.currency, 'catalog');
+}
+
+function withTotals(quantity: Exact, components: readonly CostComponent[], currency: string, scope: PriceScope): ComputedCost {
+  const cost = Exact.sum(0, ...components.map((part) => part.cost));
+  const unit_cost = quantity.greaterThan(0) ? cost.dividedBy(quantity) : new Exact(0);
+  return { quantity, cost, unit_cost, rate_ids: [...new Set(components.map((part) => part.rate_id))], currency, components, scope };
+}
+
+function cardComponent(dimension: CostDimension, quantity: Exact, rate: Rate): CostComponent {
   // Multiply before dividing: with price_per a power of ten the quotient is exact.
-  return quantity.times(rate.price).dividedBy(rate.price_per);
+  const cost = quantity.times(rate.price).dividedBy(rate.price_per);
+  return { dimension, quantity, unit: rate.unit, price: new Exact(rate.price), per: new Exact(rate.price_per), cost, rate_id: rate.id };
+}
+
+function currencyOf(rate: Rate, card: RateCard): string {
+  return rate.currency ?? card.currency;
+}
+
+function scopeOf(rates: readonly Rate[]): PriceScope {
+  return rates.some((rate) => rate.user_id !== undefined) ? 'tenant' : 'card';
 }

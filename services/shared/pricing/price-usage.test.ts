@@ -1,7 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RateCard } from '../../../schemas/rate-card.ts';
+import { rateCardSchema, type RateCard } from '../../../schemas/rate-card.ts';
+import type { Catalogs } from './catalogs.ts';
+import { LlmCatalog } from './llm-catalog.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from './load-rate-card.ts';
-import { priceUsage } from './price-usage.ts';
+import { priceUsage, type UsageToPrice } from './price-usage.ts';
+import { SpeechCatalog } from './speech-catalog.ts';
+import { TOKEN_KINDS } from './token-kinds.ts';
 import { makeCard, makeRate, makeServiceRate, makeUsage } from './pricing.fixtures.ts';
 
 let card: RateCard;
@@ -17,6 +21,7 @@ describe('priceUsage with the default card', () => {
   ])('prices one minute of %s speech-to-text at %s', (provider, cost, rateId) => {
     expect(priceUsage(card, makeUsage({ provider, quantity: '1' }))).toEqual({
       quantity: '1', cost, unit_cost: cost, unit: 'minute', service: 'stt', cost_source: 'computed', rate_id: rateId, currency: 'USD', reconcile: false,
+      components: [{ dimension: 'quantity', quantity: '1', unit: 'minute', price: cost, per: '1', cost, rate_id: rateId }], scope: 'card',
     });
   });
 
@@ -79,7 +84,7 @@ describe('priceUsage without a rate', () => {
 
   it('records zero and says unpriced when nothing is reported', () => {
     expect(priceUsage(card, unknown)).toEqual({
-      quantity: '2', cost: '0', unit_cost: '0', unit: 'minute', service: 'stt', cost_source: 'unpriced', rate_id: '', currency: 'USD', reconcile: false,
+      quantity: '2', cost: '0', unit_cost: '0', unit: 'minute', service: 'stt', cost_source: 'unpriced', rate_id: '', currency: 'USD', reconcile: false, components: [], scope: null,
     });
   });
 
@@ -136,6 +141,7 @@ describe('priceUsage with service entries', () => {
     const priced = ['stt_minutes', 'stt_stream_minutes'].map((event_type) => priceUsage(card, makeUsage({ event_type, quantity: '10' })));
     expect(priced).toEqual([0, 1].map(() => ({
       quantity: '10', cost: '0.06', unit_cost: '0.006', unit: 'minute', service: 'stt', cost_source: 'computed', rate_id: 'stt-any', currency: 'USD', reconcile: false,
+      components: [{ dimension: 'quantity', quantity: '10', unit: 'minute', price: '0.006', per: '1', cost: '0.06', rate_id: 'stt-any' }], scope: 'card',
     })));
   });
 
@@ -146,5 +152,63 @@ describe('priceUsage with service entries', () => {
     ]);
     const priced = priceUsage(card, makeUsage({ event_type: 'llm_tokens', provider: 'google', quantity: '1200', input_tokens: '900', output_tokens: '300' }));
     expect(priced).toMatchObject({ cost: '0.00102', rate_id: 'llm-input,llm-output' });
+  });
+});
+
+describe('priceUsage with token kinds and the catalogs beneath the card', () => {
+  const catalogs: Catalogs = {
+    llm: new LlmCatalog(),
+    speech: SpeechCatalog.parse({
+      version: 1,
+      currency: 'USD',
+      entries: [
+        { id: 'cat-cartesia-sonic', provider: 'cartesia', model: 'sonic', event_type: 'tts_characters', unit: 'character', price: '0.03', per: '1000', effective_from: '2025-01-01T00:00:00Z', source: 'https://example.com', read_at: '2026-11-24', checked: true },
+        { id: 'cat-deepgram', provider: 'deepgram', event_type: 'stt_minutes', unit: 'minute', price: '0.0099', per: '1', effective_from: '2025-01-01T00:00:00Z', source: 'https://example.com', read_at: '2026-11-24', checked: true },
+      ],
+    }),
+    currency: 'USD',
+  };
+  const llm = (overrides: Partial<UsageToPrice>) => makeUsage({ event_type: 'llm_tokens', occurred_at: new Date('2026-11-24T12:00:00Z'), ...overrides });
+
+  it('charges cached tokens as input where the card has no cached price, and at their own where it has', () => {
+    const counts = { quantity: '1300', input_tokens: '1000', cached_input_tokens: '400', output_tokens: '300' };
+    expect(priceUsage(card, llm({ provider: 'google', ...counts }))).toMatchObject({ cost: '0.00105', rate_id: 'llm-google-input-2024-01,llm-google-output-2024-01', scope: 'card' });
+    const cached = makeCard([
+      makeRate({ id: 'in', event_type: 'llm_tokens', unit: 'token', provider: 'google', price: '0.30', price_per: '1000000', pricing: 'input_tokens' }),
+      makeRate({ id: 'cached', event_type: 'llm_tokens', unit: 'token', provider: 'google', price: '0.075', price_per: '1000000', pricing: 'cached_input_tokens' }),
+      makeRate({ id: 'out', event_type: 'llm_tokens', unit: 'token', provider: 'google', price: '2.50', price_per: '1000000', pricing: 'output_tokens' }),
+    ]);
+    const priced = priceUsage(cached, llm({ provider: 'google', ...counts }));
+    expect(priced.components.map((part) => [part.dimension, part.quantity, part.cost, part.rate_id])).toEqual([
+      ['input_tokens', '600', '0.00018', 'in'],
+      ['cached_input_tokens', '400', '0.00003', 'cached'],
+      ['output_tokens', '300', '0.00075', 'out'],
+    ]);
+    expect(priced).toMatchObject({ quantity: '1300', cost: '0.00096', rate_id: 'in,cached,out', cost_source: 'computed' });
+  });
+
+  it('prices an LLM the card does not know from the catalog, each kind at its rate, the cost the sum of the parts', () => {
+    const priced = priceUsage(card, llm({ provider: 'openai', model: 'gpt-4o-mini-2024-07-18', quantity: '1200', input_tokens: '1000', cached_input_tokens: '400', output_tokens: '200' }), catalogs);
+    expect(priced).toMatchObject({ cost_source: 'computed', scope: 'catalog', cost: '0.00024', quantity: '1200', unit_cost: '0.0000002', rate_id: 'genai-prices@0.1.8:openai:gpt-4o-mini' });
+    expect(priced.components.map((part) => [part.dimension, part.quantity, part.price, part.per, part.cost])).toEqual([
+      ['input_tokens', '600', '0.15', '1000000', '0.00009'],
+      ['cached_input_tokens', '400', '0.075', '1000000', '0.00003'],
+      ['output_tokens', '200', '0.6', '1000000', '0.00012'],
+    ]);
+    // Without the catalogs (or a model, or token counts), the same event is unpriced as before.
+    expect(priceUsage(card, llm({ provider: 'openai', model: 'gpt-4o-mini', quantity: '1200', input_tokens: '1000', output_tokens: '200' })).cost_source).toBe('unpriced');
+    expect(priceUsage(card, llm({ provider: 'openai', quantity: '1200', input_tokens: '1000', output_tokens: '200' }), catalogs).cost_source).toBe('unpriced');
+    expect(priceUsage(card, llm({ provider: 'openai', model: 'gpt-4o-mini', quantity: '1200' }), catalogs).cost_source).toBe('unpriced');
+  });
+
+  it('keeps the card over the catalog for the providers it prices, and prices speech from the catalog beneath', () => {
+    expect(priceUsage(card, makeUsage({ provider: 'deepgram', model: 'nova-3', quantity: '2' }), catalogs)).toMatchObject({ cost: '0.0154', scope: 'card', rate_id: 'stt-deepgram-2024-01' });
+    expect(priceUsage(card, makeUsage({ event_type: 'tts_characters', provider: 'Cartesia', model: 'sonic-2', quantity: '1500' }), catalogs)).toMatchObject({
+      cost: '0.045', unit: 'character', service: 'tts', scope: 'catalog', rate_id: 'cat-cartesia-sonic', cost_source: 'computed',
+    });
+  });
+
+  it('lists every token kind as a card pricing, so that the card can price each one', () => {
+    expect(rateCardSchema.properties.rates.items.properties.pricing.enum).toEqual(['quantity', ...TOKEN_KINDS]);
   });
 });

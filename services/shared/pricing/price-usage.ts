@@ -1,9 +1,11 @@
 import type { RateCard } from '../../../schemas/rate-card.ts';
-import { computeCost, type ComputedCost } from './compute-cost.ts';
+import type { Catalogs } from './catalogs.ts';
+import { computeCost, type ComputedCost, type CostDimension, type PriceScope } from './compute-cost.ts';
 import { Exact, toStoredDecimal } from '../exact-decimal.ts';
+import type { TokenKind } from './token-kinds.ts';
 
 /** One usage event as the pricer needs it; every number is a plain decimal string. */
-export interface UsageToPrice {
+export type UsageToPrice = {
   readonly event_type: string;
   readonly provider: string;
   readonly model?: string | null;
@@ -11,13 +13,22 @@ export interface UsageToPrice {
   readonly occurred_at: Date;
   /** In the event type's unit: minutes, tokens or characters. */
   readonly quantity: string;
-  readonly input_tokens?: string | null;
-  readonly output_tokens?: string | null;
   readonly reported_unit_cost?: string | null;
   readonly reported_total_cost?: string | null;
-}
+} & { readonly [K in TokenKind]?: string | null };
 
 export type CostSource = 'computed' | 'reported' | 'unpriced';
+
+/** One priced part, as stored: every amount a decimal string rounded to 18 decimals. */
+export interface StoredComponent {
+  readonly dimension: CostDimension;
+  readonly quantity: string;
+  readonly unit: string;
+  readonly price: string;
+  readonly per: string;
+  readonly cost: string;
+  readonly rate_id: string;
+}
 
 /** Amounts rounded to 18 decimals, as stored; `quantity` is the one priced (input + output for a token split). */
 export interface PricedUsage {
@@ -32,6 +43,10 @@ export interface PricedUsage {
   readonly currency: string;
   /** The sender's total disagrees with the card by more than 1%: worth a look, never a rejection. */
   readonly reconcile: boolean;
+  /** The priced parts (one for a quantity price, one per token kind for a split); empty unless computed. */
+  readonly components: readonly StoredComponent[];
+  /** Where the price came from when computed: the card, a tenant's entry, or the catalog; null otherwise. */
+  readonly scope: PriceScope | null;
 }
 
 // Relative difference above which a reported total is flagged.
@@ -42,17 +57,27 @@ const RECONCILE_TOLERANCE = new Exact('0.01');
  * else zero and 'unpriced' (kept, so the usage is never lost and can be repriced later).
  * Throws only on inputs that are not decimal strings, which ingest has already ruled out.
  */
-export function priceUsage(card: RateCard, usage: UsageToPrice): PricedUsage {
+export function priceUsage(card: RateCard, usage: UsageToPrice, catalogs: Catalogs | null = null): PricedUsage {
   const service = Object.hasOwn(card.services, usage.event_type) ? card.services[usage.event_type] : undefined;
   const described = { unit: service?.unit ?? '', service: service?.service ?? '' };
   const lookUp = { event_type: usage.event_type, provider: usage.provider, model: usage.model ?? null, user_id: usage.user_id, at: usage.occurred_at };
-  const computed = computeCost(card, lookUp, usage);
+  const computed = computeCost(card, lookUp, usage, catalogs);
   if (computed !== null) return { ...described, ...fromCard(computed, usage.reported_total_cost ?? null) };
-  return { ...described, ...fromSender(usage), rate_id: '', currency: card.currency, reconcile: false };
+  return { ...described, ...fromSender(usage), rate_id: '', currency: card.currency, reconcile: false, components: [], scope: null };
 }
 
 function fromCard(computed: ComputedCost, reportedTotal: string | null): Omit<PricedUsage, 'unit' | 'service'> {
-  const cost = toStoredDecimal(computed.cost);
+  const components = computed.components.map((part) => ({
+    dimension: part.dimension,
+    quantity: toStoredDecimal(part.quantity),
+    unit: part.unit,
+    price: part.price.toFixed(),
+    per: part.per.toFixed(),
+    cost: toStoredDecimal(part.cost),
+    rate_id: part.rate_id,
+  }));
+  // The event's cost is the sum of its stored parts, so that a view by part and a view by event agree to the last decimal.
+  const cost = toStoredDecimal(Exact.sum(0, ...components.map((part) => part.cost)));
   return {
     quantity: toStoredDecimal(computed.quantity),
     cost,
@@ -61,6 +86,8 @@ function fromCard(computed: ComputedCost, reportedTotal: string | null): Omit<Pr
     rate_id: computed.rate_ids.join(','),
     currency: computed.currency,
     reconcile: reportedTotal !== null && disagrees(new Exact(cost), new Exact(reportedTotal)),
+    components,
+    scope: computed.scope,
   };
 }
 
