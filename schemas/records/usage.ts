@@ -46,6 +46,13 @@ export const usageRecordSchema = {
     quantity: decimal,
     input_tokens: nullableDecimal,
     output_tokens: nullableDecimal,
+    // The parts of input and output (token-kinds.ts); optional, as records written before them lack them.
+    cached_input_tokens: nullableDecimal,
+    cache_write_tokens: nullableDecimal,
+    audio_input_tokens: nullableDecimal,
+    cached_audio_input_tokens: nullableDecimal,
+    audio_output_tokens: nullableDecimal,
+    reasoning_tokens: nullableDecimal,
     reported_unit_cost: nullableDecimal,
     reported_total_cost: nullableDecimal,
     occurred_at: { type: 'string', format: 'date-time' },

@@ -9,6 +9,7 @@ import { isFinalStatus } from './sessions/session.ts';
 import { DEFAULT_REFRESH_MS, SessionIdentities, type SessionIdentity } from './usage/session-identities.ts';
 import { reportedCostProblems } from './usage/reported-cost.ts';
 import { usageQuantities, type Quantities } from './usage/usage-quantity.ts';
+import { TOKEN_KINDS } from '../shared/pricing/token-kinds.ts';
 
 const FUTURE_TOLERANCE_MS = 5 * 60_000;
 const DAY_MS = 86_400_000;
@@ -90,11 +91,18 @@ function toRecord(body: UsageEventBody, session: SessionIdentity, quantities: Qu
     quantity: quantities.quantity,
     input_tokens: quantities.input_tokens,
     output_tokens: quantities.output_tokens,
+    ...tokenParts(quantities),
     reported_unit_cost: body.unit_cost ?? null,
     reported_total_cost: body.total_cost ?? null,
     occurred_at: new Date(occurredAtMs).toISOString(),
     received_at: new Date(receivedAtMs).toISOString(),
   };
+}
+
+/** The token parts the event carries; the record leaves out those it does not, as records before them did. */
+function tokenParts(quantities: Quantities): Partial<UsageRecord> {
+  const parts = TOKEN_KINDS.filter((kind) => kind !== 'input_tokens' && kind !== 'output_tokens' && quantities[kind] !== null);
+  return Object.fromEntries(parts.map((kind) => [kind, quantities[kind]]));
 }
 
 /** A finished call's bill stops moving: its usage is refused once the grace after its end is over. */

@@ -2,6 +2,7 @@ import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import type { UsageRecord } from '../../shared/records/payloads.ts';
 import { priceUsage } from '../../shared/pricing/price-usage.ts';
 import type { RateCard } from '../../shared/pricing/load-rate-card.ts';
+import type { Catalogs } from '../../shared/pricing/catalogs.ts';
 import type { RecordSource } from '../record-rows.ts';
 import type { EventClaims } from './event-claims.ts';
 import { eventKey } from './event-key.ts';
@@ -16,6 +17,8 @@ export interface UsageRowsDeps {
   /** Where stored event ids are looked up. */
   readonly ch: ClickHouse;
   readonly card: RateCard;
+  /** The built-in prices beneath the card; null or absent: the card alone. */
+  readonly catalogs?: Catalogs | null;
   /** null in the embedded mode: one writer, flushes one at a time, nothing replayed. */
   readonly claims: EventClaims | null;
 }
@@ -27,7 +30,7 @@ export interface UsageRowsDeps {
  * With `storedWins` (a batch replayed after the views were rebuilt) a stored event is left out even
  * when this batch claimed it.
  */
-export async function usageRows({ ch, card, claims }: UsageRowsDeps, items: readonly UsageItem[], token: string, { storedWins = false } = {}): Promise<Record<string, unknown>[]> {
+export async function usageRows({ ch, card, catalogs = null, claims }: UsageRowsDeps, items: readonly UsageItem[], token: string, { storedWins = false } = {}): Promise<Record<string, unknown>[]> {
   // An event id deduplicates within its tenant only: another tenant's event of the same id is another event.
   const firsts = new Map<string, UsageItem>();
   for (const item of items) {
@@ -42,11 +45,11 @@ export async function usageRows({ ch, card, claims }: UsageRowsDeps, items: read
   ]);
   return [...firsts]
     .filter(([key]) => kept.has(key) && !((storedWins || fresh.has(key)) && stored.has(key)))
-    .map(([, { record, source }]) => toUsageRow(card, record, source));
+    .map(([, { record, source }]) => toUsageRow(card, catalogs, record, source));
 }
 
-function toUsageRow(card: RateCard, record: UsageRecord, source: RecordSource): Record<string, unknown> {
-  const priced = priceUsage(card, { ...record, occurred_at: new Date(record.occurred_at) });
+function toUsageRow(card: RateCard, catalogs: Catalogs | null, record: UsageRecord, source: RecordSource): Record<string, unknown> {
+  const priced = priceUsage(card, { ...record, occurred_at: new Date(record.occurred_at) }, catalogs);
   return {
     id: record.event_id,
     user_id: record.user_id,
@@ -68,6 +71,14 @@ function toUsageRow(card: RateCard, record: UsageRecord, source: RecordSource): 
     needs_reconciliation: priced.reconcile,
     input_tokens: record.input_tokens,
     output_tokens: record.output_tokens,
+    cached_input_tokens: record.cached_input_tokens ?? null,
+    cache_write_tokens: record.cache_write_tokens ?? null,
+    audio_input_tokens: record.audio_input_tokens ?? null,
+    cached_audio_input_tokens: record.cached_audio_input_tokens ?? null,
+    audio_output_tokens: record.audio_output_tokens ?? null,
+    reasoning_tokens: record.reasoning_tokens ?? null,
+    price_scope: priced.scope ?? '',
+    cost_components: priced.components,
     occurred_at: record.occurred_at,
     received_at: record.received_at,
     kafka_partition: source.partition,

@@ -1,15 +1,14 @@
 import { USAGE_LIMITS } from '../../../schemas/records/usage.ts';
 import type { ValidationItem } from '../../shared/errors.ts';
 import { Exact, MONEY_SCALE } from '../../shared/exact-decimal.ts';
+import { TOKEN_KINDS, tokenCountProblems, type TokenKind } from '../../shared/pricing/token-kinds.ts';
 
 /** The largest quantity the schema lets through as `quantity`; one derived from usage_data, and every token count, obey it too. */
 const MAX_QUANTITY = new Exact(USAGE_LIMITS.MAX_QUANTITY);
 
-export interface Quantities {
-  readonly quantity: string;
-  readonly input_tokens: string | null;
-  readonly output_tokens: string | null;
-}
+/** The quantity, and each token count the event carries (null when it carries none of that kind). */
+export type Quantities = { readonly quantity: string } & { readonly [K in TokenKind]: string | null };
+type Sent = { quantity?: string; usage_data?: UsageData } & { [K in TokenKind]?: number };
 
 type UsageData = Readonly<Record<string, unknown>>;
 
@@ -20,13 +19,20 @@ const problem = (field: string, msg: string, input: unknown): ValidationItem => 
  * `usage_data` (compat.md) or the exact token counts. Seconds become minutes by an exact division
  * rounded to 18 decimals, the only rounding on the way in.
  */
-export function usageQuantities(eventType: string, sent: { quantity?: string; input_tokens?: number; output_tokens?: number; usage_data?: UsageData }): Quantities | ValidationItem {
+export function usageQuantities(eventType: string, sent: Sent): Quantities | ValidationItem {
   const data = sent.usage_data ?? {};
-  const inputTokens = tokenCount('input_tokens', sent, data);
-  if (typeof inputTokens === 'object' && inputTokens !== null) return inputTokens;
-  const outputTokens = tokenCount('output_tokens', sent, data);
-  if (typeof outputTokens === 'object' && outputTokens !== null) return outputTokens;
-  const tokens = { input_tokens: inputTokens, output_tokens: outputTokens };
+  const tokens = {} as { [K in TokenKind]: string | null };
+  for (const kind of TOKEN_KINDS) {
+    const count = tokenCount(kind, sent, data);
+    if (typeof count === 'object' && count !== null) return count;
+    tokens[kind] = count;
+  }
+  const nesting = tokenCountProblems(Object.fromEntries(TOKEN_KINDS.flatMap((kind) => (tokens[kind] === null ? [] : [[kind, tokens[kind]]]))));
+  const [first] = nesting;
+  if (first !== undefined) {
+    const atTop = sent[first.kind] !== undefined;
+    return { ...problem(first.kind, first.message, atTop ? sent[first.kind] : data[first.kind]), loc: atTop ? ['body', first.kind] : ['body', 'usage_data', first.kind] };
+  }
   if (sent.quantity !== undefined) return { quantity: plain(new Exact(sent.quantity)), ...tokens };
   const derived = fromUsageData(eventType, data, tokens);
   if (derived === null) return { type: 'missing', loc: ['body', 'quantity'], msg: 'Field required', input: sent };
@@ -53,7 +59,7 @@ function fromUsageData(eventType: string, data: UsageData, tokens: { input_token
  * A token count, sent at the top (bounded by the schema) or in usage_data: over MAX_QUANTITY is
  * pydantic's less_than_equal at the field, anything else but a whole number a value_error.
  */
-function tokenCount(field: 'input_tokens' | 'output_tokens', sent: { input_tokens?: number; output_tokens?: number }, data: UsageData): string | null | ValidationItem {
+function tokenCount(field: TokenKind, sent: Sent, data: UsageData): string | null | ValidationItem {
   const value = sent[field] ?? data[field];
   if (value === undefined || value === null) return null;
   const parsed = decimalOf(value);

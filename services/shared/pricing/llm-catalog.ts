@@ -91,6 +91,24 @@ export class LlmCatalog {
     return found;
   }
 
+  /** The catalog's id of a provider a fleet names (an alias resolved). */
+  providerId(provider: string): string {
+    return PROVIDER_ALIASES[provider.toLowerCase()] ?? provider.toLowerCase();
+  }
+
+  /** Every model the catalog lists for a provider; none for a provider it does not know. */
+  models(provider: string): readonly ModelInfo[] {
+    return findProvider({ providerId: this.providerId(provider) })?.models ?? [];
+  }
+
+  /** The model's prices at `at`, since when they apply (null: no start date) and until when (the next dated entry). */
+  pricesAt(model: ModelInfo, at: Date): { prices: ModelPrice; since: string | null; until: string | null } {
+    const inForce = pricesInForce(model, at);
+    const starts = Array.isArray(model.prices) ? model.prices.flatMap((entry) => (entry.constraint?.type === 'start_date' ? [entry.constraint.start_date] : [])) : [];
+    const until = starts.filter((start) => new Date(start).getTime() > at.getTime()).sort()[0] ?? null;
+    return { ...inForce, until };
+  }
+
   /** The exact cost of the token counts at `at`, or null when the catalog has no price for the model or any counted kind. */
   price(provider: string, model: string, counts: TokenCounts, at: Date): CatalogPrice | null {
     const resolved = this.resolve(provider.toLowerCase(), model.toLowerCase());
@@ -160,4 +178,11 @@ function priceAt(price: number | TieredPrices | undefined, totalInput: Exact): E
 /** The catalog's prices are decimal literals in its YAML; the shortest text of the float is that literal. */
 function exactOf(value: number): Exact {
   return new Exact(String(value));
+}
+
+/** A model's price of one token kind per million tokens (a tiered price's base), or null when it has none. */
+export function llmPriceKey(prices: ModelPrice, kind: TokenKind): { base: string; tiered: boolean } | null {
+  const price = prices[PRICE_KEYS[kind]];
+  if (price === undefined) return null;
+  return typeof price === 'number' ? { base: exactOf(price).toFixed(), tiered: false } : { base: exactOf(price.base).toFixed(), tiered: true };
 }
