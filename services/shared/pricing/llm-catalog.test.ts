@@ -1,8 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { calcPrice, findProvider, type ModelInfo } from '@pydantic/genai-prices';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Exact } from '../exact-decimal.ts';
-import { LISTED_LLM_PROVIDERS, LlmCatalog, pricesInForce } from './llm-catalog.ts';
+import { LISTED_LLM_PROVIDERS, LLM_CATALOG_VERSION, LlmCatalog, pricesInForce } from './llm-catalog.ts';
 import type { TokenCounts } from './token-kinds.ts';
 
 const catalog = new LlmCatalog();
@@ -123,5 +124,12 @@ describe('the LLM catalog', () => {
     const before = new Date(new Date(start.start_date).getTime() - 1);
     expect(pricesInForce(dated.model, new Date(start.start_date)).since).toBe(start.start_date);
     expect(pricesInForce(dated.model, before).since).not.toBe(start.start_date);
+  });
+});
+
+describe('the LLM catalog version', () => {
+  it('is the installed package version, so that rate ids name the prices that applied', async () => {
+    const manifest = JSON.parse(readFileSync(new URL('../../../node_modules/@pydantic/genai-prices/package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(LLM_CATALOG_VERSION).toBe(manifest.version);
   });
 });
