@@ -234,6 +234,14 @@ async function main(): Promise<void> {
     await Promise.allSettled([kafka.stop(), redis.stop()]);
   }
 
+  say('pricing: one event by the five-entry card, and with the whole catalog loaded');
+  const pricing = await runJson<{ card_ns: number; card_with_catalog_ns: number; fleet_catalog_ns: number; fleet_unpriced: number }>('bench/load/pricing.ts', [JSON.stringify(CI ? { rounds: 7, perRound: 5_000 } : { rounds: 15, perRound: 20_000 })]);
+  if (pricing.fleet_unpriced !== 0) throw new Error(`the pricing benchmark's fleet mix has ${pricing.fleet_unpriced} unpriced event(s)`);
+  const perEvent = (ns: number) => Math.round(ns) / 1000;
+  metrics.push({ name: 'pricing_card_us_per_event', value: perEvent(pricing.card_ns), unit: 'µs' });
+  metrics.push({ name: 'pricing_card_with_catalog_us_per_event', value: perEvent(pricing.card_with_catalog_ns), unit: 'µs', baseline: perEvent(pricing.card_ns), ratio: ratioOf(pricing.card_with_catalog_ns, pricing.card_ns), target: '<= 1.2' });
+  metrics.push({ name: 'pricing_fleet_catalog_us_per_event', value: perEvent(pricing.fleet_catalog_ns), unit: 'µs', baseline: perEvent(pricing.card_ns), ratio: ratioOf(pricing.fleet_catalog_ns, pricing.card_ns), target: '<= 1.2' });
+
   say(`cost queries at ${QUERY_EVENTS.toLocaleString('en-US')} events`);
   await runInherited('bench/queries/run.ts', { BENCH_QUERIES_EVENTS: String(QUERY_EVENTS) });
   const queries = JSON.parse(readFileSync(path.join(ROOT, 'bench/results', queriesResultFile(QUERY_EVENTS)), 'utf8')) as { metrics: Metric[] };

@@ -45,6 +45,8 @@ const rateSchema = {
     pricing: { enum: ['quantity', ...TOKEN_KINDS] },
     currency: { type: 'string', pattern: '^[A-Z]{3}$' },
     effective_from: { type: 'string', format: 'date-time' },
+    /** When the entry stops applying (absent: until a later entry of the same key replaces it); a tenant entry ended by DELETE has it. */
+    effective_to: { type: 'string', format: 'date-time' },
     /** JSON has no comments: why a price is what it is goes here. */
     note: { type: 'string' },
   },

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   }
   const routes: Route[] = [
     ...(config.services.includes('ingest') ? await startIngest({ config, infra, log, shutdown, directSink }) : []),
-    ...(config.services.includes('query') ? startQuery({ infra, liveUsage }) : []),
+    ...(config.services.includes('query') ? await startQuery({ infra, liveUsage, log, shutdown, rateCardPath: config.rateCardPath }) : []),
     ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),
   ];
 

@@ -1,4 +1,5 @@
 import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
+import { TOKEN_KINDS } from '../../services/shared/pricing/token-kinds.ts';
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
 import { usageEventBody } from './usage-event.ts';
 
@@ -72,3 +73,34 @@ export const rateQuoteResponseSchema = {
     },
   },
 } as const;
+
+/** POST /api/rates — a tenant's own price; it wins over the card's general entries and the catalog for that user. */
+export const rateCreateBody = {
+  type: 'object',
+  title: 'RateCreate',
+  properties: {
+    user_id: { ...name, minLength: 1 },
+    provider: { ...name, minLength: 1 },
+    model: name,
+    event_type: { 'x-py': 'enum', enum: ['stt_minutes', 'llm_tokens', 'tts_characters'], description: 'this or service' },
+    service: { 'x-py': 'literal', enum: ['stt', 'llm', 'tts'], description: 'every event type of the service; this or event_type' },
+    dimension: { 'x-py': 'literal', enum: ['quantity', ...TOKEN_KINDS], default: 'quantity', description: 'what the price multiplies: the quantity, or one token kind' },
+    price: { 'x-py': 'decimal', minimum: 0, maximum: 1_000_000_000, description: 'for `per` units, at most 18 decimals' },
+    per: { 'x-py': 'decimal', minimum: 0, maximum: 1_000_000_000, description: 'default 1 (write per-1K and per-1M prices as published)' },
+    currency: { 'x-py': 'str', pattern: '^[A-Z]{3}$', description: 'default USD' },
+    effective_from: { 'x-py': 'datetime', description: 'default now; earlier than now is refused: history is never repriced' },
+    effective_to: { 'x-py': 'datetime', description: 'default: until DELETE' },
+  },
+  required: ['user_id', 'provider', 'price'],
+} as const satisfies ModelSchema;
+
+export type RateCreateBody = FromPySchema<typeof rateCreateBody>;
+
+/** `{rate_id}`: a plain `str`. */
+export const rateIdPath = {
+  type: 'object',
+  properties: { rate_id: { 'x-py': 'str' } },
+  required: ['rate_id'],
+} as const satisfies ModelSchema;
+
+export type RateIdPath = FromPySchema<typeof rateIdPath>;

@@ -13,6 +13,7 @@ export const MATERIALIZED_VIEWS = {
   usage_sessions_daily_mv: 'usageSessionsDaily',
   usage_by_agent_daily_mv: 'usageByAgentDaily',
   usage_by_session_mv: 'usageBySession',
+  unpriced_usage_mv: 'unpricedUsage',
   usage_event_ids_by_user_mv: 'usageEventIds',
   agent_names_mv: 'agentNames',
   sessions_by_user_mv: 'sessionsByUser',

@@ -1,6 +1,6 @@
 import type { TableKey } from '../shared/clickhouse/tables.ts';
 import type { Envelope } from '../shared/records/envelope.ts';
-import type { AgentRecord, SessionRecord, TelephonyNumberRecord, TranscriptRecord } from '../shared/records/payloads.ts';
+import type { AgentRecord, RateRecord, SessionRecord, TelephonyNumberRecord, TranscriptRecord } from '../shared/records/payloads.ts';
 
 /** Where a record came from: its Kafka partition and offset, or -1 on the embedded direct path. */
 export interface RecordSource {
@@ -27,6 +27,8 @@ export function toTableRow(envelope: SingleRowEnvelope, source: RecordSource): T
       return { table: 'agents', row: agentRow(envelope.payload as AgentRecord, envelope.id, source) };
     case 'transcript':
       return { table: 'transcripts', row: transcriptRow(envelope.payload as TranscriptRecord, envelope.id) };
+    case 'rate':
+      return { table: 'rateEntries', row: { ...(envelope.payload as RateRecord), record_id: envelope.id } };
   }
 }
 

@@ -11,6 +11,8 @@ import type { LiveUsageEntry, LiveUsageStore } from '../shared/redis/live-usage.
 import type { RecordBatch } from './batch-runner.ts';
 import type { PendingReplays } from './pending-replays.ts';
 import type { RateCard } from '../shared/pricing/load-rate-card.ts';
+import type { Catalogs } from '../shared/pricing/catalogs.ts';
+import { UnpricedWarnings } from './usage/unpriced-warnings.ts';
 import { toTableRow, type RecordSource, type SingleRowEnvelope } from './record-rows.ts';
 import type { EventClaims } from './usage/event-claims.ts';
 import { eventKey } from './usage/event-key.ts';
@@ -36,7 +38,10 @@ export interface RecordWriterDeps {
   /** Where the stored-id lookup runs: in the embedded engine, a connection that inserts do not hold up. */
   readonly reads: ClickHouse;
   readonly log: Logger;
-  readonly card: RateCard;
+  /** The rate card, or where to get it as last refreshed (with the tenants' own entries). */
+  readonly card: RateCard | (() => RateCard);
+  /** The built-in prices beneath the card; absent: the card alone. */
+  readonly catalogs?: Catalogs | null;
   /** Usage event claims (Redis); null in the embedded mode. */
   readonly claims: EventClaims | null;
   /** Written after the insert, so what calls in progress show is always stored already. */
@@ -51,7 +56,8 @@ export interface RecordWriterDeps {
  * The steps after a batch is read: decode → validate → route (ok / dead letter) → write, one insert
  * per table carrying the batch token, so that a replay of the same batch stores nothing new.
  */
-export function createRecordWriter({ ch, reads, log, card, claims, liveUsage, deadLetterTopic, pendingReplays }: RecordWriterDeps) {
+export function createRecordWriter({ ch, reads, log, card, catalogs = null, claims, liveUsage, deadLetterTopic, pendingReplays }: RecordWriterDeps) {
+  const unpricedWarnings = new UnpricedWarnings(log);
   /**
    * A batch planned before the views were rebuilt may be in the source tables already, wholly or in
    * part, while a view's deduplication log may or may not know its token (a crash does not keep the
@@ -83,7 +89,7 @@ export function createRecordWriter({ ch, reads, log, card, claims, liveUsage, de
       else rows.push(row);
     }
     if (usage.length > 0) {
-      const rows = afterRebuild ? await rowsAfterRebuild(batchToken, usage) : await usageRows({ ch: reads, card, claims }, usage, batchToken);
+      const rows = afterRebuild ? await rowsAfterRebuild(batchToken, usage) : await usageRows({ ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims }, usage, batchToken);
       for (const row of rows) origins.set(row, usageOrigins.get(eventKey(String(row.user_id), String(row.id)))!);
       byTable.set('usageEvents', rows);
     }
@@ -94,7 +100,9 @@ export function createRecordWriter({ ch, reads, log, card, claims, liveUsage, de
       else for (const { item, reason } of await storeIsolating(rows, token, (part, partToken) => insertRows(ch, table, part, partToken))) refused.push({ ...origins.get(item)!, reason });
     }
     const refusedRows = new Set(refused.map(({ envelope }) => envelope));
-    await recordLiveUsage(liveUsage, (byTable.get('usageEvents') ?? []).filter((row) => !refusedRows.has(origins.get(row)!.envelope)));
+    const storedUsage = (byTable.get('usageEvents') ?? []).filter((row) => !refusedRows.has(origins.get(row)!.envelope));
+    await recordLiveUsage(liveUsage, storedUsage);
+    unpricedWarnings.noteStored(storedUsage);
     return refused;
   }
 
@@ -104,7 +112,7 @@ export function createRecordWriter({ ch, reads, log, card, claims, liveUsage, de
   function rowsAfterRebuild(batchToken: string, usage: readonly UsageItem[]): Promise<Record<string, unknown>[]> {
     let rows = decidedAfterRebuild.get(batchToken);
     if (rows === undefined) {
-      rows = usageRows({ ch: reads, card, claims }, usage, batchToken, { storedWins: true });
+      rows = usageRows({ ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims }, usage, batchToken, { storedWins: true });
       decidedAfterRebuild.set(batchToken, rows);
       // A failed decision (Redis or ClickHouse down) is made again on the next try.
       rows.catch(() => decidedAfterRebuild.delete(batchToken));

@@ -9,6 +9,8 @@ import type { Registry } from 'prom-client';
 import { startBatchRunner } from './batch-runner.ts';
 import { StoreWatch } from './store-watch.ts';
 import { plannedTokens } from './offset-plan.ts';
+import { loadCatalogs } from '../shared/pricing/catalogs.ts';
+import { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate-card.ts';
 import { PendingReplays } from './pending-replays.ts';
 import { rebuildViews } from './rebuild-views.ts';
@@ -46,12 +48,16 @@ export interface StartedConsumer {
  */
 export async function startConsumer({ infra, log, shutdown, groupId, rateCardPath, redisKeyPrefix, liveUsage, dataDir, stallAfterMs }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
-  const card = await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL);
+  const tenantCard = new TenantRateCard(await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL), infra.clickhouseIngestReads, consumerLog);
+  await tenantCard.start();
+  shutdown.add('consumer-tenant-rates', async () => tenantCard.stop());
+  const card = () => tenantCard.current();
+  const catalogs = loadCatalogs();
   const recovery = infra.clickhouseRecovery;
   if (infra.kafka === null) {
     if (recovery.uncleanBefore) await rebuildViews(infra.clickhouse, consumerLog);
     recovery.repaired();
-    return { writer: createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseIngestReads, log: consumerLog, card, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined, metrics: [] };
+    return { writer: createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseIngestReads, log: consumerLog, card, catalogs, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined, metrics: [] };
   }
   const kafka = infra.kafka;
   const topics = [kafka.topics.sessions.name, kafka.topics.usage.name];
@@ -70,7 +76,7 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   await producer.connect();
   const deadLetters = new BatchingProducer(producer, consumerLog, { renew: () => createIdempotentProducer(kafka.client) });
   shutdown.add('dead-letter-producer', () => deadLetters.close());
-  const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseIngestReads, log: consumerLog, card, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name }, ...(pendingReplays === undefined ? {} : { pendingReplays }) });
+  const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseIngestReads, log: consumerLog, card, catalogs, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name }, ...(pendingReplays === undefined ? {} : { pendingReplays }) });
   let joined = () => false;
   const watch = new StoreWatch(stallAfterMs);
   const checks: DependencyCheck[] = [

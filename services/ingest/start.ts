@@ -5,6 +5,10 @@ import { BatchingProducer, createIdempotentProducer } from '../shared/kafka/batc
 import type { Shutdown } from '../shared/lifecycle.ts';
 import type { Logger } from '../shared/logger.ts';
 import { kafkaRecordSink, type RecordSink } from '../shared/records/record-sink.ts';
+import { loadCatalogs } from '../shared/pricing/catalogs.ts';
+import { createTenantRateService } from './rate-service.ts';
+import { MemoryRateEntryStore, RedisRateEntryStore } from './rates/rate-entry-store.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate-card.ts';
 import { createAgentService } from './agent-service.ts';
 import { MemoryAgentStore } from './agents/memory-agent-store.ts';
 import { RedisAgentStore } from './agents/redis-agent-store.ts';
@@ -15,6 +19,7 @@ import { HistoryBackedSessionStore } from './history/history-backed-session-stor
 import { NumberHistory } from './history/number-history.ts';
 import { SessionHistory } from './history/session-history.ts';
 import { agentRoutes } from './routes/agent-routes.ts';
+import { rateRoutes } from './routes/rate-routes.ts';
 import { TranscriptHistory } from './history/transcript-history.ts';
 import { sessionRoutes } from './routes/session-routes.ts';
 import { telephonyRoutes } from './routes/telephony-routes.ts';
@@ -54,6 +59,11 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
   // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
   const provider = new RecordingTelephonyProvider();
   const sessionService = createSessionService({ store: sessions, sink, log: ingestLog });
+  // A tenant entry is checked against the card it adds to (event types, units, the bound on a price).
+  const card = await loadRateCard(config.rateCardPath ?? DEFAULT_RATE_CARD_URL);
+  const pricing = { card: () => card, catalogs: loadCatalogs() };
+  const rateEntries = redis === null ? new MemoryRateEntryStore() : new RedisRateEntryStore(redis.client, redis.prefix);
+  const tenantRates = createTenantRateService({ ...pricing, entries: rateEntries, reads: infra.clickhouseIngestReads, sink });
   const transcripts = createTranscriptService({ sessions: sessionService, history: new TranscriptHistory(infra.clickhouseReads), sink, log: ingestLog });
   return [
     ...agentRoutes(agents),
@@ -61,6 +71,7 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
     ...sessionRoutes(sessionService, agents.names),
     ...transcriptRoutes(transcripts),
     ...usageRoutes(createUsageService({ sessions, sink, ...config.usage })),
+    ...rateRoutes(tenantRates),
   ];
 }
 

@@ -7,8 +7,8 @@ import type { RecordSink } from '../shared/records/record-sink.ts';
 import type { SessionStore } from './sessions/session-store.ts';
 import { isFinalStatus } from './sessions/session.ts';
 import { DEFAULT_REFRESH_MS, SessionIdentities, type SessionIdentity } from './usage/session-identities.ts';
-import { reportedCostProblems } from './usage/reported-cost.ts';
-import { usageQuantities, type Quantities } from './usage/usage-quantity.ts';
+import { reportedCostProblems } from '../shared/usage/reported-cost.ts';
+import { usageQuantities, type Quantities } from '../shared/usage/usage-quantity.ts';
 import { TOKEN_KINDS } from '../shared/pricing/token-kinds.ts';
 
 const FUTURE_TOLERANCE_MS = 5 * 60_000;

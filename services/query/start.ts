@@ -1,14 +1,33 @@
 import type { Route } from '../shared/http/define-route.ts';
 import type { Infrastructure } from '../shared/infrastructure.ts';
 import type { LiveUsageStore } from '../shared/redis/live-usage.ts';
+import type { Shutdown } from '../shared/lifecycle.ts';
+import type { Logger } from '../shared/logger.ts';
+import { loadCatalogs } from '../shared/pricing/catalogs.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate-card.ts';
+import { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
 import { costRoutes } from './routes/cost-routes.ts';
+import { rateReadRoutes } from './routes/rate-routes.ts';
+import { unpricedRoutes } from './routes/unpriced-routes.ts';
 
 export interface QueryDeps {
   readonly infra: Infrastructure;
   readonly liveUsage: LiveUsageStore;
+  readonly log: Logger;
+  readonly shutdown: Shutdown;
+  /** null: the card shipped in infra/rate-card/rate-card.json. */
+  readonly rateCardPath: string | null;
 }
 
-/** The cost routes over ClickHouse (and the live usage of calls in progress). */
-export function startQuery({ infra, liveUsage }: QueryDeps): Route[] {
-  return costRoutes({ ch: infra.clickhouseReads, liveUsage });
+/** The cost routes over ClickHouse (and the live usage of calls in progress), and the prices in force. */
+export async function startQuery({ infra, liveUsage, log, shutdown, rateCardPath }: QueryDeps): Promise<Route[]> {
+  // The same card, tenant entries and catalogs the consumer prices with, so that a quote is what an event costs.
+  const tenantCard = new TenantRateCard(await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL), infra.clickhouseReads, log.child({ component: 'query' }));
+  await tenantCard.start();
+  shutdown.add('query-tenant-rates', async () => tenantCard.stop());
+  return [
+    ...costRoutes({ ch: infra.clickhouseReads, liveUsage }),
+    ...unpricedRoutes(infra.clickhouseReads),
+    ...rateReadRoutes({ card: () => tenantCard.current(), catalogs: loadCatalogs() }),
+  ];
 }

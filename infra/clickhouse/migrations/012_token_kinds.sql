@@ -11,3 +11,67 @@ ALTER TABLE {{database}}.usage_events ADD COLUMN IF NOT EXISTS price_scope LowCa
 -- One element per priced part: cost is quantity × price ÷ per rounded to 18 decimals, and the event's
 -- cost is the sum of its parts' costs.
 ALTER TABLE {{database}}.usage_events ADD COLUMN IF NOT EXISTS cost_components Array(Tuple(dimension LowCardinality(String), quantity Decimal(38, 18), unit LowCardinality(String), price Decimal(38, 18), per Decimal(38, 18), cost Decimal(38, 18), rate_id String)) COMMENT 'the priced parts of a computed cost';
+
+-- Nothing silently zero: every unpriced event of a tenant, by provider, model and event type, so that
+-- GET /api/costs/unpriced answers from a few rows however many events a tenant has. Fed by a view like
+-- the other rollups (a replayed insert is dropped by its deduplication token) and backfilled once, while
+-- still empty, as 005's rollups: upgrade with the consumers stopped, or unpriced events stored between
+-- the view's creation and the backfill are missing here (they are still in usage_events).
+CREATE TABLE IF NOT EXISTS {{database}}.unpriced_usage
+(
+    user_id String,
+    provider LowCardinality(String),
+    model String,
+    event_type LowCardinality(String),
+    unit LowCardinality(String),
+    events SimpleAggregateFunction(sum, UInt64),
+    quantity SimpleAggregateFunction(sum, Decimal(76, 18)),
+    first_seen SimpleAggregateFunction(min, DateTime64(3, 'UTC')),
+    last_seen SimpleAggregateFunction(max, DateTime64(3, 'UTC'))
+)
+ENGINE = AggregatingMergeTree
+ORDER BY (user_id, provider, model, event_type, unit)
+SETTINGS non_replicated_deduplication_window = 10000;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{database}}.unpriced_usage_mv TO {{database}}.unpriced_usage AS
+SELECT
+    user_id, provider, model, event_type, unit,
+    count() AS events, sum(toDecimal256(quantity, 18)) AS quantity, min(occurred_at) AS first_seen, max(occurred_at) AS last_seen
+FROM {{database}}.usage_events
+WHERE cost_source = 'unpriced'
+GROUP BY user_id, provider, model, event_type, unit;
+
+INSERT INTO {{database}}.unpriced_usage
+SELECT
+    user_id, provider, model, event_type, unit,
+    count() AS events, sum(toDecimal256(quantity, 18)) AS quantity, min(occurred_at) AS first_seen, max(occurred_at) AS last_seen
+FROM {{database}}.usage_events
+WHERE cost_source = 'unpriced' AND (SELECT count() FROM {{database}}.unpriced_usage) = 0
+GROUP BY user_id, provider, model, event_type, unit;
+
+-- Tenants' own prices (POST /api/rates), every version as the record path delivered it; the highest
+-- version of an id wins (DELETE is a new version with effective_to set). Every process that prices
+-- reads the whole table (FINAL) every few seconds: it holds negotiated prices, a few per tenant.
+CREATE TABLE IF NOT EXISTS {{database}}.rate_entries
+(
+    id String,
+    user_id String,
+    provider String,
+    model Nullable(String),
+    event_type Nullable(String),
+    service Nullable(String),
+    pricing LowCardinality(String) COMMENT 'quantity or a token kind',
+    unit String,
+    price Decimal(38, 18),
+    price_per Decimal(38, 18),
+    currency LowCardinality(String),
+    effective_from DateTime64(3, 'UTC'),
+    effective_to Nullable(DateTime64(3, 'UTC')),
+    created_at DateTime64(3, 'UTC'),
+    version UInt64,
+    record_id UUID,
+    stored_at DateTime64(3, 'UTC') DEFAULT now64(3)
+)
+ENGINE = ReplacingMergeTree(version)
+ORDER BY id
+SETTINGS non_replicated_deduplication_window = 10000;

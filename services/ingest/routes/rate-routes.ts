@@ -1,64 +1,24 @@
-import { rateEntrySchema, rateQuoteBody, rateQuoteResponseSchema, ratesQuery, type RateQuoteBody } from '../../../schemas/http/rates.ts';
-import type { RateCard } from '../../../schemas/rate-card.ts';
-import { AppError } from '../../shared/errors.ts';
+import { rateCreateBody, rateEntrySchema, rateIdPath } from '../../../schemas/http/rates.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
-import type { Catalogs } from '../../shared/pricing/catalogs.ts';
-import { priceUsage } from '../../shared/pricing/price-usage.ts';
-import { listRates } from '../../shared/pricing/rate-listing.ts';
-import { reportedCostProblems } from '../usage/reported-cost.ts';
-import { usageQuantities } from '../usage/usage-quantity.ts';
+import type { TenantRateService } from '../rate-service.ts';
 
 const TAGS = ['rates'];
 
-export interface RateRoutesDeps {
-  readonly card: RateCard;
-  readonly catalogs: Catalogs;
-  readonly now?: () => number;
-}
-
-/** The prices callmeter applies, and what a usage event would cost: the same pricing the consumer runs. */
-export function rateRoutes({ card, catalogs, now = Date.now }: RateRoutesDeps): Route[] {
+/** Tenants' own prices: written through the record path; listed and applied by the processes that price (GET /api/rates is the query service's). */
+export function rateRoutes(tenantRates: TenantRateService): Route[] {
   return [
     defineRoute({
-      method: 'GET', path: '/api/rates', summary: 'The prices in force (rate card, tenant entries, built-in catalog), filtered', tags: TAGS,
-      request: { query: ratesQuery },
-      response: { schema: { type: 'array', items: rateEntrySchema } },
-      handle: async ({ query }) =>
-        listRates(card, catalogs, {
-          at: query.at ?? new Date(now()),
-          ...(query.provider === undefined ? {} : { provider: query.provider }),
-          ...(query.model === undefined ? {} : { model: query.model }),
-          ...(query.service === undefined ? {} : { service: query.service }),
-          ...(query.user_id === undefined ? {} : { user_id: query.user_id }),
-        }),
+      method: 'POST', path: '/api/rates', summary: 'A tenant’s own price, from effective_from on (never earlier than now)', tags: TAGS, status: 201,
+      request: { body: rateCreateBody },
+      response: { schema: rateEntrySchema },
+      handle: async ({ body }) => tenantRates.create(body),
     }),
     defineRoute({
-      method: 'POST', path: '/api/rates/quote', summary: 'What one usage event would cost, part by part (nothing is stored)', tags: TAGS,
-      request: { body: rateQuoteBody },
-      response: { schema: rateQuoteResponseSchema },
-      handle: async ({ body }) => quote(card, catalogs, body, now()),
+      method: 'DELETE', path: '/api/rates/{rate_id}', summary: 'End a tenant’s price now (a card or catalog price cannot be ended here: 409)', tags: TAGS,
+      responses: { 404: { description: 'No such rate', example: { detail: 'Rate not found' } }, 409: { description: 'A card or catalog price', example: { detail: 'Rate stt-deepgram-2024-01 is the rate card’s: change infra/rate-card/rate-card.json' } } },
+      request: { path: rateIdPath },
+      response: { schema: rateEntrySchema },
+      handle: async ({ path }) => tenantRates.end(path.rate_id),
     }),
   ];
-}
-
-function quote(card: RateCard, catalogs: Catalogs, body: RateQuoteBody, nowMs: number) {
-  const quantities = usageQuantities(body.event_type, body);
-  if ('type' in quantities) throw AppError.validation([quantities]);
-  const problems = reportedCostProblems(quantities.quantity, body);
-  if (problems.length > 0) throw AppError.validation(problems);
-  const priced = priceUsage(
-    card,
-    {
-      ...quantities,
-      event_type: body.event_type,
-      provider: body.provider.trim().toLowerCase(),
-      model: body.model ?? null,
-      user_id: body.user_id ?? '',
-      occurred_at: body.timestamp ?? new Date(nowMs),
-      reported_unit_cost: body.unit_cost ?? null,
-      reported_total_cost: body.total_cost ?? null,
-    },
-    catalogs,
-  );
-  return { total_cost: priced.cost, currency: priced.currency, cost_source: priced.cost_source, scope: priced.scope, quantity: priced.quantity, components: priced.components };
 }

@@ -10,6 +10,7 @@ export const TABLES = {
   usageSessionsDaily: 'usage_sessions_daily',
   usageByAgentDaily: 'usage_by_agent_daily',
   usageBySession: 'usage_by_session',
+  unpricedUsage: 'unpriced_usage',
   agentNames: 'agent_names',
   sessions: 'sessions',
   sessionsCurrent: 'sessions_current',
@@ -21,6 +22,7 @@ export const TABLES = {
   agents: 'agents',
   transcripts: 'transcripts',
   deadLetters: 'dead_letters',
+  rateEntries: 'rate_entries',
 } as const;
 
 export type TableKey = keyof typeof TABLES;

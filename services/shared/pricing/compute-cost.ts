@@ -68,14 +68,15 @@ export function tokenCounts(input: CostInput): TokenCounts | null {
 function splitTokenCost(card: RateCard, lookUp: LookUp, input: CostInput): ComputedCost | null {
   const counts = tokenCounts(input);
   if (counts === null) return null;
+  // The base kinds the event carries must each have a price; a part without its own falls in its whole.
+  const carried = (['input_tokens', 'output_tokens'] as const).filter((kind) => counts[kind] !== undefined);
+  if (carried.length === 0) return null;
   const rates = new Map<TokenKind, Rate>();
   for (const kind of TOKEN_KINDS) {
     const rate = findRate(card, { ...lookUp, pricing: kind });
     if (rate !== null) rates.set(kind, rate);
+    else if ((carried as readonly TokenKind[]).includes(kind)) return null;
   }
-  // The base kinds the event carries must each have a price; a part without its own falls in its whole.
-  const carried = (['input_tokens', 'output_tokens'] as const).filter((kind) => counts[kind] !== undefined);
-  if (carried.length === 0 || carried.some((kind) => !rates.has(kind))) return null;
   const charged = [...chargedTokens(counts, new Set(rates.keys()))]
     .filter(([kind, tokens]) => counts[kind] !== undefined || !tokens.isZero())
     .sort(([a], [b]) => TOKEN_KINDS.indexOf(a) - TOKEN_KINDS.indexOf(b));

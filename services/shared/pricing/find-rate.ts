@@ -18,15 +18,16 @@ export interface RateQuery {
  * entries resolved to their event types).
  */
 export function findRate(card: RateCard, query: RateQuery): Rate | null {
+  const candidates = ratesOf(card, query.event_type, query.pricing);
+  if (candidates.length === 0) return null;
   const at = query.at.getTime();
   if (Number.isNaN(at)) return null;
   const wanted = { provider: resolveProvider(card.provider_aliases, query.provider), model: query.model?.toLowerCase() ?? null, user_id: query.user_id };
   let best: { rate: Rate; rank: number; from: number } | null = null;
-  for (const rate of card.rates) {
-    if (rate.event_type !== query.event_type || rate.pricing !== query.pricing) continue;
+  for (const rate of candidates) {
     const rank = specificity(rate, wanted);
     const from = Date.parse(rate.effective_from);
-    if (rank < 0 || from > at) continue;
+    if (rank < 0 || from > at || (rate.effective_to !== undefined && Date.parse(rate.effective_to) <= at)) continue;
     if (best === null || rank > best.rank || (rank === best.rank && from > best.from)) best = { rate, rank, from };
   }
   return best?.rate ?? null;
@@ -44,4 +45,26 @@ function specificity(rate: Rate, wanted: { provider: string; model: string | nul
   if (rate.provider !== '*' && rate.provider !== wanted.provider) return -1;
   if (rate.model !== undefined && rate.model !== wanted.model) return -1;
   return (rate.user_id === undefined ? 0 : 8) + (rate.provider === '*' ? 0 : 4) + (rate.model === undefined ? 0 : 2) + (rate.service === undefined ? 1 : 0);
+}
+
+const indexes = new WeakMap<RateCard, Map<string, Rate[]>>();
+
+/**
+ * The card's rates of one event type and pricing: an index built once per card (a card is frozen, and a
+ * card with tenants' entries is a new object), so a lookup walks the few entries that can apply rather
+ * than the whole card.
+ */
+function ratesOf(card: RateCard, eventType: string, pricing: RatePricing): readonly Rate[] {
+  let index = indexes.get(card);
+  if (index === undefined) {
+    index = new Map();
+    for (const rate of card.rates) {
+      const key = `${rate.event_type}\u0000${rate.pricing}`;
+      const list = index.get(key);
+      if (list === undefined) index.set(key, [rate]);
+      else list.push(rate);
+    }
+    indexes.set(card, index);
+  }
+  return index.get(`${eventType}\u0000${pricing}`) ?? [];
 }

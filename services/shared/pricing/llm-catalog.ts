@@ -114,12 +114,12 @@ export class LlmCatalog {
     const resolved = this.resolve(provider.toLowerCase(), model.toLowerCase());
     if (resolved === null) return null;
     const { prices, since } = pricesInForce(resolved.model, at);
-    const priced = new Set(TOKEN_KINDS.filter((kind) => prices[PRICE_KEYS[kind]] !== undefined));
-    if (!TOKEN_KINDS.some((kind) => priced.has(kind))) return null;
+    const { priced, exact } = prepared(prices);
+    if (priced.size === 0) return null;
     const totalInput = new Exact(counts.input_tokens ?? 0);
     const components: CatalogComponent[] = [];
     for (const [kind, quantity] of chargedTokens(counts, priced)) {
-      const price = priceAt(prices[PRICE_KEYS[kind]], totalInput);
+      const price = exact.get(kind) ?? priceAt(prices[PRICE_KEYS[kind]], totalInput);
       components.push({ dimension: kind, quantity, price, per: PER_MILLION, cost: quantity.times(price).dividedBy(PER_MILLION) });
     }
     const requests = prices[REQUESTS_KEY];
@@ -131,6 +131,24 @@ export class LlmCatalog {
     const rateId = `genai-prices@${LLM_CATALOG_VERSION}:${resolved.provider.id}:${resolved.model.id}${since === null ? '' : `@${since}`}`;
     return { rate_id: rateId, provider: resolved.provider.id, model: resolved.model.id, components, cost: Exact.sum(0, ...components.map((part) => part.cost)) };
   }
+}
+
+const preparedPrices = new WeakMap<ModelPrice, { priced: ReadonlySet<TokenKind>; exact: ReadonlyMap<TokenKind, Exact> }>();
+
+/** The kinds a price entry prices and its flat prices as exact decimals, worked out once per entry (tiered ones depend on the event). */
+function prepared(prices: ModelPrice): { priced: ReadonlySet<TokenKind>; exact: ReadonlyMap<TokenKind, Exact> } {
+  let found = preparedPrices.get(prices);
+  if (found === undefined) {
+    const priced = new Set(TOKEN_KINDS.filter((kind) => prices[PRICE_KEYS[kind]] !== undefined));
+    const exact = new Map<TokenKind, Exact>();
+    for (const kind of priced) {
+      const price = prices[PRICE_KEYS[kind]];
+      if (typeof price === 'number') exact.set(kind, exactOf(price));
+    }
+    found = { priced, exact };
+    preparedPrices.set(prices, found);
+  }
+  return found;
 }
 
 function lookUp(provider: string, model: string): ResolvedModel | null {

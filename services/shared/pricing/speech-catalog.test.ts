@@ -63,3 +63,18 @@ describe('the speech catalog', () => {
     expect(() => SpeechCatalog.parse({ version: 1, currency: 'USD', entries: [{ id: 'b' }] })).toThrow(/must have required property 'provider'/);
   });
 });
+
+describe('the speech catalog file', () => {
+  it('loads, names a source and a read date for every entry, and prices each at quantity × price ÷ per in its unit', () => {
+    const loaded = SpeechCatalog.load();
+    expect(loaded.entries().length).toBeGreaterThanOrEqual(15);
+    for (const entry of loaded.entries()) {
+      const at = new Date(Date.parse(entry.effective_from) + 1);
+      const priced = loaded.price(entry.provider, entry.event_type, entry.model ?? null, new Exact('1'), at);
+      expect([entry.id, priced?.entry.id]).toEqual([entry.id, entry.id]);
+      const perEventUnit = { minute: '1', second: '60', hour: '0.016666666666666666666666666666666666666666666666666666666667', character: '1' }[entry.unit];
+      expect(priced!.cost.minus(new Exact(perEventUnit).times(entry.price).dividedBy(entry.per)).abs().lte('1e-40')).toBe(true);
+      expect(entry.source).toMatch(/^https:\/\//);
+    }
+  });
+});

@@ -118,13 +118,40 @@ export class SpeechCatalog {
    * after `at`. Provider and model are compared lower-cased.
    */
   find(provider: string, eventType: string, model: string | null, at: Date): SpeechEntry | null {
-    const entries = this.byProvider.get(`${provider.toLowerCase()}\u0000${eventType}`);
-    if (entries === undefined) return null;
+    const index = this.indexOf(`${provider.toLowerCase()}\u0000${eventType}`);
+    if (index === null) return null;
     const name = model?.toLowerCase() ?? null;
-    const candidates = entries.filter((entry) => entry.model !== undefined && name !== null && (name === entry.model || name.startsWith(`${entry.model}-`)));
-    const longest = Math.max(-1, ...candidates.map((entry) => entry.model!.length));
-    const chosen = longest >= 0 ? candidates.filter((entry) => entry.model!.length === longest) : entries.filter((entry) => entry.model === undefined);
-    return chosen.find((entry) => Date.parse(entry.effective_from) <= at.getTime()) ?? null;
+    let chosen = index.providerWide;
+    if (name !== null) {
+      const own = index.byModel.get(name);
+      if (own !== undefined) chosen = own;
+      else {
+        // The longest catalog model the name starts with, followed by '-'; the models are longest first.
+        const prefix = index.models.find((known) => name.startsWith(`${known}-`));
+        if (prefix !== undefined) chosen = index.byModel.get(prefix)!;
+      }
+    }
+    const atMs = at.getTime();
+    return chosen.find((entry) => Date.parse(entry.effective_from) <= atMs) ?? null;
+  }
+
+  private readonly indexes = new Map<string, { byModel: Map<string, SpeechEntry[]>; models: string[]; providerWide: SpeechEntry[] } | null>();
+
+  /** One provider and event type's entries by model (each list newest first), built on first use. */
+  private indexOf(key: string): { byModel: Map<string, SpeechEntry[]>; models: string[]; providerWide: SpeechEntry[] } | null {
+    const known = this.indexes.get(key);
+    if (known !== undefined) return known;
+    const entries = this.byProvider.get(key);
+    if (entries === undefined) return null;
+    const byModel = new Map<string, SpeechEntry[]>();
+    const providerWide: SpeechEntry[] = [];
+    for (const entry of entries) {
+      if (entry.model === undefined) providerWide.push(entry);
+      else byModel.set(entry.model, [...(byModel.get(entry.model) ?? []), entry]);
+    }
+    const index = { byModel, models: [...byModel.keys()].sort((a, b) => b.length - a.length), providerWide };
+    this.indexes.set(key, index);
+    return index;
   }
 
   /** The exact cost of `quantity` (in the event type's unit), or null when no entry prices it. */

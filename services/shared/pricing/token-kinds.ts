@@ -85,12 +85,30 @@ export function tokenCountProblems(counts: TokenCounts): TokenCountError[] {
  * exactly those keys. The counts must be consistent (tokenCountProblems empty).
  */
 export function chargedTokens(counts: TokenCounts, priced: ReadonlySet<TokenKind>): Map<TokenKind, Exact> {
-  // The most specific kinds first, so that every part's charged count is known before its wholes'.
-  const order = [...priced].sort((a, b) => Object.keys(DIMENSIONS[b]).length - Object.keys(DIMENSIONS[a]).length || a.localeCompare(b));
   const charged = new Map<TokenKind, Exact>();
-  for (const kind of order) {
-    const parts = order.filter((other) => isPartOf(other, kind)).map((other) => charged.get(other) ?? new Exact(0));
-    charged.set(kind, new Exact(counts[kind] ?? 0).minus(Exact.sum(0, ...parts)));
+  for (const { kind, parts } of chargePlan(priced)) {
+    let count = new Exact(counts[kind] ?? 0);
+    for (const part of parts) count = count.minus(charged.get(part)!);
+    charged.set(kind, count);
   }
   return charged;
+}
+
+interface PlanStep {
+  readonly kind: TokenKind;
+  /** The priced kinds that are part of this one, each charged before it. */
+  readonly parts: readonly TokenKind[];
+}
+const plans = new Map<string, readonly PlanStep[]>();
+
+/** The order to charge a set of priced kinds in (the most specific first) and each one's priced parts; at most 2^8 sets, each planned once. */
+function chargePlan(priced: ReadonlySet<TokenKind>): readonly PlanStep[] {
+  const key = TOKEN_KINDS.filter((kind) => priced.has(kind)).join(',');
+  let plan = plans.get(key);
+  if (plan === undefined) {
+    const order = [...priced].sort((a, b) => Object.keys(DIMENSIONS[b]).length - Object.keys(DIMENSIONS[a]).length || a.localeCompare(b));
+    plan = order.map((kind) => ({ kind, parts: order.filter((other) => isPartOf(other, kind)) }));
+    plans.set(key, plan);
+  }
+  return plan;
 }

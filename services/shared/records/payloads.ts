@@ -4,10 +4,11 @@ import { agentRecordSchema, type AgentRecord } from '../../../schemas/records/ag
 import type { RecordKind } from '../../../schemas/records/envelope.ts';
 import { sessionRecordSchema, type SessionRecord } from '../../../schemas/records/session.ts';
 import { telephonyNumberRecordSchema, type TelephonyNumberRecord } from '../../../schemas/records/telephony-number.ts';
+import { rateRecordSchema, type RateRecord } from '../../../schemas/records/rate.ts';
 import { transcriptRecordSchema, type TranscriptRecord } from '../../../schemas/records/transcript.ts';
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
 
-export type { AgentRecord, SessionRecord, TelephonyNumberRecord, TranscriptRecord, UsageRecord };
+export type { AgentRecord, RateRecord, SessionRecord, TelephonyNumberRecord, TranscriptRecord, UsageRecord };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }));
@@ -18,6 +19,7 @@ const validators: { [K in RecordKind]: ValidateFunction } = {
   usage: recordAjv.compile(usageRecordSchema),
   agent: recordAjv.compile(agentRecordSchema),
   transcript: recordAjv.compile(transcriptRecordSchema),
+  rate: recordAjv.compile(rateRecordSchema),
 };
 
 /** The payload of each kind, as its schema says; makeEnvelope validates before sending, decodeRecord after reading. */
@@ -27,6 +29,7 @@ export interface PayloadOf {
   usage: UsageRecord;
   agent: AgentRecord;
   transcript: TranscriptRecord;
+  rate: RateRecord;
 }
 
 export function payloadProblem(kind: RecordKind, payload: unknown): string | null {

@@ -21,6 +21,7 @@ const TOPIC_OF_KIND: { [K in RecordKind]: TopicKey } = {
   // An agent's records share its key with its telephony_number records: one partition, in order.
   agent: 'sessions',
   transcript: 'sessions',
+  rate: 'sessions',
 };
 
 export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Record<TopicKey, TopicSpec>>): RecordSink {

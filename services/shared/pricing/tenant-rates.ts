@@ -1,0 +1,105 @@
+import type { RateCard, RateEntry } from '../../../schemas/rate-card.ts';
+import type { ClickHouse } from '../clickhouse/client.ts';
+import { tableName } from '../clickhouse/tables.ts';
+import { Exact } from '../exact-decimal.ts';
+import type { Logger } from '../logger.ts';
+import type { RateRecord } from '../records/payloads.ts';
+import { withTenantEntries } from './load-rate-card.ts';
+
+/** How often every pricing process reads the tenants' entries: a new one applies within this plus the store's lag (README: within 5 s). */
+export const TENANT_RATES_REFRESH_MS = 2_000;
+
+/** The stored form of a tenant's entry (rate_entries, the highest version of each id). */
+export type StoredRate = Omit<RateRecord, 'version' | 'created_at'> & { readonly version: number; readonly created_at: string };
+
+/** A tenant entry as the card's lookups take it; the card's own fields only. */
+export function toCardEntry(rate: StoredRate): RateEntry {
+  return {
+    id: rate.id,
+    ...(rate.event_type === null ? {} : { event_type: rate.event_type }),
+    ...(rate.service === null ? {} : { service: rate.service }),
+    provider: rate.provider,
+    ...(rate.model === null ? {} : { model: rate.model }),
+    user_id: rate.user_id,
+    unit: rate.unit,
+    price: rate.price,
+    price_per: rate.price_per,
+    pricing: rate.pricing,
+    currency: rate.currency,
+    effective_from: rate.effective_from,
+    ...(rate.effective_to === null ? {} : { effective_to: rate.effective_to }),
+  };
+}
+
+/** Every tenant entry, its highest version, read fresh from ClickHouse. */
+export async function readTenantRates(ch: ClickHouse, id?: string): Promise<StoredRate[]> {
+  const result = await ch.client.query({
+    query: `SELECT id, user_id, provider, model, event_type, service, toString(pricing) AS pricing, unit, toString(price) AS price, toString(price_per) AS price_per,
+        toString(currency) AS currency, toString(toUnixTimestamp64Milli(effective_from)) AS from_ms,
+        if(effective_to IS NULL, NULL, toString(toUnixTimestamp64Milli(assumeNotNull(effective_to)))) AS to_ms,
+        toString(toUnixTimestamp64Milli(created_at)) AS created_ms, toString(version) AS version
+      FROM ${tableName(ch, 'rateEntries')} FINAL ${id === undefined ? '' : 'WHERE id = {id:String}'}
+      ORDER BY id`,
+    query_params: id === undefined ? {} : { id },
+    format: 'JSONEachRow',
+  });
+  type Row = Omit<StoredRate, 'version' | 'effective_from' | 'effective_to' | 'created_at'> & { version: string; from_ms: string; to_ms: string | null; created_ms: string };
+  const iso = (ms: string) => new Date(Number(ms)).toISOString();
+  return (await result.json<Row>()).map(({ from_ms, to_ms, created_ms, version, ...row }) => ({
+    ...row,
+    price: new Exact(row.price).toFixed(),
+    price_per: new Exact(row.price_per).toFixed(),
+    version: Number(version),
+    effective_from: iso(from_ms),
+    effective_to: to_ms === null ? null : iso(to_ms),
+    created_at: iso(created_ms),
+  }));
+}
+
+/**
+ * The rate card with the tenants' own entries, read again every TENANT_RATES_REFRESH_MS: every process
+ * that prices (the consumer, and ingest for quotes) holds one, so a new entry applies everywhere within
+ * seconds, with no restart. A failed read keeps the entries last read (and logs): pricing never stops
+ * because the store is briefly unreachable.
+ */
+export class TenantRateCard {
+  private card: RateCard;
+  private entries: readonly StoredRate[] = [];
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly base: RateCard,
+    private readonly ch: ClickHouse,
+    private readonly log: Logger,
+  ) {
+    this.card = base;
+  }
+
+  current(): RateCard {
+    return this.card;
+  }
+
+  tenantEntries(): readonly StoredRate[] {
+    return this.entries;
+  }
+
+  async refresh(): Promise<void> {
+    const entries = await readTenantRates(this.ch);
+    this.entries = entries;
+    this.card = withTenantEntries(this.base, entries.map(toCardEntry));
+  }
+
+  /** Reads once (a failure is thrown: a process does not start pricing without them), then every few seconds. */
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => {
+      this.refresh().catch((error: unknown) => this.log.warn({ err: error }, 'tenant_rates_refresh_failed: pricing with the entries last read'));
+    }, TENANT_RATES_REFRESH_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
