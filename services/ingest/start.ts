@@ -6,6 +6,7 @@ import type { Shutdown } from '../shared/lifecycle.ts';
 import type { Logger } from '../shared/logger.ts';
 import { kafkaRecordSink, type RecordSink } from '../shared/records/record-sink.ts';
 import { loadCatalogs } from '../shared/pricing/catalogs.ts';
+import { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
 import { createTenantRateService } from './rate-service.ts';
 import { MemoryRateEntryStore, RedisRateEntryStore } from './rates/rate-entry-store.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate-card.ts';
@@ -62,6 +63,10 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
   // A tenant entry is checked against the card it adds to (event types, units, the bound on a price).
   const card = await loadRateCard(config.rateCardPath ?? DEFAULT_RATE_CARD_URL);
   const pricing = { card: () => card, catalogs: loadCatalogs() };
+  // The 201 carries the cost as priced at acceptance: the card with the tenants' entries, as the consumer prices.
+  const tenantCard = new TenantRateCard(card, infra.clickhouseIngestReads, ingestLog);
+  await tenantCard.start();
+  shutdown.add('ingest-tenant-rates', async () => tenantCard.stop());
   const rateEntries = redis === null ? new MemoryRateEntryStore() : new RedisRateEntryStore(redis.client, redis.prefix);
   const tenantRates = createTenantRateService({ ...pricing, entries: rateEntries, reads: infra.clickhouseIngestReads, sink });
   const transcripts = createTranscriptService({ sessions: sessionService, history: new TranscriptHistory(infra.clickhouseReads), sink, log: ingestLog });
@@ -70,7 +75,7 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
     ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink }), agents),
     ...sessionRoutes(sessionService, agents.names),
     ...transcriptRoutes(transcripts),
-    ...usageRoutes(createUsageService({ sessions, sink, ...config.usage })),
+    ...usageRoutes(createUsageService({ sessions, sink, ...config.usage, pricing: { card: () => tenantCard.current(), catalogs: pricing.catalogs } })),
     ...rateRoutes(tenantRates),
   ];
 }

@@ -10,14 +10,25 @@ import { DEFAULT_REFRESH_MS, SessionIdentities, type SessionIdentity } from './u
 import { reportedCostProblems } from '../shared/usage/reported-cost.ts';
 import { usageQuantities, type Quantities } from '../shared/usage/usage-quantity.ts';
 import { TOKEN_KINDS } from '../shared/pricing/token-kinds.ts';
+import type { RateCard } from '../../schemas/rate-card.ts';
+import type { Catalogs } from '../shared/pricing/catalogs.ts';
+import { priceUsage, type PricedUsage } from '../shared/pricing/price-usage.ts';
 
 const FUTURE_TOLERANCE_MS = 5 * 60_000;
 const DAY_MS = 86_400_000;
 
-/** What POST /api/usage/events answers: compat.md's keys; the costs are the reported ones until priced. */
+/** What POST /api/usage/events answers: compat.md's keys, and the cost as priced at acceptance. */
 export interface AcceptedUsage {
   readonly record: UsageRecord;
   readonly envelope: Envelope;
+  /** The event priced as the consumer will price it (the same card and catalogs; a tenant entry made within the last seconds may not be applied yet). */
+  readonly priced: PricedUsage | null;
+}
+
+/** The prices ingest quotes an accepted event at; the consumer prices what is stored. */
+export interface AcceptancePricing {
+  readonly card: () => RateCard;
+  readonly catalogs: Catalogs;
 }
 
 export interface UsageServiceDeps {
@@ -28,13 +39,15 @@ export interface UsageServiceDeps {
   readonly maxAgeMs: number;
   /** How long after its session ended an event is still taken (USAGE_GRACE_AFTER_END_SECONDS). */
   readonly graceAfterEndMs: number;
+  /** null: the answer carries only the reported costs (the cost is still the consumer's). */
+  readonly pricing?: AcceptancePricing | null;
 }
 
 /**
  * Checks an event against its session, converts the workers' body to a quantity, and publishes the
  * record; pricing is the consumer's (it applies the rate card). Answered once the record is durable.
  */
-export function createUsageService({ sessions, sink, now = Date.now, maxAgeMs, graceAfterEndMs }: UsageServiceDeps) {
+export function createUsageService({ sessions, sink, now = Date.now, maxAgeMs, graceAfterEndMs, pricing = null }: UsageServiceDeps) {
   // Read again no later than the grace: a session that ended is refused within the grace of its end.
   const identities = new SessionIdentities(sessions, { refreshMs: Math.min(DEFAULT_REFRESH_MS, graceAfterEndMs), now });
 
@@ -59,7 +72,8 @@ export function createUsageService({ sessions, sink, now = Date.now, maxAgeMs, g
     else items.push(...reportedCostProblems(quantities.quantity, body));
     if (items.length > 0 || 'type' in quantities) return items;
     const record = toRecord(body, session, quantities, occurredAtMs, receivedAtMs);
-    return { record, envelope: makeEnvelope('usage', session.id, record, new Date(occurredAtMs), new Date(receivedAtMs), record.event_id as `${string}-${string}-${string}-${string}-${string}`) };
+    const priced = pricing === null ? null : priceUsage(pricing.card(), { ...record, occurred_at: new Date(record.occurred_at) }, pricing.catalogs);
+    return { record, priced, envelope: makeEnvelope('usage', session.id, record, new Date(occurredAtMs), new Date(receivedAtMs), record.event_id as `${string}-${string}-${string}-${string}-${string}`) };
   }
 
   return {

@@ -98,10 +98,11 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
     }
   }, 60_000);
 
-  it('stores the same events at their quotes, none unpriced, every view adding up', async () => {
+  it('stores the same events at their quotes, none unpriced, every view adding up; each answer carries its cost', async () => {
     const at = new Date().toISOString();
-    const answer = await post<{ status: string }[]>('/api/usage/events/batch', FLEET_MIX.map((item) => ({ ...body(item, { session_id: sessionId, user_id: user }), timestamp: at })));
+    const answer = await post<{ status: string; cost: string; cost_source: string }[]>('/api/usage/events/batch', FLEET_MIX.map((item) => ({ ...body(item, { session_id: sessionId, user_id: user }), timestamp: at })));
     expect(answer.body.map((result) => result.status)).toEqual(FLEET_MIX.map(() => 'accepted'));
+    expect(answer.body.map((result) => [result.cost_source, new Exact(result.cost).toFixed()])).toEqual(quotes.map((quote) => ['computed', quote.toFixed()]));
     const expectedTotal = Exact.sum(0, ...quotes).toFixed();
     const summary = await eventually(async () => {
       const read_ = await read<{ total_cost: string; unpriced_event_count: number; event_count: number }>('/api/costs/summary');
@@ -168,7 +169,10 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
       expect(listed.body.map((entry) => entry.id)).toContain(created.body.id);
     }, 10_000, 100);
     await new Promise((resolve) => setTimeout(resolve, 5_000));
-    expect((await post('/api/usage/events', { ...body(cartesia, { session_id: sessionId, user_id: user }), quantity: '1000' })).status).toBe(201);
+    const single = await post<{ total_cost: string; unit_cost: string; cost: string; cost_source: string }>('/api/usage/events', { ...body(cartesia, { session_id: sessionId, user_id: user }), quantity: '1000' });
+    expect(single.status).toBe(201);
+    // The answer's cost is ingest's price at acceptance; where ingest reads the same store as the consumer (the embedded process), the tenant's.
+    if (running.ingest === running.query) expect(single.body).toMatchObject({ total_cost: '0.01', unit_cost: '0.00001', cost: '0.01', cost_source: 'computed' });
     const after = await eventually(async () => {
       const summary = await read<{ total_cost: string }>('/api/costs/summary');
       expect(new Exact(summary.body.total_cost).equals(new Exact(before.body.total_cost).plus('0.01'))).toBe(true);

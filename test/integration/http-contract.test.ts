@@ -25,11 +25,14 @@ describe('the HTTP contract of the embedded process', () => {
     const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
     expect(operations.sort()).toEqual([
       'DELETE /api/agents/{agent_id}',
+      'DELETE /api/rates/{rate_id}',
       'GET /api/agents/',
       'GET /api/agents/{agent_id}',
       'GET /api/costs/by-agent',
       'GET /api/costs/summary',
       'GET /api/costs/timeline',
+      'GET /api/costs/unpriced',
+      'GET /api/rates',
       'GET /api/sessions/',
       'GET /api/sessions/by-room/{room_name}',
       'GET /api/sessions/{session_id}',
@@ -42,6 +45,8 @@ describe('the HTTP contract of the embedded process', () => {
       'PATCH /api/agents/{agent_id}',
       'PATCH /api/sessions/{session_id}',
       'POST /api/agents/',
+      'POST /api/rates',
+      'POST /api/rates/quote',
       'POST /api/sessions/',
       'POST /api/sessions/by-room/{room_name}/end',
       'POST /api/sessions/by-room/{room_name}/transcripts',

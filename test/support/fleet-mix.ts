@@ -20,7 +20,7 @@ const realtime = { input_tokens: '5200', cached_input_tokens: '2100', audio_inpu
 /**
  * The models and voices LiveKit Agents' and Pipecat's plugins use by default or document first (README:
  * "Prices beyond the card"), dated snapshots and the fleets' own provider names included. Speech entries
- * name the plugin's default model where the speech catalog prices it (infra/rate-card/speech-catalog.json).
+ * name the plugins' default models (infra/rate-card/speech-catalog.md lists where each was read).
  */
 export const FLEET_MIX: readonly FleetItem[] = [
   { provider: 'openai', model: 'gpt-4o-mini', event_type: 'llm_tokens', tokens: chat, scope: 'catalog' },
@@ -42,12 +42,18 @@ export const FLEET_MIX: readonly FleetItem[] = [
   { provider: 'azure', model: 'gpt-4o-mini', event_type: 'llm_tokens', tokens: chat, scope: 'catalog' },
   { provider: 'google', model: 'gemini-2.0-flash-001', event_type: 'llm_tokens', tokens: plain, scope: 'card' },
   { provider: 'deepgram', model: 'nova-3', event_type: 'stt_minutes', quantity: '3.25', scope: 'card' },
-  { provider: 'assemblyai', model: 'universal-streaming', event_type: 'stt_minutes', quantity: '2.5', scope: 'card' },
-  { provider: 'resemble', model: 'default', event_type: 'tts_characters', quantity: '512', scope: 'card' },
-  { provider: 'cartesia', model: 'sonic-2', event_type: 'tts_characters', quantity: '1480', scope: 'catalog' },
+  { provider: 'assemblyai', model: 'universal-3-5-pro', event_type: 'stt_minutes', quantity: '2.5', scope: 'card' },
+  { provider: 'resemble', model: 'unknown', event_type: 'tts_characters', quantity: '512', scope: 'card' },
   { provider: 'groq', model: 'whisper-large-v3-turbo', event_type: 'stt_minutes', quantity: '4.75', scope: 'catalog' },
-  { provider: 'openai', model: 'whisper-1', event_type: 'stt_minutes', quantity: '1.5', scope: 'catalog' },
-  { provider: 'elevenlabs', model: 'eleven_flash_v2_5', event_type: 'tts_characters', quantity: '2210', scope: 'catalog' },
+  { provider: 'openai', model: 'gpt-4o-mini-transcribe', event_type: 'stt_minutes', quantity: '1.5', scope: 'catalog' },
+  { provider: 'gladia', model: 'solaria-1', event_type: 'stt_minutes', quantity: '2.2', scope: 'catalog' },
+  { provider: 'soniox', model: 'stt-rt-v5', event_type: 'stt_minutes', quantity: '3.1', scope: 'catalog' },
+  { provider: 'cartesia', model: 'ink-whisper', event_type: 'stt_minutes', quantity: '0.75', scope: 'catalog' },
+  { provider: 'elevenlabs', model: 'eleven_turbo_v2_5', event_type: 'tts_characters', quantity: '2210', scope: 'catalog' },
+  { provider: 'elevenlabs', model: 'eleven_flash_v2_5', event_type: 'tts_characters', quantity: '1870', scope: 'catalog' },
+  { provider: 'cartesia', model: 'sonic-3', event_type: 'tts_characters', quantity: '1480', scope: 'catalog' },
+  { provider: 'cartesia', model: 'sonic-3.5', event_type: 'tts_characters', quantity: '930', scope: 'catalog' },
+  { provider: 'deepgram', model: 'aura-2-andromeda-en', event_type: 'tts_characters', quantity: '1200', scope: 'catalog' },
   { provider: 'openai', model: 'tts-1', event_type: 'tts_characters', quantity: '640', scope: 'catalog' },
-  { provider: 'aws', model: 'neural', event_type: 'tts_characters', quantity: '905', scope: 'catalog' },
+  { provider: 'aws', model: 'generative', event_type: 'tts_characters', quantity: '905', scope: 'catalog' },
 ];

@@ -1,5 +1,6 @@
 import { usageEventBatchBody, usageEventBody } from '../../../schemas/http/usage-event.ts';
 import { AppError, type ValidationItem } from '../../shared/errors.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import { BATCH_BODY_LIMIT } from '../../shared/http/read-raw-body.ts';
 import { compileRequest } from '../../shared/validation/compile-request.ts';
@@ -10,16 +11,23 @@ const TAGS = ['usage'];
 const validateEvent = compileRequest({ body: usageEventBody });
 const validateBatch = compileRequest({ body: usageEventBatchBody });
 
-/** compat.md's usage-event object; unit_cost and total_cost are the reported ones (the consumer prices). */
-function toUsageResponse({ record }: AcceptedUsage) {
+/**
+ * compat.md's usage-event object: unit_cost and total_cost are the worker's own when it sent them (as the
+ * replaced service echoed them), else as priced at acceptance (an LLM's unit cost per 1,000 tokens, as the
+ * replaced service showed it); `cost` and `cost_source` are callmeter's price, which the views will show.
+ */
+function toUsageResponse({ record, priced }: AcceptedUsage) {
   return {
     id: record.event_id, session_id: record.session_id, user_id: record.user_id, agent_id: record.agent_id, provider: record.provider,
-    event_type: record.event_type, quantity: record.quantity, unit_cost: record.reported_unit_cost, total_cost: record.reported_total_cost,
+    event_type: record.event_type, quantity: record.quantity,
+    unit_cost: record.reported_unit_cost ?? (priced === null || priced.cost_source === 'unpriced' ? null : displayedUnitCost(record.event_type, priced.unit_cost)),
+    total_cost: record.reported_total_cost ?? (priced === null || priced.cost_source === 'unpriced' ? null : priced.cost),
     created_at: record.received_at, occurred_at: record.occurred_at, model: record.model, input_tokens: record.input_tokens, output_tokens: record.output_tokens,
+    ...(priced === null ? {} : { cost: priced.cost, cost_source: priced.cost_source }),
   };
 }
 
-type BatchResult = { index: number; id: string | null; status: 'accepted' | 'duplicate' | 'rejected'; errors?: readonly ValidationItem[] };
+type BatchResult = { index: number; id: string | null; status: 'accepted' | 'duplicate' | 'rejected'; errors?: readonly ValidationItem[]; cost?: string; cost_source?: string };
 
 export function usageRoutes(usage: UsageService): Route[] {
   return [
@@ -57,7 +65,7 @@ async function acceptBatch(usage: UsageService, raw: PyValue | undefined): Promi
     if (seen.has(key)) return { index, id: result.record.event_id, status: 'duplicate' };
     seen.add(key);
     accepted.push(result);
-    return { index, id: result.record.event_id, status: 'accepted' };
+    return { index, id: result.record.event_id, status: 'accepted', ...(result.priced === null ? {} : { cost: result.priced.cost, cost_source: result.priced.cost_source }) };
   });
   await usage.publish(accepted);
   return answers;
@@ -77,4 +85,9 @@ async function prepareItem(usage: UsageService, item: PyValue, index: number, re
     }
     throw error;
   }
+}
+
+/** Stored unit costs are per unit; an LLM's is shown per 1,000 tokens, as the replaced service showed it ("0.00086"). */
+export function displayedUnitCost(eventType: string, unitCost: string): string {
+  return eventType === 'llm_tokens' ? new Exact(unitCost).times(1000).toFixed() : unitCost;
 }
