@@ -1,5 +1,6 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { AppError } from '../shared/errors.ts';
+import { Exact } from '../shared/exact-decimal.ts';
 import type { LiveUsageStore } from '../shared/redis/live-usage.ts';
 import { CostTally, money } from './cost-tally.ts';
 import { pendingLiveEntries } from './live-cost.ts';
@@ -58,7 +59,11 @@ function tallyOf(tallies: Map<string, CostTally>, key: string): CostTally {
   return tally;
 }
 
-/** A stored event in the usage-event object of compat.md, priced: unit_cost and total_cost are the rate card's. */
+/**
+ * A stored event in the usage-event object of compat.md, priced: unit_cost and total_cost are callmeter's
+ * (an LLM's unit cost per 1,000 tokens, as the replaced service showed it: "0.00086" for the blended rate);
+ * `components` are the priced parts, each at its exact rate.
+ */
 function toEventJson(event: StoredUsageEvent) {
   const optional = (value: string | null) => (value === null ? null : money(value));
   return {
@@ -69,7 +74,7 @@ function toEventJson(event: StoredUsageEvent) {
     provider: event.provider,
     event_type: event.event_type,
     quantity: money(event.quantity),
-    unit_cost: money(event.unit_cost),
+    unit_cost: event.event_type === 'llm_tokens' ? money(new Exact(event.unit_cost).times(1000)) : money(event.unit_cost),
     total_cost: money(event.cost),
     created_at: new Date(Number(event.received_ms)).toISOString(),
     occurred_at: new Date(Number(event.occurred_ms)).toISOString(),
@@ -81,5 +86,6 @@ function toEventJson(event: StoredUsageEvent) {
     cost_source: event.cost_source,
     reported_unit_cost: optional(event.reported_unit_cost),
     reported_total_cost: optional(event.reported_total_cost),
+    components: event.parts.map(([dimension, quantity, unit, price, per, cost, rate_id]) => ({ dimension, quantity: money(quantity), unit, price: money(price), per: money(per), cost: money(cost), rate_id })),
   };
 }

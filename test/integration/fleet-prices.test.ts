@@ -111,7 +111,13 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
     }, 30_000, 200);
     expect(summary.unpriced_event_count).toBe(0);
     expect(new Exact(summary.total_cost).toFixed()).toBe(expectedTotal);
-    const breakdown = await read<{ total_cost: string; events: { provider: string; total_cost: string }[] }>(`/api/sessions/${sessionId}/cost-breakdown`);
+    const breakdown = await read<{ total_cost: string; events: { provider: string; event_type: string; quantity: string; unit_cost: string; total_cost: string; components: { dimension: string; cost: string }[] }[] }>(`/api/sessions/${sessionId}/cost-breakdown`);
+    // Every event lists its priced parts, which add up to its cost; an LLM's unit cost is per 1,000 tokens.
+    for (const event of breakdown.body.events) {
+      expect(new Exact(event.total_cost).equals(Exact.sum(0, ...event.components.map((part) => part.cost)))).toBe(true);
+      if (event.event_type === 'llm_tokens') expect(new Exact(event.unit_cost).equals(new Exact(event.total_cost).div(event.quantity).times(1000).toDecimalPlaces(15))).toBe(true);
+    }
+    expect(breakdown.body.events.filter((event) => event.components.some((part) => part.dimension === 'cached_audio_input_tokens'))).toHaveLength(3);
     expect(new Exact(breakdown.body.total_cost).toFixed()).toBe(expectedTotal);
     expect(breakdown.body.events.map((event) => new Exact(event.total_cost).toFixed()).sort()).toEqual(quotes.map((quote) => quote.toFixed()).sort());
     expect((await read<unknown[]>('/api/costs/unpriced')).body).toEqual([]);
@@ -141,7 +147,7 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
   }, 60_000);
 
   it("applies a tenant's own price from its effective_from within 5 seconds, never to what is stored, and ends it on DELETE", async () => {
-    const cartesia = FLEET_MIX.find((item) => item.provider === 'cartesia')!;
+    const cartesia = FLEET_MIX.find((item) => item.provider === 'cartesia' && item.event_type === 'tts_characters')!;
     const before = await read<{ total_cost: string }>('/api/costs/summary');
     const past = await post<{ detail: { loc: string[] }[] }>('/api/rates', { user_id: user, provider: 'cartesia', event_type: 'tts_characters', price: '0.01', per: '1000', effective_from: new Date(Date.now() - 60_000).toISOString() });
     expect([past.status, past.body.detail[0]!.loc]).toEqual([422, ['body', 'effective_from']]);

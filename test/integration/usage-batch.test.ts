@@ -6,7 +6,7 @@ import { startCallmeter, type CallmeterProcess } from '../support/callmeter-proc
 import { isolate } from '../support/harness.ts';
 
 const COMPAT_KEYS = ['id', 'session_id', 'user_id', 'agent_id', 'provider', 'event_type', 'quantity', 'unit_cost', 'total_cost', 'created_at'];
-const EXTENSION_KEYS = ['occurred_at', 'model', 'input_tokens', 'output_tokens'];
+const EXTENSION_KEYS = ['occurred_at', 'model', 'input_tokens', 'output_tokens', 'cost', 'cost_source'];
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe('POST /api/usage/events and /batch on the embedded process', () => {
@@ -36,7 +36,7 @@ describe('POST /api/usage/events and /batch on the embedded process', () => {
     const ge = (input: string) => `{"type":"greater_than_equal","loc":["body",INDEX,"quantity"],"msg":"Input should be greater than or equal to 0","input":${input},"ctx":{"ge":0}}`;
     expect(response.status).toBe(200);
     expect(await response.text()).toBe(
-      `[{"index":0,"id":"${id}","status":"accepted"},` +
+      `[{"index":0,"id":"${id}","status":"accepted","cost":"0.00012","cost_source":"computed"},` +
         `{"index":1,"id":null,"status":"rejected","errors":[${ge('-1').replace('INDEX', '1')}]},` +
         `{"index":2,"id":null,"status":"rejected","errors":[${ge('-123456789012345678901234567890').replace('INDEX', '2')}]},` +
         `{"index":3,"id":null,"status":"rejected","errors":[${ge('-2.5').replace('INDEX', '3')}]},` +
@@ -55,10 +55,19 @@ describe('POST /api/usage/events and /batch on the embedded process', () => {
     expect(answer.body).toEqual({
       id: sent.event_id, session_id: own, user_id: 'tenant-1', agent_id: 'agent-u', provider: 'resemble', event_type: 'tts_characters',
       quantity: '3', unit_cost: '0.00004', total_cost: '0.00012', created_at: expect.stringMatching(ISO_UTC),
-      occurred_at: occurred, model: null, input_tokens: null, output_tokens: null,
+      occurred_at: occurred, model: null, input_tokens: null, output_tokens: null, cost: '0.00012', cost_source: 'computed',
     });
     expect(Date.parse(String(answer.body.created_at))).toBeGreaterThanOrEqual(started);
     expect(Date.parse(String(answer.body.created_at))).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('answers the priced cost where the worker sent none: total_cost, and an LLM unit_cost per 1,000 tokens as the replaced service showed it', async () => {
+    const blended = await call<Record<string, unknown>>(app.url, 'POST', '/api/usage/events', makeUsageEventBody(own, { provider: 'gemini', event_type: 'llm_tokens', quantity: 1200 }));
+    expect(blended.body).toMatchObject({ quantity: '1200', unit_cost: '0.00086', total_cost: '0.001032', cost: '0.001032', cost_source: 'computed' });
+    const minutes = await call<Record<string, unknown>>(app.url, 'POST', '/api/usage/events', makeUsageEventBody(own, { provider: 'deepgram', event_type: 'stt_minutes', quantity: undefined, usage_data: { audio_duration_seconds: 90 } }));
+    expect(minutes.body).toMatchObject({ quantity: '1.5', unit_cost: '0.0077', total_cost: '0.01155', cost: '0.01155', cost_source: 'computed' });
+    const unknown = await call<Record<string, unknown>>(app.url, 'POST', '/api/usage/events', makeUsageEventBody(own, { provider: 'acme-voice', quantity: 5 }));
+    expect(unknown.body).toMatchObject({ unit_cost: null, total_cost: null, cost: '0', cost_source: 'unpriced' });
   });
 
   it('refuses a timestamp more than 5 minutes ahead with a 422 at ["body","timestamp"], and accepts one 4 minutes ahead', async () => {

@@ -91,6 +91,8 @@ export interface StoredUsageEvent {
   readonly cost_source: string;
   readonly input_tokens: string | null;
   readonly output_tokens: string | null;
+  /** The priced parts, as stored (migration 012): [dimension, quantity, unit, price, per, cost, rate_id]. */
+  readonly parts: readonly (readonly [string, string, string, string, string, string, string])[];
   readonly occurred_ms: string;
   readonly received_ms: string;
 }
@@ -104,6 +106,7 @@ export async function sessionEvents(ch: ClickHouse, userId: string, sessionId: s
     query: `SELECT toString(id) AS event_key, toString(session_id) AS session_key, user_id, agent_id, provider, service, event_type, model,
         quantity, unit, unit_cost, cost, reported_unit_cost, reported_total_cost, toString(cost_source) AS cost_source,
         input_tokens, output_tokens,
+        arrayMap(part -> (part.1, toString(part.2), part.3, toString(part.4), toString(part.5), toString(part.6), part.7), cost_components) AS parts,
         toString(toUnixTimestamp64Milli(occurred_at)) AS occurred_ms, toString(toUnixTimestamp64Milli(received_at)) AS received_ms
       FROM ${tableName(ch, 'usageEvents')}
       WHERE user_id = {user:String} AND session_id = {session:UUID}
