@@ -14,6 +14,8 @@ export const MATERIALIZED_VIEWS = {
   usage_by_agent_daily_mv: 'usageByAgentDaily',
   usage_by_session_mv: 'usageBySession',
   unpriced_usage_mv: 'unpricedUsage',
+  usage_parts_totals_mv: 'usagePartsTotals',
+  usage_parts_by_session_mv: 'usagePartsBySession',
   usage_event_ids_by_user_mv: 'usageEventIds',
   agent_names_mv: 'agentNames',
   sessions_by_user_mv: 'sessionsByUser',

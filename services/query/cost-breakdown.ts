@@ -5,6 +5,7 @@ import type { LiveUsageStore } from '../shared/redis/live-usage.ts';
 import { CostTally, money } from './cost-tally.ts';
 import { pendingLiveEntries } from './live-cost.ts';
 import { sessionEvents, sessionHead, sessionLines, type StoredUsageEvent } from './queries/session-costs.ts';
+import { itemKey, partsBySessionItem } from './queries/usage-parts.ts';
 
 /** The most events one breakdown lists; its totals always cover all of them. */
 export const MAX_LISTED_EVENTS = 10_000;
@@ -20,7 +21,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export async function costBreakdown(ch: ClickHouse, liveUsage: LiveUsageStore, sessionId: string, callerId: string | null) {
   const session = UUID.test(sessionId) ? await sessionHead(ch, sessionId.toLowerCase()) : null;
   if (session === null || (callerId !== null && callerId !== session.user_id)) throw AppError.of('NOT_FOUND', 'Session not found');
-  const lines = await sessionLines(ch, session.user_id, session.id);
+  const [lines, parts] = await Promise.all([sessionLines(ch, session.user_id, session.id), partsBySessionItem(ch, session.user_id, session.id)]);
   const first = Math.min(...lines.map((line) => Number(line.first_at)));
   const last = Math.max(...lines.map((line) => Number(line.last_at)));
   const live = session.status === 'ACTIVE';
@@ -49,7 +50,12 @@ export async function costBreakdown(ch: ClickHouse, liveUsage: LiveUsageStore, s
     live,
     event_count: total.events,
     events_truncated: events.length > MAX_LISTED_EVENTS,
-    items: [...items].flatMap(([key, tally]) => tally.byService().map((row) => ({ provider: key.split('\u0000')[0]!, service: row.service, event_type: row.event_type, quantity: row.quantity, unit: row.unit, cost: row.cost }))),
+    items: [...items].flatMap(([key, tally]) =>
+      tally.byService().map((row) => {
+        const provider = key.split('\u0000')[0]!;
+        return { provider, service: row.service, event_type: row.event_type, quantity: row.quantity, unit: row.unit, cost: row.cost, parts: parts.get(itemKey(provider, row.event_type, row.service)) ?? [] };
+      }),
+    ),
   };
 }
 

@@ -3,15 +3,17 @@ import { CostTally, money, ZERO } from './cost-tally.ts';
 import { liveCost } from './live-cost.ts';
 import { sessionsWithUsage } from './queries/session-costs.ts';
 import { summaryLines } from './queries/usage-totals.ts';
+import { partsByService, serviceKey } from './queries/usage-parts.ts';
 import { localDate, startOfLocalDay, startOfMonth } from './zoned-time.ts';
 
 /** GET /api/costs/summary: compat.md's three keys first, then the breakdowns and counts. */
 export async function costSummary(ch: ClickHouse, userId: string, timeZone: string, nowMs: number) {
   const monthStart = startOfLocalDay(startOfMonth(localDate(nowMs, timeZone)), timeZone);
-  const [lines, sessions, live] = await Promise.all([
+  const [lines, sessions, live, parts] = await Promise.all([
     summaryLines(ch, userId, monthStart),
     sessionsWithUsage(ch, userId),
     liveCost(ch, userId),
+    partsByService(ch, userId),
   ]);
   const tally = new CostTally();
   let month = ZERO, reported = ZERO, unpriced = 0;
@@ -26,7 +28,8 @@ export async function costSummary(ch: ClickHouse, userId: string, timeZone: stri
     this_month_cost: money(month),
     by_provider: tally.byProvider(),
     currency: lines[0]?.currency ?? 'USD',
-    by_service: tally.byService(),
+    // Each service with the parts of its computed cost (a token kind, or the quantity), as stored.
+    by_service: tally.byService().map((service) => ({ ...service, parts: parts.get(serviceKey(service.event_type, service.service)) ?? [] })),
     event_count: tally.events,
     session_count: sessions,
     unpriced_event_count: unpriced,

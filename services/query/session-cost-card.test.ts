@@ -8,7 +8,7 @@ describe('toCostCard', () => {
       total_cost: '0.0000006',
       currency: 'USD',
       live: false,
-      items: [{ provider: 'deepgram', service: 'stt', event_type: 'stt_minutes', quantity: '1.5', unit: 'minutes', cost: '0.0000006' }],
+      items: [{ provider: 'deepgram', service: 'stt', event_type: 'stt_minutes', quantity: '1.5', unit: 'minutes', cost: '0.0000006', parts: [] }],
     });
     expect(card).toEqual({
       session_id: 's-1',

@@ -44,7 +44,9 @@ describe('GET /api/costs/summary on the embedded process', () => {
       reported_total_cost: '0.001032',
       live_cost: '0.049482',
     });
-    expect(summary.body.by_service).toContainEqual({ event_type: 'tts_characters', service: 'tts', unit: 'character', quantity: '512', cost: '0.02048' });
+    expect(summary.body.by_service).toContainEqual({
+      event_type: 'tts_characters', service: 'tts', unit: 'character', quantity: '512', cost: '0.02048', parts: [{ dimension: 'quantity', unit: 'character', quantity: '512', cost: '0.02048' }],
+    });
   });
 
   it('starts "this month" in the given time zone, at +05:45 too', async () => {

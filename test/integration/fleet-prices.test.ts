@@ -121,6 +121,12 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
     expect(new Exact(breakdown.body.total_cost).toFixed()).toBe(expectedTotal);
     expect(breakdown.body.events.map((event) => new Exact(event.total_cost).toFixed()).sort()).toEqual(quotes.map((quote) => quote.toFixed()).sort());
     expect((await read<unknown[]>('/api/costs/unpriced')).body).toEqual([]);
+    // The summary's services and the breakdown's items show their parts (cached against fresh tokens), which add up to them.
+    const services = (await read<{ by_service: { event_type: string; cost: string; parts: { dimension: string; cost: string }[] }[] }>('/api/costs/summary')).body.by_service;
+    for (const service of services) expect(new Exact(service.cost).equals(Exact.sum(0, ...service.parts.map((part) => part.cost)))).toBe(true);
+    expect(services.find((service) => service.event_type === 'llm_tokens')!.parts.map((part) => part.dimension)).toEqual(expect.arrayContaining(['input_tokens', 'cached_input_tokens', 'cache_write_tokens', 'audio_input_tokens', 'cached_audio_input_tokens', 'output_tokens', 'audio_output_tokens']));
+    const items = (await read<{ items: { cost: string; parts: { cost: string }[] }[] }>(`/api/sessions/${sessionId}/cost-breakdown`)).body.items;
+    for (const item of items) expect(new Exact(item.cost).equals(Exact.sum(0, ...item.parts.map((part) => part.cost)))).toBe(true);
   }, 60_000);
 
   it('lists an LLM’s catalog price of each token kind, and a speech model’s with its source', async () => {

@@ -75,3 +75,46 @@ CREATE TABLE IF NOT EXISTS {{database}}.rate_entries
 ENGINE = ReplacingMergeTree(version)
 ORDER BY id
 SETTINGS non_replicated_deduplication_window = 10000;
+
+-- The priced parts, summed: per tenant, event type, service and part (all time) for the summary's
+-- by_service, and per session and provider for the breakdown's items. Only computed costs have parts;
+-- rows stored before 012 have none, so there is nothing to backfill.
+CREATE TABLE IF NOT EXISTS {{database}}.usage_parts_totals
+(
+    user_id String,
+    event_type LowCardinality(String),
+    service LowCardinality(String),
+    dimension LowCardinality(String),
+    unit LowCardinality(String),
+    quantity SimpleAggregateFunction(sum, Decimal(76, 18)),
+    cost SimpleAggregateFunction(sum, Decimal(76, 18))
+)
+ENGINE = AggregatingMergeTree
+ORDER BY (user_id, event_type, service, dimension, unit)
+SETTINGS non_replicated_deduplication_window = 10000;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{database}}.usage_parts_totals_mv TO {{database}}.usage_parts_totals AS
+SELECT user_id, event_type, service, part.1 AS dimension, part.3 AS unit, sum(toDecimal256(part.2, 18)) AS quantity, sum(toDecimal256(part.6, 18)) AS cost
+FROM {{database}}.usage_events ARRAY JOIN cost_components AS part
+GROUP BY user_id, event_type, service, dimension, unit;
+
+CREATE TABLE IF NOT EXISTS {{database}}.usage_parts_by_session
+(
+    user_id String,
+    session_id UUID,
+    provider LowCardinality(String),
+    event_type LowCardinality(String),
+    service LowCardinality(String),
+    dimension LowCardinality(String),
+    unit LowCardinality(String),
+    quantity SimpleAggregateFunction(sum, Decimal(76, 18)),
+    cost SimpleAggregateFunction(sum, Decimal(76, 18))
+)
+ENGINE = AggregatingMergeTree
+ORDER BY (user_id, session_id, provider, event_type, service, dimension, unit)
+SETTINGS non_replicated_deduplication_window = 10000;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {{database}}.usage_parts_by_session_mv TO {{database}}.usage_parts_by_session AS
+SELECT user_id, session_id, provider, event_type, service, part.1 AS dimension, part.3 AS unit, sum(toDecimal256(part.2, 18)) AS quantity, sum(toDecimal256(part.6, 18)) AS cost
+FROM {{database}}.usage_events ARRAY JOIN cost_components AS part
+GROUP BY user_id, session_id, provider, event_type, service, dimension, unit;

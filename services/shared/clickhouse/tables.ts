@@ -11,6 +11,8 @@ export const TABLES = {
   usageByAgentDaily: 'usage_by_agent_daily',
   usageBySession: 'usage_by_session',
   unpricedUsage: 'unpriced_usage',
+  usagePartsTotals: 'usage_parts_totals',
+  usagePartsBySession: 'usage_parts_by_session',
   agentNames: 'agent_names',
   sessions: 'sessions',
   sessionsCurrent: 'sessions_current',

@@ -1,0 +1,59 @@
+import type { ClickHouse } from '../../shared/clickhouse/client.ts';
+import { tableName } from '../../shared/clickhouse/tables.ts';
+import { money } from '../cost-tally.ts';
+
+/** One priced part, summed: what a token kind (or a quantity price) came to. */
+export interface PartTotal {
+  readonly dimension: string;
+  readonly unit: string;
+  readonly quantity: string;
+  readonly cost: string;
+}
+
+interface PartRow {
+  readonly provider?: string;
+  readonly event_type: string;
+  readonly service: string;
+  readonly dimension: string;
+  readonly unit: string;
+  readonly quantity: string;
+  readonly cost: string;
+}
+
+/** `key` of a row → its parts, in the order of the query (dimension, then unit). */
+function grouped(rows: readonly PartRow[], key: (row: PartRow) => string): Map<string, PartTotal[]> {
+  const parts = new Map<string, PartTotal[]>();
+  for (const row of rows) {
+    const list = parts.get(key(row)) ?? [];
+    list.push({ dimension: row.dimension, unit: row.unit, quantity: money(row.quantity), cost: money(row.cost) });
+    parts.set(key(row), list);
+  }
+  return parts;
+}
+
+export const serviceKey = (eventType: string, service: string) => `${eventType}\u0000${service}`;
+export const itemKey = (provider: string, eventType: string, service: string) => `${provider}\u0000${eventType}\u0000${service}`;
+
+/** A tenant's priced parts over all time, by event type and service (usage_parts_totals, migration 012). */
+export async function partsByService(ch: ClickHouse, userId: string): Promise<Map<string, PartTotal[]>> {
+  const result = await ch.client.query({
+    query: `SELECT event_type, service, dimension, unit, sum(quantity) AS quantity, sum(cost) AS cost
+      FROM ${tableName(ch, 'usagePartsTotals')} WHERE user_id = {user:String}
+      GROUP BY event_type, service, dimension, unit ORDER BY event_type, service, dimension, unit`,
+    query_params: { user: userId },
+    format: 'JSONEachRow',
+  });
+  return grouped(await result.json<PartRow>(), (row) => serviceKey(row.event_type, row.service));
+}
+
+/** One session's priced parts, by provider, event type and service (usage_parts_by_session). */
+export async function partsBySessionItem(ch: ClickHouse, userId: string, sessionId: string): Promise<Map<string, PartTotal[]>> {
+  const result = await ch.client.query({
+    query: `SELECT provider, event_type, service, dimension, unit, sum(quantity) AS quantity, sum(cost) AS cost
+      FROM ${tableName(ch, 'usagePartsBySession')} WHERE user_id = {user:String} AND session_id = {session:UUID}
+      GROUP BY provider, event_type, service, dimension, unit ORDER BY provider, event_type, service, dimension, unit`,
+    query_params: { user: userId, session: sessionId },
+    format: 'JSONEachRow',
+  });
+  return grouped(await result.json<PartRow>(), (row) => itemKey(row.provider!, row.event_type, row.service));
+}
