@@ -16,13 +16,24 @@ export interface TimelinePoint {
 /**
  * GET /api/costs/timeline: every bucket of the range, oldest first, zeros included. Without a
  * start the range begins at the user's first usage (no usage: no buckets); without an end it
- * ends with the current bucket.
+ * ends with the current bucket. A range of more than MAX_BUCKETS buckets is cut to the user's data first.
  */
 export async function costTimeline(ch: ClickHouse, userId: string, range: InstantRange, period: Period, timeZone: string, nowMs: number): Promise<TimelinePoint[]> {
-  const start = range.start ?? (await firstUsageAt(ch, userId));
+  let start = range.start ?? (await firstUsageAt(ch, userId));
   if (start === null) return [];
-  const end = range.end ?? Math.max(currentBucketEnd(nowMs, period, timeZone), currentBucketEnd(start, period, timeZone));
-  const buckets = timelineBuckets(start, end, period, timeZone);
+  let end = range.end ?? Math.max(currentBucketEnd(nowMs, period, timeZone), currentBucketEnd(start, period, timeZone));
+  let buckets = timelineBuckets(start, end, period, timeZone);
+  if (buckets === null) {
+    // "All time" as dashboards ask it (2020-01-01 to 2099-12-31, daily): the range is cut to the caller's
+    // data, from the first usage (or the start, if later) to the current bucket (or the end, if earlier),
+    // as the replaced service answered it. A range really that long inside the data is still a 422.
+    const first = await firstUsageAt(ch, userId);
+    if (first === null) return [];
+    start = Math.max(start, first);
+    end = Math.min(end, Math.max(currentBucketEnd(nowMs, period, timeZone), currentBucketEnd(start, period, timeZone)));
+    if (end <= start) return [];
+    buckets = timelineBuckets(start, end, period, timeZone);
+  }
   if (buckets === null) {
     throw AppError.validation([{ type: 'value_error', loc: ['query', 'start_date'], msg: `Value error, the range holds more than ${MAX_BUCKETS} ${period} buckets: give a later start_date or a longer period`, input: null, ctx: { error: {} } }]);
   }

@@ -50,15 +50,26 @@ describe('timeline, by-agent and the per-session breakdown on the embedded proce
     }
   });
 
-  it('refuses unparseable dates, unknown zones, reversed ranges and ranges of too many buckets with a 422', async () => {
+  it('refuses unparseable dates, unknown zones and reversed ranges with a 422', async () => {
     const date = await get('/api/costs/timeline?start_date=2026-02-30');
     expect(date.text).toBe('{"detail":[{"type":"datetime_from_date_parsing","loc":["query","start_date"],"msg":"Input should be a valid datetime or date, day value is outside expected range","input":"2026-02-30","ctx":{"error":"day value is outside expected range"}}]}');
     expect((await get('/api/costs/by-agent?end_date=soon')).status).toBe(422);
     expect((await get('/api/costs/timeline?tz=Mars/Olympus')).text).toContain('"loc":["query","tz"]');
     expect((await get('/api/costs/timeline?start_date=2026-11-02&end_date=2026-11-01')).text).toContain('"loc":["query","end_date"]');
-    const long = await get('/api/costs/timeline?start_date=1990-01-01&end_date=2026-01-01');
-    expect([long.status, long.text]).toEqual([422, expect.stringContaining('more than 10000 daily buckets')]);
     expect((await get('/api/costs/timeline?start_date=1990-01-01&end_date=2026-01-01&period=monthly')).status).toBe(200);
+  });
+
+  it('cuts a range of more than 10,000 buckets to the caller’s data, as dashboards ask for "all time" (issue 21)', async () => {
+    const allTime = await get('/api/costs/timeline?start_date=2020-01-01&end_date=2099-12-31');
+    expect(allTime.status).toBe(200);
+    // The same buckets as the default timeline: from the first usage, a week ago, to today, zeros included.
+    expect(allTime.body).toEqual((await get('/api/costs/timeline')).body);
+    expect((allTime.body as unknown[]).length).toBe(8);
+    // A long range that ends before the first usage holds none of it.
+    const before = await get('/api/costs/timeline?start_date=1990-01-01&end_date=2026-01-01');
+    expect([before.status, before.body]).toEqual([200, []]);
+    // Another tenant with no usage: no buckets.
+    expect((await get('/api/costs/timeline?start_date=2020-01-01&end_date=2099-12-31', { 'x-user-id': 'nobody-here' })).body).toEqual([]);
   });
 
   it('exports the timeline and the agents as CSV when asked', async () => {
@@ -83,7 +94,7 @@ describe('timeline, by-agent and the per-session breakdown on the embedded proce
     expect(Object.keys(body).slice(0, 4)).toEqual(['session_id', 'total_cost', 'events', 'cost_by_type']);
     expect(body).toMatchObject({ total_cost: '0.40004', events_truncated: true, event_count: 10_001, cost_by_type: { tts_characters: '0.40004' } });
     expect(body.events).toHaveLength(10_000);
-    expect(body.items).toEqual([{ provider: 'resemble', service: 'tts', event_type: 'tts_characters', quantity: '10001', unit: 'character', cost: '0.40004' }]);
+    expect(body.items).toEqual([{ provider: 'resemble', service: 'tts', event_type: 'tts_characters', quantity: '10001', unit: 'character', cost: '0.40004', parts: [{ dimension: 'quantity', unit: 'character', quantity: '10001', cost: '0.40004' }] }]);
   });
 
   it('answers a session without events with zeros, and an unknown or foreign session with a 404', async () => {
