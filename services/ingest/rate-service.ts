@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { RateCreateBody } from '../../schemas/http/rates.ts';
-import type { RateCard, RateEntry } from '../../schemas/rate-card.ts';
+import type { RateCard } from '../../schemas/rate-card.ts';
 import type { RateRecord } from '../../schemas/records/rate.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { AppError, type ValidationItem } from '../shared/errors.ts';
@@ -8,7 +8,7 @@ import { Exact, MONEY_SCALE } from '../shared/exact-decimal.ts';
 import type { Catalogs } from '../shared/pricing/catalogs.ts';
 import { listRateCardProblems } from '../shared/pricing/rate-card-problems.ts';
 import type { RateListing } from '../shared/pricing/rate-listing.ts';
-import { readTenantRates, type StoredRate } from '../shared/pricing/tenant-rates.ts';
+import { readTenantRates, toCardEntry, type StoredRate } from '../shared/pricing/tenant-rates.ts';
 import type { RateEntryStore } from './rates/rate-entry-store.ts';
 import { makeEnvelope } from '../shared/records/envelope.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
@@ -102,26 +102,9 @@ function toRecord(body: RateCreateBody, card: RateCard, nowMs: number): RateReco
     version: 1,
   };
   // The card's own checks (a known event type or service, its unit, a price per unit within the bound).
-  const cardProblems = listRateCardProblems({ version: 1, currency: card.currency, services: card.services, provider_aliases: card.provider_aliases, rates: [asEntry(record)] });
+  const cardProblems = listRateCardProblems({ version: 1, currency: card.currency, services: card.services, provider_aliases: card.provider_aliases, rates: [toCardEntry(record)] });
   if (cardProblems.length > 0) throw AppError.validation(cardProblems.map((problem) => valueError('price', problem.replace(/^rate [^:]+: /, ''), body.price)));
   return record;
-}
-
-function asEntry(record: RateRecord): RateEntry {
-  return {
-    id: record.id,
-    ...(record.event_type === null ? {} : { event_type: record.event_type }),
-    ...(record.service === null ? {} : { service: record.service }),
-    provider: record.provider,
-    ...(record.model === null ? {} : { model: record.model }),
-    user_id: record.user_id,
-    unit: record.unit,
-    price: record.price,
-    price_per: record.price_per,
-    pricing: record.pricing,
-    currency: record.currency,
-    effective_from: record.effective_from,
-  };
 }
 
 function unitOf(card: RateCard, eventType: string | null, service: string | null): string {

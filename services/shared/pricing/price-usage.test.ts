@@ -1,12 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { rateCardSchema, type RateCard } from '../../../schemas/rate-card.ts';
-import type { Catalogs } from './catalogs.ts';
-import { LlmCatalog } from './llm-catalog.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from './load-rate-card.ts';
 import { priceUsage, type UsageToPrice } from './price-usage.ts';
-import { SpeechCatalog } from './speech-catalog.ts';
 import { TOKEN_KINDS } from './token-kinds.ts';
-import { makeCard, makeRate, makeServiceRate, makeUsage } from './pricing.fixtures.ts';
+import { makeCard, makeCatalogs, makeRate, makeServiceRate, makeUsage } from './pricing.fixtures.ts';
 
 let card: RateCard;
 beforeAll(async () => {
@@ -156,18 +153,10 @@ describe('priceUsage with service entries', () => {
 });
 
 describe('priceUsage with token kinds and the catalogs beneath the card', () => {
-  const catalogs: Catalogs = {
-    llm: new LlmCatalog(),
-    speech: SpeechCatalog.parse({
-      version: 1,
-      currency: 'USD',
-      entries: [
-        { id: 'cat-cartesia-sonic', provider: 'cartesia', model: 'sonic', event_type: 'tts_characters', unit: 'character', price: '0.03', per: '1000', effective_from: '2025-01-01T00:00:00Z', source: 'https://example.com', read_at: '2026-11-24', checked: true },
-        { id: 'cat-deepgram', provider: 'deepgram', event_type: 'stt_minutes', unit: 'minute', price: '0.0099', per: '1', effective_from: '2025-01-01T00:00:00Z', source: 'https://example.com', read_at: '2026-11-24', checked: true },
-      ],
-    }),
-    currency: 'USD',
-  };
+  const catalogs = makeCatalogs([
+    { id: 'cat-cartesia-sonic', provider: 'cartesia', model: 'sonic', event_type: 'tts_characters', unit: 'character', price: '0.03', per: '1000', effective_from: '2025-01-01T00:00:00Z' },
+    { id: 'cat-deepgram', provider: 'deepgram', event_type: 'stt_minutes', unit: 'minute', price: '0.0099', per: '1', effective_from: '2025-01-01T00:00:00Z' },
+  ]);
   const llm = (overrides: Partial<UsageToPrice>) => makeUsage({ event_type: 'llm_tokens', occurred_at: new Date('2026-11-24T12:00:00Z'), ...overrides });
 
   it('charges cached tokens as input where the card has no cached price, and at their own where it has', () => {

@@ -1,24 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { Catalogs } from './catalogs.ts';
-import { LlmCatalog } from './llm-catalog.ts';
-import { makeCard, makeRate } from './pricing.fixtures.ts';
+import { makeCard, makeCatalogs, makeRate } from './pricing.fixtures.ts';
 import { listRates } from './rate-listing.ts';
-import { SpeechCatalog } from './speech-catalog.ts';
 
-const source = { source: 'https://example.com/pricing', read_at: '2026-11-24', checked: true } as const;
-const catalogs: Catalogs = {
-  llm: new LlmCatalog(),
-  speech: SpeechCatalog.parse({
-    version: 1,
-    currency: 'USD',
-    entries: [
-      { id: 'cartesia-old', provider: 'cartesia', model: 'sonic', event_type: 'tts_characters', unit: 'character', price: '0.05', per: '1000', effective_from: '2025-01-01T00:00:00Z', ...source },
-      { id: 'cartesia-new', provider: 'cartesia', model: 'sonic', event_type: 'tts_characters', unit: 'character', price: '0.03', per: '1000', effective_from: '2026-01-01T00:00:00Z', ...source, checked: false },
-      { id: 'speechmatics', provider: 'speechmatics', event_type: 'stt_minutes', unit: 'hour', price: '0.24', per: '1', effective_from: '2025-01-01T00:00:00Z', ...source },
-    ],
-  }),
-  currency: 'USD',
-};
+const catalogs = makeCatalogs([
+  { id: 'cartesia-old', provider: 'cartesia', model: 'sonic', event_type: 'tts_characters', unit: 'character', price: '0.05', per: '1000', effective_from: '2025-01-01T00:00:00Z' },
+  { id: 'cartesia-new', provider: 'cartesia', model: 'sonic', event_type: 'tts_characters', unit: 'character', price: '0.03', per: '1000', effective_from: '2026-01-01T00:00:00Z', checked: false },
+  { id: 'speechmatics', provider: 'speechmatics', event_type: 'stt_minutes', unit: 'hour', price: '0.24', per: '1', effective_from: '2025-01-01T00:00:00Z' },
+]);
 const card = makeCard([
   makeRate({ id: 'dg-old', price: '0.0090', effective_from: '2024-01-01T00:00:00Z' }),
   makeRate({ id: 'dg-new', price: '0.0077', effective_from: '2026-01-01T00:00:00Z' }),
