@@ -235,7 +235,7 @@ async function main(): Promise<void> {
   }
 
   say('pricing: one event by the five-entry card, and with the whole catalog loaded');
-  const pricing = await runJson<{ card_ns: number; card_with_catalog_ns: number; fleet_catalog_ns: number; fleet_unpriced: number }>('bench/load/pricing.ts', [JSON.stringify(CI ? { rounds: 7, perRound: 5_000 } : { rounds: 15, perRound: 20_000 })]);
+  const pricing = await runJson<{ card_ns: number; card_with_catalog_ns: number; fleet_catalog_ns: number; fleet_unpriced: number }>('bench/load/pricing.ts', [JSON.stringify(CI ? { rounds: 9, perRound: 10_000 } : { rounds: 15, perRound: 20_000 })]);
   if (pricing.fleet_unpriced !== 0) throw new Error(`the pricing benchmark's fleet mix has ${pricing.fleet_unpriced} unpriced event(s)`);
   const perEvent = (ns: number) => Math.round(ns) / 1000;
   metrics.push({ name: 'pricing_card_us_per_event', value: perEvent(pricing.card_ns), unit: 'µs' });

@@ -128,9 +128,20 @@ export class LlmCatalog {
       components.push({ dimension: 'requests', quantity: new Exact(1), price, per: PER_THOUSAND, cost: price.dividedBy(PER_THOUSAND) });
     }
     components.sort((a, b) => TOKEN_KINDS.indexOf(a.dimension as TokenKind) - TOKEN_KINDS.indexOf(b.dimension as TokenKind));
-    const rateId = `genai-prices@${LLM_CATALOG_VERSION}:${resolved.provider.id}:${resolved.model.id}${since === null ? '' : `@${since}`}`;
+    const rateId = rateIdOf(resolved, since);
     return { rate_id: rateId, provider: resolved.provider.id, model: resolved.model.id, components, cost: Exact.sum(0, ...components.map((part) => part.cost)) };
   }
+}
+
+const rateIds = new WeakMap<ModelInfo, Map<string, string>>();
+
+/** `genai-prices@<version>:<provider>:<model>[@<start date>]`, built once per model and start. */
+function rateIdOf(resolved: ResolvedModel, since: string | null): string {
+  let ids = rateIds.get(resolved.model);
+  if (ids === undefined) rateIds.set(resolved.model, (ids = new Map()));
+  let id = ids.get(since ?? '');
+  if (id === undefined) ids.set(since ?? '', (id = `genai-prices@${LLM_CATALOG_VERSION}:${resolved.provider.id}:${resolved.model.id}${since === null ? '' : `@${since}`}`));
+  return id;
 }
 
 const preparedPrices = new WeakMap<ModelPrice, { priced: ReadonlySet<TokenKind>; exact: ReadonlyMap<TokenKind, Exact> }>();

@@ -132,7 +132,19 @@ export class SpeechCatalog {
       }
     }
     const atMs = at.getTime();
-    return chosen.find((entry) => Date.parse(entry.effective_from) <= atMs) ?? null;
+    return chosen.find((entry) => this.exact(entry).fromMs <= atMs) ?? null;
+  }
+
+  private readonly parsed = new WeakMap<SpeechEntry, { price: Exact; per: Exact; fromMs: number }>();
+
+  /** An entry's price, per and start as numbers, parsed once. */
+  private exact(entry: SpeechEntry): { price: Exact; per: Exact; fromMs: number } {
+    let parsed = this.parsed.get(entry);
+    if (parsed === undefined) {
+      parsed = { price: new Exact(entry.price), per: new Exact(entry.per), fromMs: Date.parse(entry.effective_from) };
+      this.parsed.set(entry, parsed);
+    }
+    return parsed;
   }
 
   private readonly indexes = new Map<string, { byModel: Map<string, SpeechEntry[]>; models: string[]; providerWide: SpeechEntry[] } | null>();
@@ -159,7 +171,7 @@ export class SpeechCatalog {
     const entry = this.find(provider, eventType, model, at);
     if (entry === null) return null;
     const [times, divide] = UNIT_RATIO[entry.event_type][entry.unit]!;
-    const [price, per] = [new Exact(entry.price), new Exact(entry.per)];
+    const { price, per } = this.exact(entry);
     // Multiply first and divide once: exact whenever per × divide is a power of ten.
     const cost = quantity.times(times).times(price).dividedBy(per.times(divide));
     return { entry, quantity: quantity.times(times).dividedBy(divide), price, per, cost };
