@@ -33,6 +33,14 @@ export async function costBreakdown(ch: ClickHouse, liveUsage: LiveUsageStore, s
   ]);
   const pending = await pendingLiveEntries(ch, session.user_id, entries, new Set(events.map((event) => event.event_key)), events.length <= MAX_LISTED_EVENTS);
   const costLines = [...lines, ...pending.map((entry) => ({ ...entry, cost_sum: entry.cost, quantity_sum: entry.quantity, events_sum: '1' }))];
+  // Usage of a call in progress that is not stored yet has no parts yet: one `pending` part per item, so that an item's parts still add up to it.
+  for (const entry of pending) {
+    const key = itemKey(entry.provider, entry.event_type, entry.service);
+    const list = parts.get(key) ?? [];
+    const known = list.find((part) => part.dimension === 'pending' && part.unit === entry.unit);
+    const summed = { dimension: 'pending', unit: entry.unit, quantity: money(new Exact(known?.quantity ?? 0).plus(entry.quantity)), cost: money(new Exact(known?.cost ?? 0).plus(entry.cost)) };
+    parts.set(key, [...list.filter((part) => part !== known), summed]);
+  }
   const total = new CostTally();
   const byType = new Map<string, CostTally>();
   const items = new Map<string, CostTally>();

@@ -58,7 +58,13 @@ describe('live cost of calls in progress', () => {
     await liveUsage.record(sessionId, [pending, stored[0]!]);
     const breakdown = await costBreakdown(ch, liveUsage, sessionId, USER);
     expect(breakdown).toMatchObject({ live: true, total_cost: '0.0504' });
-    expect(breakdown.items).toEqual([{ provider: 'resemble', service: 'tts', event_type: 'tts_characters', quantity: '1260', unit: 'character', cost: '0.0504' }]);
+    expect(breakdown.items).toEqual([
+      {
+        provider: 'resemble', service: 'tts', event_type: 'tts_characters', quantity: '1260', unit: 'character', cost: '0.0504',
+        // The stored events' part, and the pending entry's, not stored yet, so without parts of its own.
+        parts: [{ dimension: 'quantity', unit: 'character', quantity: '1250', cost: '0.05' }, { dimension: 'pending', unit: 'character', quantity: '10', cost: '0.0004' }],
+      },
+    ]);
   });
 
   it('looks the unlisted live entries up among the stored events when the breakdown lists only the first 10,000', async () => {

@@ -54,3 +54,13 @@ describe('listRates', () => {
     expect(listRates(card, catalogs, { service: 'stt', provider: 'openai', at: new Date() })).toEqual([]);
   });
 });
+
+describe('listRates of dated catalog prices', () => {
+  it('lists the start and end of a dated LLM price as date-times', () => {
+    const dated = listRates(card, catalogs, { service: 'llm', at: new Date('2026-11-24T00:00:00Z') }).filter((entry) => entry.effective_from !== null || entry.effective_to !== null);
+    expect(dated.length).toBeGreaterThan(0);
+    for (const entry of dated) {
+      for (const instant of [entry.effective_from, entry.effective_to]) if (instant !== null) expect(instant).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    }
+  });
+});

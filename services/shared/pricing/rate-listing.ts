@@ -135,8 +135,9 @@ function llmListings(card: RateCard, catalogs: Catalogs, filter: RateFilter): Ra
             price: price.base,
             per: '1000000',
             currency: catalogs.currency,
-            effective_from: since,
-            effective_to: until,
+            // The package writes start dates as dates (2026-07-30): listed as the instant they begin, UTC.
+            effective_from: since === null ? null : new Date(since).toISOString(),
+            effective_to: until === null ? null : new Date(until).toISOString(),
             source: `@pydantic/genai-prices ${LLM_CATALOG_VERSION}${price.tiered ? ' (tiered: a higher price past some prompt sizes; the quote applies it)' : ''}`,
           },
         ];
