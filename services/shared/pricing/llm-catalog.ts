@@ -116,6 +116,7 @@ export class LlmCatalog {
     const { prices, since } = pricesInForce(resolved.model, at);
     const { priced, exact } = prepared(prices);
     if (priced.size === 0) return null;
+    // A tiered price depends on the prompt's size; a flat one was parsed once.
     const totalInput = new Exact(counts.input_tokens ?? 0);
     const components: CatalogComponent[] = [];
     for (const [kind, quantity] of chargedTokens(counts, priced)) {

@@ -100,9 +100,15 @@ interface PlanStep {
   readonly parts: readonly TokenKind[];
 }
 const plans = new Map<string, readonly PlanStep[]>();
+const plansBySet = new WeakMap<ReadonlySet<TokenKind>, readonly PlanStep[]>();
 
-/** The order to charge a set of priced kinds in (the most specific first) and each one's priced parts; at most 2^8 sets, each planned once. */
+/**
+ * The order to charge a set of priced kinds in (the most specific first) and each one's priced parts; at
+ * most 2^8 sets, each planned once, and a set seen before (a catalog price's) found by identity.
+ */
 function chargePlan(priced: ReadonlySet<TokenKind>): readonly PlanStep[] {
+  const seen = plansBySet.get(priced);
+  if (seen !== undefined) return seen;
   const key = TOKEN_KINDS.filter((kind) => priced.has(kind)).join(',');
   let plan = plans.get(key);
   if (plan === undefined) {
@@ -110,5 +116,6 @@ function chargePlan(priced: ReadonlySet<TokenKind>): readonly PlanStep[] {
     plan = order.map((kind) => ({ kind, parts: order.filter((other) => isPartOf(other, kind)) }));
     plans.set(key, plan);
   }
+  plansBySet.set(priced, plan);
   return plan;
 }
