@@ -15,7 +15,7 @@ export function rateRoutes(tenantRates: TenantRateService): Route[] {
     }),
     defineRoute({
       method: 'DELETE', path: '/api/rates/{rate_id}', summary: 'End a tenant’s price now (a card or catalog price cannot be ended here: 409)', tags: TAGS,
-      responses: { 404: { description: 'No such rate', example: { detail: 'Rate not found' } }, 409: { description: 'A card or catalog price', example: { detail: 'Rate stt-deepgram-2024-01 is the rate card’s: change infra/rate-card/rate-card.json' } } },
+      responses: { 404: { description: 'No such rate', example: { detail: 'Rate not found' } }, 409: { description: 'A card or catalog price', example: { detail: 'Rate stt-deepgram-2024-01 is the rate card’s: change the rate card file' } } },
       request: { path: rateIdPath },
       response: { schema: rateEntrySchema },
       handle: async ({ path }) => tenantRates.end(path.rate_id),
