@@ -58,13 +58,12 @@ export async function readTenantRates(ch: ClickHouse, id?: string): Promise<Stor
 
 /**
  * The rate card with the tenants' own entries, read again every TENANT_RATES_REFRESH_MS: every process
- * that prices (the consumer, and ingest for quotes) holds one, so a new entry applies everywhere within
+ * that prices (the consumer, the query service for quotes and listings, ingest for the 201's cost) holds one, so a new entry applies everywhere within
  * seconds, with no restart. A failed read keeps the entries last read (and logs): pricing never stops
  * because the store is briefly unreachable.
  */
 export class TenantRateCard {
   private card: RateCard;
-  private entries: readonly StoredRate[] = [];
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -79,13 +78,8 @@ export class TenantRateCard {
     return this.card;
   }
 
-  tenantEntries(): readonly StoredRate[] {
-    return this.entries;
-  }
-
   async refresh(): Promise<void> {
     const entries = await readTenantRates(this.ch);
-    this.entries = entries;
     this.card = withTenantEntries(this.base, entries.map(toCardEntry));
   }
 
