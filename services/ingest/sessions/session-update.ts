@@ -1,3 +1,4 @@
+import { FINAL_SESSION_STATUSES } from '../../../schemas/records/session.ts';
 import type { CallDirection, CallStatus, JsonObject, Session, SessionStatus, TransferType } from './session.ts';
 import { oversized, type OversizedField } from './session-limits.ts';
 
@@ -34,7 +35,7 @@ const ALLOWED_MOVES: Readonly<Record<SessionStatus, readonly SessionStatus[]>> =
 };
 
 export function isFinalStatus(status: SessionStatus): boolean {
-  return status === 'COMPLETED' || status === 'FAILED';
+  return (FINAL_SESSION_STATUSES as readonly SessionStatus[]).includes(status);
 }
 
 export function applySessionUpdate(session: Session, update: SessionUpdate, nowMs: number): SessionUpdateResult {
