@@ -39,6 +39,20 @@ export const sessionResponseSchema = {
   required: Object.keys(SESSION_FIELDS),
 } as const;
 
+/** GET /api/sessions/{session_id}/analysis: whatever the worker stored as the analysis (an object from
+ * callmeter's PATCH, any JSON value in session_data), or null. */
+export const sessionAnalysisResponseSchema = { description: 'the analysis (an object), or null' } as const;
+
+/** The old TranscriptResponse: one turn of a call. */
+export const transcriptResponseSchema = {
+  type: 'object',
+  title: 'Transcript',
+  properties: { content: { type: 'string' }, speaker: { type: 'string', enum: ['USER', 'AGENT'] }, id: { type: 'string', format: 'uuid' }, session_id: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' } },
+  required: ['content', 'speaker', 'id', 'session_id', 'timestamp'],
+} as const;
+
+export const transcriptListResponseSchema = { type: 'array', items: transcriptResponseSchema } as const;
+
 export const sessionListResponseSchema = {
   type: 'object',
   title: 'SessionList',

@@ -1,6 +1,6 @@
 import { sessionListQuery } from '../../../schemas/http/query-params.ts';
 import { roomNamePath, sessionIdPath } from '../../../schemas/http/request-params.ts';
-import { sessionListResponseSchema, sessionResponseSchema } from '../../../schemas/http/responses.ts';
+import { sessionAnalysisResponseSchema, sessionListResponseSchema, sessionResponseSchema } from '../../../schemas/http/responses.ts';
 import { sessionCreateBody } from '../../../schemas/http/session-create.ts';
 import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http/session-update.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
@@ -54,8 +54,7 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
     }),
     defineRoute({
       method: 'GET', path: '/api/sessions/{session_id}/analysis', summary: 'The post-call analysis of a session, or null', tags: TAGS, responses: NOT_FOUND,
-      request: { path: sessionIdPath }, // Whatever the worker stored as the analysis: an object from callmeter's PATCH, any JSON value in session_data.
-      response: { schema: { description: 'the analysis (an object), or null' } },
+      request: { path: sessionIdPath }, response: { schema: sessionAnalysisResponseSchema },
       handle: async ({ path }) => sessionAnalysis(await sessions.get(path.session_id)),
     }),
     defineRoute({
