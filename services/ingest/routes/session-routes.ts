@@ -66,10 +66,8 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
   ];
 }
 
+// Datetimes become epoch milliseconds, the domain's unit; absent keys stay absent.
 function toSessionUpdate(body: SessionUpdateBody): SessionUpdate {
-  const ms = (date: Date | null | undefined) => (date === undefined ? undefined : date === null ? null : date.getTime());
-  const { ended_at, transfer_timestamp, ...rest } = body;
-  const update: Record<string, unknown> = { ...rest, ended_at: ms(ended_at), transfer_timestamp: ms(transfer_timestamp) };
-  for (const key of Object.keys(update)) if (update[key] === undefined) delete update[key];
-  return update as SessionUpdate;
+  const given = Object.entries(body).filter(([, value]) => value !== undefined);
+  return Object.fromEntries(given.map(([key, value]) => [key, value instanceof Date ? value.getTime() : value])) as SessionUpdate;
 }
