@@ -10,6 +10,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 export const LIVE_SESSION_STATUSES = ['CREATED', 'ACTIVE'] as const;
 /** Final is final: a late or replayed update never reopens a call billed as ended. */
 export const FINAL_SESSION_STATUSES = ['COMPLETED', 'FAILED'] as const;
+/** In lifecycle order: a session only moves forward along it, and never from a final status. */
 export const SESSION_STATUSES = [...LIVE_SESSION_STATUSES, ...FINAL_SESSION_STATUSES] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 export type LiveSessionStatus = (typeof LIVE_SESSION_STATUSES)[number];

@@ -1,5 +1,5 @@
 import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http/session-update.ts';
-import { FINAL_SESSION_STATUSES, type SessionField } from '../../../schemas/records/session.ts';
+import { FINAL_SESSION_STATUSES, SESSION_STATUSES, type SessionField } from '../../../schemas/records/session.ts';
 import { SESSION_FIELDS } from './session-shape.ts';
 import type { JsonObject, Session, SessionStatus } from './session.ts';
 import { oversized, type OversizedField } from './session-limits.ts';
@@ -23,13 +23,11 @@ export type SessionUpdateResult =
   /** The merged session_data or the new analysis would pass its bound (session-limits.ts), in that order. */
   | { readonly kind: 'too_large'; readonly fields: readonly OversizedField[] };
 
-// A final status is final: a late or replayed update must not reopen a call that was billed as ended.
-const ALLOWED_MOVES: Readonly<Record<SessionStatus, readonly SessionStatus[]>> = {
-  CREATED: ['ACTIVE', 'COMPLETED', 'FAILED'],
-  ACTIVE: ['COMPLETED', 'FAILED'],
-  COMPLETED: [],
-  FAILED: [],
-};
+// A session moves forward along SESSION_STATUSES (lifecycle order) and a final status is final: a late
+// or replayed update must not reopen a call that was billed as ended.
+function isAllowedMove(from: SessionStatus, to: SessionStatus): boolean {
+  return !isFinalStatus(from) && SESSION_STATUSES.indexOf(to) > SESSION_STATUSES.indexOf(from);
+}
 
 export function isFinalStatus(status: SessionStatus): boolean {
   return (FINAL_SESSION_STATUSES as readonly SessionStatus[]).includes(status);
@@ -37,7 +35,7 @@ export function isFinalStatus(status: SessionStatus): boolean {
 
 export function applySessionUpdate(session: Session, update: SessionUpdate, nowMs: number): SessionUpdateResult {
   const target = update.status ?? session.status;
-  if (target !== session.status && !ALLOWED_MOVES[session.status].includes(target)) {
+  if (target !== session.status && !isAllowedMove(session.status, target)) {
     return { kind: 'conflict', detail: `Cannot change session status from ${session.status} to ${target}` };
   }
   const next = moveTo(withFields(session, update), target, update, nowMs);
