@@ -1,3 +1,4 @@
+import { CALL_DIRECTIONS, lowerCase } from '../records/session.ts';
 import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
 
@@ -60,7 +61,7 @@ export const sessionListQuery = {
     start_date: { 'x-py': 'datetime', 'x-py-empty-absent': true },
     end_date: { 'x-py': 'datetime', 'x-py-empty-absent': true },
     // The old dashboard's call-log filter; the session answers carry it as `direction`.
-    direction: { 'x-py': 'literal', enum: ['inbound', 'outbound'] },
+    direction: { 'x-py': 'literal', enum: lowerCase(CALL_DIRECTIONS) },
   },
 } as const satisfies ModelSchema;
 

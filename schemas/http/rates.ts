@@ -54,6 +54,9 @@ export const rateEntrySchema = {
   },
 } as const;
 
+/** GET /api/rates */
+export const rateEntryListSchema = { type: 'array', items: rateEntrySchema } as const;
+
 export const rateQuoteResponseSchema = {
   type: 'object',
   required: ['total_cost', 'currency', 'cost_source', 'components'],

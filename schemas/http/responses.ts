@@ -1,3 +1,5 @@
+import { CALL_DIRECTIONS, lowerCase, sessionRecordSchema } from '../records/session.ts';
+
 /**
  * JSON Schemas of the success bodies, for the OpenAPI document (and the API fuzzer that checks
  * answers against it). Key order and types are those of compat.md.
@@ -6,30 +8,29 @@ const nullable = (type: string, extra: Record<string, unknown> = {}) => ({ anyOf
 const dateTime = { type: 'string', format: 'date-time' } as const;
 const nullableEnum = (values: readonly string[]) => ({ anyOf: [{ type: 'string', enum: values }, { type: 'null' }] });
 
+type FieldSchema = { readonly type?: string | readonly string[]; readonly enum?: readonly unknown[]; readonly [key: string]: unknown };
+
+// The record's field schema in this document's dialect: null as an anyOf branch, an enum typed, an object open.
+function responseField({ type, enum: values, ...extra }: FieldSchema): Record<string, unknown> {
+  if (values !== undefined) {
+    const strings = values.filter((value) => value !== null) as string[];
+    return strings.length === values.length ? { type: 'string', enum: strings } : nullableEnum(strings);
+  }
+  const types = [type ?? []].flat();
+  const [single] = types.filter((name) => name !== 'null');
+  const open = single === 'object' ? { additionalProperties: true } : {};
+  return types.includes('null') ? nullable(single!, { ...extra, ...open }) : { type: single, ...extra, ...open };
+}
+
+// The record's fields but version, in the replaced service's key order: session_data and id follow room_name.
+const LEADING = ['room_name', 'session_data', 'id'];
+const RECORD_FIELDS = [...LEADING, ...Object.keys(sessionRecordSchema.properties).filter((name) => !LEADING.includes(name) && name !== 'version')];
 const SESSION_FIELDS = {
-  room_name: { type: 'string' },
-  session_data: { type: 'object', additionalProperties: true },
-  id: { type: 'string', format: 'uuid' },
-  status: { type: 'string', enum: ['CREATED', 'ACTIVE', 'COMPLETED', 'FAILED'] },
-  started_at: nullable('string', { format: 'date-time' }),
-  ended_at: nullable('string', { format: 'date-time' }),
-  duration: nullable('integer', { minimum: 0 }),
-  user_id: { type: 'string' },
-  agent_id: nullable('string'),
-  agent_name: nullable('string'),
-  call_direction: nullableEnum(['INBOUND', 'OUTBOUND']),
-  outbound_phone_number: nullable('string'),
-  call_status: nullableEnum(['RINGING', 'ANSWERED', 'COMPLETED', 'FAILED', 'NO_ANSWER']),
-  analysis: nullable('object', { additionalProperties: true }),
-  transferred_to: nullable('string'),
-  transfer_type: nullableEnum(['WARM', 'COLD']),
-  transfer_timestamp: nullable('string', { format: 'date-time' }),
-  created_at: dateTime,
-  updated_at: dateTime,
+  ...Object.fromEntries(RECORD_FIELDS.map((name) => [name, responseField(sessionRecordSchema.properties[name as keyof typeof sessionRecordSchema.properties])])),
   // Read by the old dashboard's types: call_direction in lower case, and session_data again.
-  direction: nullableEnum(['inbound', 'outbound']),
+  direction: nullableEnum(lowerCase(CALL_DIRECTIONS)),
   metadata: { type: 'object', additionalProperties: true },
-} as const;
+};
 
 export const sessionResponseSchema = {
   type: 'object',
@@ -37,6 +38,20 @@ export const sessionResponseSchema = {
   properties: SESSION_FIELDS,
   required: Object.keys(SESSION_FIELDS),
 } as const;
+
+/** GET /api/sessions/{session_id}/analysis: whatever the worker stored as the analysis (an object from
+ * callmeter's PATCH, any JSON value in session_data), or null. */
+export const sessionAnalysisResponseSchema = { description: 'the analysis (an object), or null' } as const;
+
+/** The old TranscriptResponse: one turn of a call. */
+export const transcriptResponseSchema = {
+  type: 'object',
+  title: 'Transcript',
+  properties: { content: { type: 'string' }, speaker: { type: 'string', enum: ['USER', 'AGENT'] }, id: { type: 'string', format: 'uuid' }, session_id: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' } },
+  required: ['content', 'speaker', 'id', 'session_id', 'timestamp'],
+} as const;
+
+export const transcriptListResponseSchema = { type: 'array', items: transcriptResponseSchema } as const;
 
 export const sessionListResponseSchema = {
   type: 'object',

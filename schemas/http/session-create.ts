@@ -1,3 +1,4 @@
+import { LIVE_SESSION_STATUSES } from '../records/session.ts';
 import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
 
@@ -17,7 +18,7 @@ export const sessionCreateBody = {
     user_id: { 'x-py': 'str', maxLength: 512 },
     agent_id: { 'x-py': 'str', 'x-py-nullable': true, maxLength: 512 },
     session_data: { 'x-py': 'dict', default: {} },
-    status: { 'x-py': 'enum', enum: ['CREATED', 'ACTIVE'], default: 'ACTIVE' },
+    status: { 'x-py': 'enum', enum: LIVE_SESSION_STATUSES, default: 'ACTIVE' },
   },
   required: ['room_name', 'user_id'],
   'x-py-aliases': { session_data: ['metadata'] },

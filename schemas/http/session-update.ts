@@ -1,3 +1,4 @@
+import { CALL_DIRECTIONS, CALL_STATUSES, orNull, SESSION_STATUSES, TRANSFER_TYPES } from '../records/session.ts';
 import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
 
@@ -13,16 +14,16 @@ export const sessionUpdateBody = {
   type: 'object',
   title: 'SessionUpdate',
   properties: {
-    status: { 'x-py': 'enum', enum: ['CREATED', 'ACTIVE', 'COMPLETED', 'FAILED'] },
+    status: { 'x-py': 'enum', enum: SESSION_STATUSES },
     ended_at: { 'x-py': 'datetime' },
     duration: { 'x-py': 'int', minimum: 0, maximum: 2147483647 },
     metadata: { 'x-py': 'dict' },
     agent_name: { 'x-py': 'str', 'x-py-nullable': true, maxLength: 512 },
-    call_direction: { 'x-py': 'enum', enum: ['INBOUND', 'OUTBOUND', null] },
-    call_status: { 'x-py': 'enum', enum: ['RINGING', 'ANSWERED', 'COMPLETED', 'FAILED', 'NO_ANSWER', null] },
+    call_direction: { 'x-py': 'enum', enum: orNull(CALL_DIRECTIONS) },
+    call_status: { 'x-py': 'enum', enum: orNull(CALL_STATUSES) },
     outbound_phone_number: { 'x-py': 'str', 'x-py-nullable': true, maxLength: 512 },
     transferred_to: { 'x-py': 'str', 'x-py-nullable': true, maxLength: 512 },
-    transfer_type: { 'x-py': 'enum', enum: ['WARM', 'COLD', null] },
+    transfer_type: { 'x-py': 'enum', enum: orNull(TRANSFER_TYPES) },
     transfer_timestamp: { 'x-py': 'datetime', 'x-py-nullable': true },
     analysis: { 'x-py': 'dict' },
   },

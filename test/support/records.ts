@@ -1,32 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionRecord } from '../../services/shared/records/payloads.ts';
 import { makeEnvelope, type Envelope } from '../../services/shared/records/envelope.ts';
+import { toSessionRecord } from '../../services/ingest/sessions/session-shape.ts';
+import { newSession } from '../../services/ingest/sessions/session.ts';
 
+/** An ACTIVE session of user-1 started now, in its record form; override any field. */
 export function makeSessionRecord(overrides: Partial<SessionRecord> = {}): SessionRecord {
-  const now = new Date().toISOString();
-  return {
-    id: randomUUID(),
-    room_name: `room-${randomUUID()}`,
-    status: 'ACTIVE',
-    started_at: now,
-    ended_at: null,
-    duration: null,
-    user_id: 'user-1',
-    agent_id: null,
-    session_data: {},
-    agent_name: null,
-    call_direction: null,
-    outbound_phone_number: null,
-    call_status: null,
-    analysis: null,
-    transferred_to: null,
-    transfer_type: null,
-    transfer_timestamp: null,
-    created_at: now,
-    updated_at: now,
-    version: 1,
-    ...overrides,
-  };
+  const session = newSession({ id: randomUUID(), room_name: `room-${randomUUID()}`, user_id: 'user-1' }, Date.now());
+  return { ...toSessionRecord(session), ...overrides };
 }
 
 export function makeSessionEnvelope(overrides: Partial<SessionRecord> = {}): Envelope {

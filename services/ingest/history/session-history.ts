@@ -1,20 +1,25 @@
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
+import type { SessionField } from '../../../schemas/records/session.ts';
+import { fieldKind, SESSION_FIELDS, type FieldKind } from '../sessions/session-shape.ts';
 import type { Session } from '../sessions/session.ts';
 import type { SessionListQuery, SessionPage } from '../sessions/session-store.ts';
 
-// Datetimes leave ClickHouse as epoch milliseconds, the unit the domain keeps them in. The aliases
-// differ from the column names: ClickHouse would otherwise resolve WHERE and ORDER BY to them.
-const SESSION_COLUMNS = `
-  toString(id) AS session_id, room_name, status,
-  toUnixTimestamp64Milli(started_at) AS started_ms, toUnixTimestamp64Milli(ended_at) AS ended_ms, duration,
-  user_id, agent_id, session_data, agent_name, call_direction, outbound_phone_number, call_status, analysis,
-  transferred_to, transfer_type, toUnixTimestamp64Milli(transfer_timestamp) AS transfer_ms,
-  toUnixTimestamp64Milli(created_at) AS created_ms, toUnixTimestamp64Milli(updated_at) AS updated_ms, version`;
+// The columns are the session's fields (session-shape.ts). Datetimes leave ClickHouse as epoch
+// milliseconds, the unit the domain keeps them in, and the id as text. Their aliases differ from the
+// column names: ClickHouse would otherwise resolve WHERE and ORDER BY to them.
+const CONVERTED: Readonly<Partial<Record<FieldKind, { readonly read: string; readonly alias: string }>>> = {
+  'date-time': { read: 'toUnixTimestamp64Milli', alias: '_ms' },
+  uuid: { read: 'toString', alias: '_text' },
+};
+const aliasOf = (field: SessionField) => `${field}${CONVERTED[fieldKind(field)]?.alias ?? ''}`;
+const columnOf = (field: SessionField) => {
+  const converted = CONVERTED[fieldKind(field)];
+  return converted === undefined ? field : `${converted.read}(${field}) AS ${aliasOf(field)}`;
+};
+const SESSION_COLUMNS = SESSION_FIELDS.map(columnOf).join(', ');
 
-type Renamed = 'id' | 'started_at' | 'ended_at' | 'transfer_timestamp' | 'created_at' | 'updated_at';
-type SessionRow = Record<Exclude<keyof Session, Renamed>, string | number | null> &
-  Record<'session_id' | 'started_ms' | 'ended_ms' | 'transfer_ms' | 'created_ms' | 'updated_ms', string | number | null>;
+type SessionRow = Readonly<Record<string, string | number | null>>;
 
 /** The latest stored version of sessions: what the record path wrote, read when live state lacks it. */
 export class SessionHistory {
@@ -58,19 +63,14 @@ export class SessionHistory {
 }
 
 function toSession(row: SessionRow): Session {
-  const ms = (value: string | number | null) => (value === null ? null : Number(value));
-  const { session_id, started_ms, ended_ms, transfer_ms, created_ms, updated_ms, ...columns } = row;
-  return {
-    ...(columns as unknown as Session),
-    id: String(session_id),
-    started_at: ms(started_ms),
-    ended_at: ms(ended_ms),
-    duration: ms(row.duration),
-    transfer_timestamp: ms(transfer_ms),
-    created_at: Number(created_ms),
-    updated_at: Number(updated_ms),
-    version: Number(row.version),
-    session_data: JSON.parse(String(row.session_data)) as Session['session_data'],
-    analysis: row.analysis === null ? null : (JSON.parse(String(row.analysis)) as Session['analysis']),
-  };
+  return Object.fromEntries(SESSION_FIELDS.map((field) => [field, fromColumn(field, row[aliasOf(field)] ?? null)])) as Session;
+}
+
+// Integers and datetimes may leave ClickHouse quoted (64-bit); objects are stored as JSON text.
+function fromColumn(field: SessionField, value: string | number | null): unknown {
+  if (value === null) return null;
+  const kind = fieldKind(field);
+  if (kind === 'date-time' || kind === 'integer') return Number(value);
+  if (kind === 'object') return JSON.parse(String(value)) as unknown;
+  return kind === 'uuid' ? String(value) : value;
 }

@@ -1,6 +1,6 @@
 import { sessionListQuery } from '../../../schemas/http/query-params.ts';
 import { roomNamePath, sessionIdPath } from '../../../schemas/http/request-params.ts';
-import { sessionListResponseSchema, sessionResponseSchema } from '../../../schemas/http/responses.ts';
+import { sessionAnalysisResponseSchema, sessionListResponseSchema, sessionResponseSchema } from '../../../schemas/http/responses.ts';
 import { sessionCreateBody } from '../../../schemas/http/session-create.ts';
 import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http/session-update.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
@@ -54,8 +54,7 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
     }),
     defineRoute({
       method: 'GET', path: '/api/sessions/{session_id}/analysis', summary: 'The post-call analysis of a session, or null', tags: TAGS, responses: NOT_FOUND,
-      request: { path: sessionIdPath }, // Whatever the worker stored as the analysis: an object from callmeter's PATCH, any JSON value in session_data.
-      response: { schema: { description: 'the analysis (an object), or null' } },
+      request: { path: sessionIdPath }, response: { schema: sessionAnalysisResponseSchema },
       handle: async ({ path }) => sessionAnalysis(await sessions.get(path.session_id)),
     }),
     defineRoute({
@@ -67,10 +66,8 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
   ];
 }
 
+// Datetimes become epoch milliseconds, the domain's unit; absent keys stay absent.
 function toSessionUpdate(body: SessionUpdateBody): SessionUpdate {
-  const ms = (date: Date | null | undefined) => (date === undefined ? undefined : date === null ? null : date.getTime());
-  const { ended_at, transfer_timestamp, ...rest } = body;
-  const update: Record<string, unknown> = { ...rest, ended_at: ms(ended_at), transfer_timestamp: ms(transfer_timestamp) };
-  for (const key of Object.keys(update)) if (update[key] === undefined) delete update[key];
-  return update as SessionUpdate;
+  const given = Object.entries(body).filter(([, value]) => value !== undefined);
+  return Object.fromEntries(given.map(([key, value]) => [key, value instanceof Date ? value.getTime() : value])) as SessionUpdate;
 }

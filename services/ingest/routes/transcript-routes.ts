@@ -1,4 +1,5 @@
 import { roomNamePath, sessionIdPath } from '../../../schemas/http/request-params.ts';
+import { transcriptListResponseSchema, transcriptResponseSchema } from '../../../schemas/http/responses.ts';
 import { transcriptCreateBody, transcriptCreateByRoomBody } from '../../../schemas/http/transcript-create.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import type { TranscriptService } from '../transcript-service.ts';
@@ -6,20 +7,14 @@ import { toTranscriptResponse } from '../transcripts/transcript.ts';
 
 const TAGS = ['sessions'];
 const NOT_FOUND = { 404: { description: 'Unknown session (or room)', example: { detail: 'Session not found' } } };
-const turnSchema = {
-  type: 'object',
-  title: 'Transcript',
-  properties: { content: { type: 'string' }, speaker: { type: 'string', enum: ['USER', 'AGENT'] }, id: { type: 'string', format: 'uuid' }, session_id: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' } },
-  required: ['content', 'speaker', 'id', 'session_id', 'timestamp'],
-} as const;
-const TURN = { schema: turnSchema };
+const TURN = { schema: transcriptResponseSchema };
 
 /** The old service's transcript routes: the worker posts each turn by room, the call page reads them. */
 export function transcriptRoutes(transcripts: TranscriptService): Route[] {
   return [
     defineRoute({
       method: 'GET', path: '/api/sessions/{session_id}/transcripts', summary: 'A session’s transcript, oldest first (at most 10,000 turns)', tags: TAGS,
-      request: { path: sessionIdPath }, response: { schema: { type: 'array', items: turnSchema } },
+      request: { path: sessionIdPath }, response: { schema: transcriptListResponseSchema },
       handle: async ({ path }) => (await transcripts.list(path.session_id)).map(toTranscriptResponse),
     }),
     defineRoute({

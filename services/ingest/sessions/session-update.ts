@@ -1,22 +1,20 @@
-import type { CallDirection, CallStatus, JsonObject, Session, SessionStatus, TransferType } from './session.ts';
+import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http/session-update.ts';
+import { FINAL_SESSION_STATUSES, SESSION_STATUSES, type SessionField } from '../../../schemas/records/session.ts';
+import { SESSION_FIELDS } from './session-shape.ts';
+import type { JsonObject, Session, SessionStatus } from './session.ts';
 import { oversized, type OversizedField } from './session-limits.ts';
 
+// The fields a PATCH sets as given (schemas/http/session-update.ts); status and metadata go through the rules.
+type GivenField = Extract<Exclude<keyof SessionUpdateBody, 'status' | 'metadata'>, SessionField>;
+
 /** A change asked for by a client. Absent keys keep their value; null clears a nullable field. */
-export interface SessionUpdate {
+export type SessionUpdate = {
   readonly status?: SessionStatus;
-  readonly ended_at?: number;
-  readonly duration?: number;
   /** Merged shallowly into session_data: a key given here replaces that key only. */
   readonly metadata?: JsonObject;
-  readonly agent_name?: string | null;
-  readonly call_direction?: CallDirection | null;
-  readonly call_status?: CallStatus | null;
-  readonly outbound_phone_number?: string | null;
-  readonly transferred_to?: string | null;
-  readonly transfer_type?: TransferType | null;
-  readonly transfer_timestamp?: number | null;
-  readonly analysis?: JsonObject | null;
-}
+} & { readonly [K in GivenField]?: Session[K] };
+
+const GIVEN_FIELDS = SESSION_FIELDS.filter((field) => field !== 'status' && Object.hasOwn(sessionUpdateBody.properties, field)) as GivenField[];
 
 export type SessionUpdateResult =
   | { readonly kind: 'changed'; readonly session: Session }
@@ -25,21 +23,19 @@ export type SessionUpdateResult =
   /** The merged session_data or the new analysis would pass its bound (session-limits.ts), in that order. */
   | { readonly kind: 'too_large'; readonly fields: readonly OversizedField[] };
 
-// A final status is final: a late or replayed update must not reopen a call that was billed as ended.
-const ALLOWED_MOVES: Readonly<Record<SessionStatus, readonly SessionStatus[]>> = {
-  CREATED: ['ACTIVE', 'COMPLETED', 'FAILED'],
-  ACTIVE: ['COMPLETED', 'FAILED'],
-  COMPLETED: [],
-  FAILED: [],
-};
+// A session moves forward along SESSION_STATUSES (lifecycle order) and a final status is final: a late
+// or replayed update must not reopen a call that was billed as ended.
+function isAllowedMove(from: SessionStatus, to: SessionStatus): boolean {
+  return !isFinalStatus(from) && SESSION_STATUSES.indexOf(to) > SESSION_STATUSES.indexOf(from);
+}
 
 export function isFinalStatus(status: SessionStatus): boolean {
-  return status === 'COMPLETED' || status === 'FAILED';
+  return (FINAL_SESSION_STATUSES as readonly SessionStatus[]).includes(status);
 }
 
 export function applySessionUpdate(session: Session, update: SessionUpdate, nowMs: number): SessionUpdateResult {
   const target = update.status ?? session.status;
-  if (target !== session.status && !ALLOWED_MOVES[session.status].includes(target)) {
+  if (target !== session.status && !isAllowedMove(session.status, target)) {
     return { kind: 'conflict', detail: `Cannot change session status from ${session.status} to ${target}` };
   }
   const next = moveTo(withFields(session, update), target, update, nowMs);
@@ -65,19 +61,11 @@ function oversizedFields(next: Session, update: SessionUpdate): OversizedField[]
 }
 
 function withFields(session: Session, update: SessionUpdate): Session {
+  const given = GIVEN_FIELDS.filter((field) => update[field] !== undefined);
   return {
     ...session,
+    ...Object.fromEntries(given.map((field) => [field, update[field]])),
     session_data: update.metadata === undefined ? session.session_data : { ...session.session_data, ...update.metadata },
-    ended_at: given(update.ended_at, session.ended_at),
-    duration: given(update.duration, session.duration),
-    agent_name: given(update.agent_name, session.agent_name),
-    call_direction: given(update.call_direction, session.call_direction),
-    call_status: given(update.call_status, session.call_status),
-    outbound_phone_number: given(update.outbound_phone_number, session.outbound_phone_number),
-    transferred_to: given(update.transferred_to, session.transferred_to),
-    transfer_type: given(update.transfer_type, session.transfer_type),
-    transfer_timestamp: given(update.transfer_timestamp, session.transfer_timestamp),
-    analysis: given(update.analysis, session.analysis),
   };
 }
 
@@ -92,10 +80,6 @@ function moveTo(session: Session, target: SessionStatus, update: SessionUpdate, 
 // Clamped at zero: a worker clock that runs behind can send an ended_at before started_at.
 function elapsedSeconds(startedAt: number | null, endedAt: number): number {
   return startedAt === null ? 0 : Math.max(0, Math.floor((endedAt - startedAt) / 1000));
-}
-
-function given<T>(value: T | undefined, current: T): T {
-  return value === undefined ? current : value;
 }
 
 function sameContent(before: Session, after: Session): boolean {

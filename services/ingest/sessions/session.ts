@@ -1,45 +1,36 @@
-/**
- * A voice session as the ingest service holds it live. Datetimes are epoch milliseconds so that
- * comparisons and durations never parse strings; the wire form is made by toSessionResponse.
- */
-export const SESSION_STATUSES = ['CREATED', 'ACTIVE', 'COMPLETED', 'FAILED'] as const;
-export type SessionStatus = (typeof SESSION_STATUSES)[number];
+import type { LiveSessionStatus, SessionField, SessionRecord, sessionRecordSchema } from '../../../schemas/records/session.ts';
+import { blankSession } from './session-shape.ts';
 
-export const CALL_DIRECTIONS = ['INBOUND', 'OUTBOUND'] as const;
-export type CallDirection = (typeof CALL_DIRECTIONS)[number];
-
-export const CALL_STATUSES = ['RINGING', 'ANSWERED', 'COMPLETED', 'FAILED', 'NO_ANSWER'] as const;
-export type CallStatus = (typeof CALL_STATUSES)[number];
-
-export const TRANSFER_TYPES = ['WARM', 'COLD'] as const;
-export type TransferType = (typeof TRANSFER_TYPES)[number];
+export {
+  CALL_DIRECTIONS,
+  CALL_STATUSES,
+  FINAL_SESSION_STATUSES,
+  LIVE_SESSION_STATUSES,
+  SESSION_STATUSES,
+  TRANSFER_TYPES,
+  type CallDirection,
+  type CallStatus,
+  type LiveSessionStatus,
+  type SessionStatus,
+  type TransferType,
+} from '../../../schemas/records/session.ts';
 
 export type JsonObject = Readonly<Record<string, unknown>>;
 
-export interface Session {
-  readonly id: string;
-  readonly room_name: string;
-  readonly status: SessionStatus;
-  readonly started_at: number | null;
-  readonly ended_at: number | null;
-  /** Whole seconds. */
-  readonly duration: number | null;
-  readonly user_id: string;
-  readonly agent_id: string | null;
-  readonly session_data: JsonObject;
-  readonly agent_name: string | null;
-  readonly call_direction: CallDirection | null;
-  readonly outbound_phone_number: string | null;
-  readonly call_status: CallStatus | null;
-  readonly analysis: JsonObject | null;
-  readonly transferred_to: string | null;
-  readonly transfer_type: TransferType | null;
-  readonly transfer_timestamp: number | null;
-  readonly created_at: number;
-  readonly updated_at: number;
-  /** Starts at 1 and grows by one with every change; stores compare it to detect lost updates. */
-  readonly version: number;
-}
+type Properties = typeof sessionRecordSchema.properties;
+type DateTimeField = { [K in SessionField]: Properties[K] extends { readonly format: 'date-time' } ? K : never }[SessionField];
+type DomainValue<K extends SessionField, V> = K extends DateTimeField
+  ? (null extends V ? number | null : number)
+  : [Exclude<V, null>] extends [Record<string, unknown>]
+    ? (null extends V ? JsonObject | null : JsonObject)
+    : V;
+
+/**
+ * A voice session as the ingest service holds it live: the session record (schemas/records/session.ts)
+ * with its datetimes as epoch milliseconds, so that comparisons and durations never parse strings; the
+ * wire form is made by toSessionResponse.
+ */
+export type Session = { readonly [K in SessionField]: DomainValue<K, SessionRecord[K]> };
 
 export interface NewSessionInput {
   readonly id: string;
@@ -48,29 +39,21 @@ export interface NewSessionInput {
   readonly agent_id?: string | null;
   readonly session_data?: JsonObject;
   /** CREATED is a session made before the call connects; ACTIVE (the default) is a call in progress. */
-  readonly status?: 'CREATED' | 'ACTIVE';
+  readonly status?: LiveSessionStatus;
 }
 
+/** Every field not set here starts null. */
 export function newSession(input: NewSessionInput, nowMs: number): Session {
   const status = input.status ?? 'ACTIVE';
   return {
+    ...blankSession(),
     id: input.id,
     room_name: input.room_name,
     status,
     started_at: status === 'ACTIVE' ? nowMs : null,
-    ended_at: null,
-    duration: null,
     user_id: input.user_id,
     agent_id: input.agent_id ?? null,
     session_data: input.session_data ?? {},
-    agent_name: null,
-    call_direction: null,
-    outbound_phone_number: null,
-    call_status: null,
-    analysis: null,
-    transferred_to: null,
-    transfer_type: null,
-    transfer_timestamp: null,
     created_at: nowMs,
     updated_at: nowMs,
     version: 1,

@@ -1,4 +1,4 @@
-import { rateEntrySchema, rateQuoteBody, rateQuoteResponseSchema, ratesQuery, type RateQuoteBody } from '../../../schemas/http/rates.ts';
+import { rateEntryListSchema, rateQuoteBody, rateQuoteResponseSchema, ratesQuery, type RateQuoteBody } from '../../../schemas/http/rates.ts';
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import { AppError } from '../../shared/errors.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
@@ -23,7 +23,7 @@ export function rateReadRoutes({ card, catalogs, now = Date.now }: RateReadDeps)
     defineRoute({
       method: 'GET', path: '/api/rates', summary: 'The prices in force (rate card, tenant entries, built-in catalog), filtered', tags: TAGS,
       request: { query: ratesQuery },
-      response: { schema: { type: 'array', items: rateEntrySchema } },
+      response: { schema: rateEntryListSchema },
       handle: async ({ query }) =>
         listRates(card(), catalogs, {
           at: query.at ?? new Date(now()),
