@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../shared/errors.ts';
+import { jitteredDelay, retry } from '../../shared/retry.ts';
 import type { Redis } from '../../shared/redis/client.ts';
 import { KeyedQueue } from '../sessions/keyed-queue.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from '../sessions/redis-keys.ts';
@@ -51,17 +51,18 @@ export class RedisAgentStore implements AgentStore {
   }
 
   private async compareAndSet(id: string, mutate: AgentMutation): Promise<AgentUpdateOutcome> {
-    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+    // null: another process wrote first, so the mutation is decided again on what it wrote.
+    const outcome = await retry<AgentUpdateOutcome>(async () => {
       const before = await this.get(id);
       if (before === null) return { kind: 'not_found' };
       const after = mutate(before);
       if (after === null) return { kind: 'unchanged', agent: before };
       assertValidAgentRevision(before, after);
       const args = [before.version, after.version, JSON.stringify(after)];
-      if ((await guard(() => compareAndSetScript.run(this.redis, [this.keys.agent(id)], args))) === 1) return { kind: 'changed', before, after };
-      await sleep(Math.random() * Math.min(50, 2 ** attempt));
-    }
-    throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Agent store is busy, try again');
+      return (await guard(() => compareAndSetScript.run(this.redis, [this.keys.agent(id)], args))) === 1 ? { kind: 'changed', before, after } : null;
+    }, { attempts: this.maxAttempts, delayMs: jitteredDelay });
+    if (outcome === null) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Agent store is busy, try again');
+    return outcome;
   }
 }
 

@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../shared/errors.ts';
+import { jitteredDelay, retry } from '../../shared/retry.ts';
 import type { Redis } from '../../shared/redis/client.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from '../sessions/redis-keys.ts';
 import { LuaScript, unavailableOnError } from '../sessions/redis-script.ts';
@@ -95,12 +95,9 @@ export class RedisNumberStore implements NumberStore {
 
   /** `attempt` returns null when its write lost a race; it then decides again on fresh state. */
   private async retry<T>(attempt: () => Promise<T | null>): Promise<T> {
-    for (let n = 1; n <= this.maxAttempts; n++) {
-      const outcome = await attempt();
-      if (outcome !== null) return outcome;
-      await sleep(Math.random() * Math.min(50, 2 ** n));
-    }
-    throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Number store is busy, try again');
+    const outcome = await retry(attempt, { attempts: this.maxAttempts, delayMs: jitteredDelay });
+    if (outcome === null) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Number store is busy, try again');
+    return outcome;
   }
 }
 
