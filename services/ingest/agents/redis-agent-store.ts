@@ -1,20 +1,20 @@
 import { AppError } from '../../shared/errors.ts';
 import { jitteredDelay, retry } from '../../shared/retry.ts';
 import type { Redis } from '../../shared/redis/client.ts';
-import { KeyedQueue } from '../sessions/keyed-queue.ts';
-import { createIngestRedisKeys, type IngestRedisKeys } from '../sessions/redis-keys.ts';
-import { LuaScript, unavailableOnError } from '../sessions/redis-script.ts';
+import { KeyedQueue } from '../shared/keyed-queue.ts';
+import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-keys.ts';
+import { LuaScript, unavailableOnError } from '../shared/redis-script.ts';
 import { assertValidAgentRevision, type Agent } from './agent.ts';
 import type { AgentMutation, AgentStore, AgentUpdateOutcome } from './agent-store.ts';
 
 /** KEYS agent; ARGV version, agent JSON. */
-const createScript = new LuaScript(`
+const createScript = new LuaScript('createAgent', 1, `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[1], 'agent', ARGV[2])
 return 1`);
 
 /** KEYS agent; ARGV expected version, next version, next agent JSON. */
-const compareAndSetScript = new LuaScript(`
+const compareAndSetScript = new LuaScript('compareAndSetAgent', 1, `
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'agent', ARGV[3])
 return 1`);

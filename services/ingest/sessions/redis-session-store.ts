@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { AppError } from '../../shared/errors.ts';
 import { jitteredDelay, retry, waitUntil } from '../../shared/retry.ts';
 import type { Redis } from '../../shared/redis/client.ts';
-import { KeyedQueue, roomQueue } from './keyed-queue.ts';
-import { unavailableOnError } from './redis-script.ts';
-import { createIngestRedisKeys, type IngestRedisKeys } from './redis-keys.ts';
+import { KeyedQueue, roomQueue } from '../shared/keyed-queue.ts';
+import { unavailableOnError } from '../shared/redis-script.ts';
+import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-keys.ts';
 import type { Session } from './session.ts';
 import { createSessionScript, listSessionsScript, releaseLockScript, updateSessionScript } from './session-scripts.ts';
 import {
