@@ -1,5 +1,6 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../shared/logger.ts';
+import { exponentialDelay, retry } from '../shared/retry.ts';
 import { batchToken, encodePlan, OffsetPlans } from './offset-plan.ts';
 import { StoreWatch } from './store-watch.ts';
 
@@ -100,18 +101,27 @@ export async function startBatchRunner({ kafka, groupId, topics, handle, log, re
 
   const relaunch = async (crashed: Consumer): Promise<void> => {
     await crashed.disconnect().catch(() => undefined);
-    for (let attempt = 0; !stopped; attempt++) {
-      await pause(Math.min(relaunchDelayMs * 2 ** attempt, MAX_RELAUNCH_DELAY_MS));
-      if (stopped) return;
-      try {
-        await launch();
-        relaunches += 1;
-        log.warn({ attempt }, 'consumer_relaunched');
-        return;
-      } catch (error) {
-        log.error({ err: error, attempt }, 'consumer_relaunch_failed');
-      }
-    }
+    // A stop wakes the pause; one asked before the pause began must not wait it out.
+    const wait = async (ms: number) => {
+      if (stopped) return false;
+      await pause(ms);
+      return !stopped;
+    };
+    if (!(await wait(relaunchDelayMs))) return;
+    await retry(
+      async (n) => {
+        try {
+          await launch();
+          relaunches += 1;
+          log.warn({ attempt: n - 1 }, 'consumer_relaunched');
+          return true;
+        } catch (error) {
+          log.error({ err: error, attempt: n - 1 }, 'consumer_relaunch_failed');
+          return null;
+        }
+      },
+      { delayMs: exponentialDelay(2 * relaunchDelayMs, MAX_RELAUNCH_DELAY_MS), wait },
+    );
   };
 
   await launch();
@@ -180,21 +190,29 @@ interface BackoffContext {
 
 /** True once stored; false when the consumer stops or loses the partition first (the next owner replays). */
 async function storeWithBackoff(store: () => Promise<void>, { heartbeat, isRunning, isStale, log, token, failed }: BackoffContext): Promise<boolean> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await store();
-      return true;
-    } catch (error) {
-      failed();
-      log.warn({ err: error, token, attempt }, 'consumer_batch_store_failed');
-    }
-    const delay = Math.min(100 * 2 ** attempt, MAX_BACKOFF_MS);
-    const until = Date.now() + delay;
-    while (Date.now() < until) {
-      if (!isRunning() || isStale()) return false;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(500, until - Date.now())));
-      await heartbeat().catch(() => undefined);
-    }
+  const stored = await retry(
+    async (n) => {
+      try {
+        await store();
+        return true;
+      } catch (error) {
+        failed();
+        log.warn({ err: error, token, attempt: n - 1 }, 'consumer_batch_store_failed');
+        return null;
+      }
+    },
+    { delayMs: exponentialDelay(100, MAX_BACKOFF_MS), wait: (ms) => waitHeartbeating(ms, { heartbeat, isRunning, isStale }) },
+  );
+  return stored === true;
+}
+
+/** Waits `ms` in slices, heartbeating so that the group keeps the partition; false once the consumer stops or the partition moved. */
+async function waitHeartbeating(ms: number, { heartbeat, isRunning, isStale }: Pick<BackoffContext, 'heartbeat' | 'isRunning' | 'isStale'>): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
     if (!isRunning() || isStale()) return false;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(500, until - Date.now())));
+    await heartbeat().catch(() => undefined);
   }
+  return isRunning() && !isStale();
 }

@@ -6,7 +6,7 @@ import { agentEnvelope } from './agent-record.ts';
 import { applyAgentUpdate, newAgent, type Agent, type AgentUpdate, type NewAgentInput } from './agents/agent.ts';
 import type { AgentStore } from './agents/agent-store.ts';
 import type { HistoryBackedAgentStore } from './history/history-backed-agent-store.ts';
-import { KeyedQueue, MAX_WAITING_CHANGES } from './sessions/keyed-queue.ts';
+import { KeyedQueue, MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
 import type { NumberStore } from './telephony/number-store.ts';
 import { normalizePhoneNumber } from './telephony/phone-number.ts';
 

@@ -5,7 +5,7 @@ import { MicroBatcher } from '../shared/micro-batcher.ts';
 import type { Envelope } from '../shared/records/envelope.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { createSessionService } from './session-service.ts';
-import { MAX_WAITING_CHANGES } from './sessions/keyed-queue.ts';
+import { MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { MAX_ANALYSIS_BYTES, MAX_SESSION_DATA_BYTES } from './sessions/session-limits.ts';
 import { T0 } from './sessions/session.fixtures.ts';

@@ -3,7 +3,7 @@ import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { sessionEnvelope } from './session-record.ts';
-import { KeyedQueue, MAX_WAITING_CHANGES } from './sessions/keyed-queue.ts';
+import { KeyedQueue, MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
 import { endSession, getSession, getSessionByRoom, joinSession, newBoundedSession, updateSession, type SessionChange } from './sessions/session-commands.ts';
 import { roomJoin } from './sessions/session-join.ts';
 import type { NewSessionInput, Session, SessionUpdate } from './sessions/session.ts';

@@ -2,7 +2,7 @@ import { AppError } from '../shared/errors.ts';
 import { makeEnvelope } from '../shared/records/envelope.ts';
 import type { TelephonyNumberRecord } from '../shared/records/payloads.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
-import { KeyedQueue, MAX_WAITING_CHANGES } from './sessions/keyed-queue.ts';
+import { KeyedQueue, MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
 import { assignNumber, reassignNumber, releaseNumber, unassignNumber, type AssignNumberInput, type TelephonyDeps } from './telephony/number-commands.ts';
 import type { HeldNumber } from './telephony/number-rules.ts';
 import { normalizePhoneNumber } from './telephony/phone-number.ts';

@@ -13,6 +13,8 @@ import { TOKEN_KINDS } from '../shared/pricing/token-kinds.ts';
 import type { RateCard } from '../../schemas/rate-card.ts';
 import type { Catalogs } from '../shared/pricing/catalogs.ts';
 import { priceUsage, type PricedUsage } from '../shared/pricing/price-usage.ts';
+import type { PyValue } from '../shared/validation/py-value.ts';
+import { acceptUsageBatch, type BatchItemResult } from './usage/usage-batch.ts';
 
 const FUTURE_TOLERANCE_MS = 5 * 60_000;
 const DAY_MS = 86_400_000;
@@ -76,17 +78,18 @@ export function createUsageService({ sessions, sink, now = Date.now, maxAgeMs, g
     return { record, priced, envelope: makeEnvelope('usage', session.id, record, new Date(occurredAtMs), new Date(receivedAtMs), record.event_id as `${string}-${string}-${string}-${string}-${string}`) };
   }
 
+  const publish = (accepted: readonly AcceptedUsage[]) => sink.publish(accepted.map((a) => a.envelope));
+
   return {
-    prepare,
     async accept(body: UsageEventBody): Promise<AcceptedUsage> {
       const prepared = await prepare(body, now());
       if (Array.isArray(prepared)) throw AppError.validation(prepared);
       const accepted = prepared as AcceptedUsage;
-      await sink.publish([accepted.envelope]);
+      await publish([accepted]);
       return accepted;
     },
-    publish: (accepted: readonly AcceptedUsage[]) => sink.publish(accepted.map((a) => a.envelope)),
-    now,
+    /** Each item accepted or rejected alone (`usage/usage-batch.ts`); the results are the answer's items, in order. */
+    acceptBatch: (items: readonly PyValue[]): Promise<BatchItemResult[]> => acceptUsageBatch({ prepare, publish }, items, now()),
   };
 }
 

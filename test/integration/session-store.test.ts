@@ -35,6 +35,16 @@ afterAll(async () => {
 sessionStoreContract('RedisSessionStore', (options) => new RedisSessionStore(shared, prefix(), options));
 
 describe('RedisSessionStore on the real Redis', () => {
+  it('runs its scripts again after the server forgot them (SCRIPT FLUSH, as after a restart)', async () => {
+    const store = new RedisSessionStore(shared, prefix());
+    const session = makeSession();
+    await store.create(session);
+    await shared.script('FLUSH');
+    const outcome = await store.update(session.id, sessionMutation({ metadata: { after_flush: true } }, T0 + 1));
+    expect(outcome.kind).toBe('changed');
+    expect((await store.get(session.id))?.session_data).toMatchObject({ after_flush: true });
+  });
+
   it('loses no update when several processes (own connections) race on one session', async () => {
     const keyPrefix = prefix();
     const processes = await Promise.all(Array.from({ length: 5 }, async () => new RedisSessionStore(await connect(), keyPrefix)));

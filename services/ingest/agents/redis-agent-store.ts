@@ -1,20 +1,20 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../shared/errors.ts';
+import { jitteredDelay, retry } from '../../shared/retry.ts';
 import type { Redis } from '../../shared/redis/client.ts';
-import { KeyedQueue } from '../sessions/keyed-queue.ts';
-import { createIngestRedisKeys, type IngestRedisKeys } from '../sessions/redis-keys.ts';
-import { LuaScript, unavailableOnError } from '../sessions/redis-script.ts';
+import { KeyedQueue } from '../shared/keyed-queue.ts';
+import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-keys.ts';
+import { LuaScript, unavailableOnError } from '../shared/redis-script.ts';
 import { assertValidAgentRevision, type Agent } from './agent.ts';
 import type { AgentMutation, AgentStore, AgentUpdateOutcome } from './agent-store.ts';
 
 /** KEYS agent; ARGV version, agent JSON. */
-const createScript = new LuaScript(`
+const createScript = new LuaScript('createAgent', 1, `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[1], 'agent', ARGV[2])
 return 1`);
 
 /** KEYS agent; ARGV expected version, next version, next agent JSON. */
-const compareAndSetScript = new LuaScript(`
+const compareAndSetScript = new LuaScript('compareAndSetAgent', 1, `
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'agent', ARGV[3])
 return 1`);
@@ -51,17 +51,18 @@ export class RedisAgentStore implements AgentStore {
   }
 
   private async compareAndSet(id: string, mutate: AgentMutation): Promise<AgentUpdateOutcome> {
-    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+    // null: another process wrote first, so the mutation is decided again on what it wrote.
+    const outcome = await retry<AgentUpdateOutcome>(async () => {
       const before = await this.get(id);
       if (before === null) return { kind: 'not_found' };
       const after = mutate(before);
       if (after === null) return { kind: 'unchanged', agent: before };
       assertValidAgentRevision(before, after);
       const args = [before.version, after.version, JSON.stringify(after)];
-      if ((await guard(() => compareAndSetScript.run(this.redis, [this.keys.agent(id)], args))) === 1) return { kind: 'changed', before, after };
-      await sleep(Math.random() * Math.min(50, 2 ** attempt));
-    }
-    throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Agent store is busy, try again');
+      return (await guard(() => compareAndSetScript.run(this.redis, [this.keys.agent(id)], args))) === 1 ? { kind: 'changed', before, after } : null;
+    }, { attempts: this.maxAttempts, delayMs: jitteredDelay });
+    if (outcome === null) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Agent store is busy, try again');
+    return outcome;
   }
 }
 

@@ -6,9 +6,9 @@ import { BATCH_BODY_LIMIT } from '../../shared/http/read-raw-body.ts';
 import { compileRequest } from '../../shared/validation/compile-request.ts';
 import type { PyValue } from '../../shared/validation/py-value.ts';
 import type { AcceptedUsage, UsageService } from '../usage-service.ts';
+import type { BatchItemResult } from '../usage/usage-batch.ts';
 
 const TAGS = ['usage'];
-const validateEvent = compileRequest({ body: usageEventBody });
 const validateBatch = compileRequest({ body: usageEventBatchBody });
 
 /**
@@ -44,47 +44,24 @@ export function usageRoutes(usage: UsageService): Route[] {
     defineRoute({
       method: 'POST', path: '/api/usage/events/batch', summary: 'Record up to 1,000 usage events; each is accepted or rejected alone', tags: TAGS,
       request: { body: usageEventBatchBody }, rawBody: true, bodyLimitBytes: BATCH_BODY_LIMIT, pythonJson: true,
-      handle: async ({ rawBody }) => acceptBatch(usage, rawBody),
+      handle: async ({ rawBody }) => (await usage.acceptBatch(batchItems(rawBody))).map(toBatchAnswer),
     }),
   ];
 }
 
-async function acceptBatch(usage: UsageService, raw: PyValue | undefined): Promise<BatchResult[]> {
-  if (!Array.isArray(raw) || raw.length > usageEventBatchBody.maxItems) {
-    const whole = validateBatch({ body: raw });
-    throw AppError.validation(whole.ok ? [] : whole.items);
-  }
-  const receivedAt = usage.now();
-  // An event id deduplicates within its tenant: items of two users with one id are two events.
-  const seen = new Set<string>();
-  const results = await Promise.all(raw.map((item, index) => prepareItem(usage, item, index, receivedAt)));
-  const accepted: AcceptedUsage[] = [];
-  const answers = results.map((result, index): BatchResult => {
-    if (!('record' in result)) return { index, id: null, status: 'rejected', errors: result };
-    const key = `${result.record.event_id}:${result.record.user_id}`;
-    if (seen.has(key)) return { index, id: result.record.event_id, status: 'duplicate' };
-    seen.add(key);
-    accepted.push(result);
-    return { index, id: result.record.event_id, status: 'accepted', ...(result.priced === null ? {} : { cost: result.priced.cost, cost_source: result.priced.cost_source }) };
-  });
-  await usage.publish(accepted);
-  return answers;
+/** The batch as a whole: a list of at most maxItems, else the 422 of the batch schema. */
+function batchItems(raw: PyValue | undefined): readonly PyValue[] {
+  if (Array.isArray(raw) && raw.length <= usageEventBatchBody.maxItems) return raw;
+  const whole = validateBatch({ body: raw });
+  throw AppError.validation(whole.ok ? [] : whole.items);
 }
 
-async function prepareItem(usage: UsageService, item: PyValue, index: number, receivedAt: number): Promise<AcceptedUsage | ValidationItem[]> {
-  const at = (items: readonly ValidationItem[]) => items.map((i) => ({ ...i, loc: ['body', index, ...i.loc.slice(1)] }));
-  const checked = validateEvent({ body: item });
-  if (!checked.ok) return at(checked.items);
-  try {
-    const prepared = await usage.prepare(checked.value.body, receivedAt);
-    return Array.isArray(prepared) ? at(prepared) : (prepared as AcceptedUsage);
-  } catch (error) {
-    // Refusals of one item's session reject that item, never the whole batch.
-    if (error instanceof AppError && (error.code === 'NOT_FOUND' || error.code === 'CONFLICT')) {
-      return at([{ type: 'value_error', loc: ['body', 'session_id'], msg: `Value error, ${error.message}`, input: checked.value.body.session_id, ctx: { error: {} } }]);
-    }
-    throw error;
-  }
+function toBatchAnswer(result: BatchItemResult): BatchResult {
+  const { index } = result;
+  if (result.status === 'rejected') return { index, id: null, status: 'rejected', errors: result.errors };
+  if (result.status === 'duplicate') return { index, id: result.id, status: 'duplicate' };
+  const { record, priced } = result.accepted;
+  return { index, id: record.event_id, status: 'accepted', ...(priced === null ? {} : { cost: priced.cost, cost_source: priced.cost_source }) };
 }
 
 /** Stored unit costs are per unit; an LLM's is shown per 1,000 tokens, as the replaced service showed it ("0.00086"). */

@@ -1,5 +1,5 @@
 import { AppError } from '../../shared/errors.ts';
-import { roomQueue } from './keyed-queue.ts';
+import { roomQueue } from '../shared/keyed-queue.ts';
 import type { Session } from './session.ts';
 import {
   assertValidRevision,

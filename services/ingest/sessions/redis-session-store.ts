@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../shared/errors.ts';
+import { jitteredDelay, retry, waitUntil } from '../../shared/retry.ts';
 import type { Redis } from '../../shared/redis/client.ts';
-import { KeyedQueue, roomQueue } from './keyed-queue.ts';
-import { unavailableOnError } from './redis-script.ts';
-import { createIngestRedisKeys, type IngestRedisKeys } from './redis-keys.ts';
+import { KeyedQueue, roomQueue } from '../shared/keyed-queue.ts';
+import { unavailableOnError } from '../shared/redis-script.ts';
+import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-keys.ts';
 import type { Session } from './session.ts';
 import { createSessionScript, listSessionsScript, releaseLockScript, updateSessionScript } from './session-scripts.ts';
 import {
@@ -96,11 +96,9 @@ export class RedisSessionStore implements SessionStore {
     return this.rooms.run(roomName, async () => {
       const key = this.keys.roomLock(roomName);
       const token = randomUUID();
-      const giveUpAt = Date.now() + this.roomLockWaitMs;
-      for (let attempt = 1; (await guard(() => this.redis.set(key, token, 'PX', this.roomLockTtlMs, 'NX'))) !== 'OK'; attempt++) {
-        if (Date.now() >= giveUpAt) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again', { headers: { 'Retry-After': '1' } });
-        await sleep(Math.random() * Math.min(50, 2 ** attempt));
-      }
+      const take = async () => ((await guard(() => this.redis.set(key, token, 'PX', this.roomLockTtlMs, 'NX'))) === 'OK' ? true : null);
+      const locked = await retry(take, { delayMs: jitteredDelay, wait: waitUntil(Date.now() + this.roomLockWaitMs) });
+      if (locked === null) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again', { headers: { 'Retry-After': '1' } });
       try {
         return await work();
       } finally {
@@ -111,7 +109,8 @@ export class RedisSessionStore implements SessionStore {
   }
 
   private async compareAndSet(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome> {
-    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+    // null: another process wrote first, so the mutation is decided again on what it wrote.
+    const outcome = await retry<SessionUpdateOutcome>(async () => {
       const before = await this.get(id);
       if (before === null) return { kind: 'not_found' };
       const after = mutate(before);
@@ -121,11 +120,10 @@ export class RedisSessionStore implements SessionStore {
       const args = [id, before.version, after.version, JSON.stringify(after), liveRetentionMs(after, this.retention)];
       const written = await guard(() => updateSessionScript.run(this.redis, keys, args));
       if (written === 1) return { kind: 'changed', before, after };
-      if (written === -1) return { kind: 'not_found' };
-      // Another process wrote first; a jittered pause keeps retrying writers from colliding again.
-      await sleep(Math.random() * Math.min(50, 2 ** attempt));
-    }
-    throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again');
+      return written === -1 ? { kind: 'not_found' } : null;
+    }, { attempts: this.maxAttempts, delayMs: jitteredDelay });
+    if (outcome === null) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again');
+    return outcome;
   }
 }
 

@@ -16,12 +16,6 @@ export interface SessionChange {
 
 const NOT_FOUND = 'Session not found';
 
-export async function createSession(store: SessionStore, input: NewSessionInput, nowMs: number): Promise<Session> {
-  const session = newBoundedSession(input, nowMs);
-  await store.create(session);
-  return session;
-}
-
 /** newSession, refusing (422) session_data over MAX_SESSION_DATA_BYTES. */
 export function newBoundedSession(input: NewSessionInput, nowMs: number): Session {
   const data = input.session_data ?? {};
@@ -59,13 +53,7 @@ export async function updateSession(store: SessionStore, id: string, update: Ses
   return changeOf(await store.update(id, sessionMutation(update, nowMs)));
 }
 
-/** Ends the room's latest session if it is ACTIVE; any other status is returned unchanged. */
-export async function endRoomSession(store: SessionStore, roomName: string, nowMs: number): Promise<SessionChange> {
-  const latest = await getSessionByRoom(store, roomName);
-  return endSession(store, latest.id, nowMs);
-}
-
-/** endRoomSession once the room's latest session is known. */
+/** Ends the session if it is ACTIVE; any other status is returned unchanged. The service finds the room's latest first. */
 export async function endSession(store: SessionStore, id: string, nowMs: number): Promise<SessionChange> {
   return changeOf(
     await store.update(id, (current) => {

@@ -1,4 +1,4 @@
-import { LuaScript } from './redis-script.ts';
+import { LuaScript } from '../shared/redis-script.ts';
 
 // Redis's own clock decides expiry, so the expiring index and the key TTLs agree even when the
 // clocks of the ingest hosts drift.
@@ -31,7 +31,7 @@ local function prune(index_key, expiring_key)
 end`;
 
 /** KEYS session, room, user index, user expiring; ARGV id, version, json, created_at, retention_ms. 1, or 0 if the id exists. */
-export const createSessionScript = new LuaScript(`${NOW_MS}${RETAIN}${PRUNE}
+export const createSessionScript = new LuaScript('createSession', 4, `${NOW_MS}${RETAIN}${PRUNE}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 prune(KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'session', ARGV[3])
@@ -46,7 +46,7 @@ retain(KEYS[1], KEYS[2], KEYS[4], ARGV[1], ARGV[5])
 return 1`);
 
 /** KEYS session, room, user expiring; ARGV id, expected version, next version, json, retention_ms. 1, 0 on a version mismatch, -1 if gone. */
-export const updateSessionScript = new LuaScript(`${NOW_MS}${RETAIN}
+export const updateSessionScript = new LuaScript('updateSession', 3, `${NOW_MS}${RETAIN}
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return -1 end
 if current ~= ARGV[2] then return 0 end
@@ -59,7 +59,7 @@ return 1`);
  * session key prefix. { total, ids newest first }. A direction reads each session of the range in
  * the script, so the page and its total agree; the user's range is what it costs.
  */
-export const listSessionsScript = new LuaScript(`${NOW_MS}${PRUNE}
+export const listSessionsScript = new LuaScript('listSessions', 2, `${NOW_MS}${PRUNE}
 prune(KEYS[1], KEYS[2])
 if ARGV[5] == '' then
   local total = redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[2])
@@ -79,6 +79,6 @@ end
 return { total, ids }`);
 
 /** KEYS lock; ARGV token. Deletes the lock only if this token still holds it: 1, else 0. */
-export const releaseLockScript = new LuaScript(`
+export const releaseLockScript = new LuaScript('releaseRoomLock', 1, `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`);

@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../shared/errors.ts';
+import { jitteredDelay, retry } from '../../shared/retry.ts';
 import type { Redis } from '../../shared/redis/client.ts';
-import { createIngestRedisKeys, type IngestRedisKeys } from '../sessions/redis-keys.ts';
-import { LuaScript, unavailableOnError } from '../sessions/redis-script.ts';
+import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-keys.ts';
+import { LuaScript, unavailableOnError } from '../shared/redis-script.ts';
 import { decideAssign, decideRelease, type AgentNumber, type AssignOutcome, type AssignRequest, type HeldNumber, type ReleaseOutcome } from './number-rules.ts';
 import { DEFAULT_RELEASED_RETENTION_MS, type NumberStore, type NumberStoreOptions } from './number-store.ts';
 
@@ -11,7 +11,7 @@ import { DEFAULT_RELEASED_RETENTION_MS, type NumberStore, type NumberStoreOption
 // The assign script also checks whether the agent is known at all, as read: an undo of the
 // assignment restores exactly that (forget for an agent that never held a number).
 /** KEYS agent, number; ARGV agent_id, expected held number ('' none), expected holder ('' none), number, provider, assigned_at, expected known ('1' or '0'). */
-const assignScript = new LuaScript(`
+const assignScript = new LuaScript('assignNumber', 2, `
 local held = redis.call('HGET', KEYS[1], 'phone_number') or ''
 local holder = redis.call('GET', KEYS[2]) or ''
 local known = tostring(redis.call('HEXISTS', KEYS[1], 'agent_id'))
@@ -23,7 +23,7 @@ return 1`);
 
 // A held number never expires; an agent that released its number is forgotten a retention later.
 /** KEYS agent, number; ARGV agent_id, expected held number, released retention (ms). */
-const releaseScript = new LuaScript(`
+const releaseScript = new LuaScript('releaseNumber', 2, `
 if (redis.call('HGET', KEYS[1], 'phone_number') or '') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'phone_number', '', 'provider', '', 'assigned_at', '')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
@@ -31,7 +31,7 @@ if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return 1`);
 
 /** KEYS agent, number; ARGV agent_id, expected held number. */
-const forgetScript = new LuaScript(`
+const forgetScript = new LuaScript('forgetNumber', 2, `
 if (redis.call('HGET', KEYS[1], 'phone_number') or '') ~= ARGV[2] then return 0 end
 redis.call('DEL', KEYS[1])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
@@ -95,12 +95,9 @@ export class RedisNumberStore implements NumberStore {
 
   /** `attempt` returns null when its write lost a race; it then decides again on fresh state. */
   private async retry<T>(attempt: () => Promise<T | null>): Promise<T> {
-    for (let n = 1; n <= this.maxAttempts; n++) {
-      const outcome = await attempt();
-      if (outcome !== null) return outcome;
-      await sleep(Math.random() * Math.min(50, 2 ** n));
-    }
-    throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Number store is busy, try again');
+    const outcome = await retry(attempt, { attempts: this.maxAttempts, delayMs: jitteredDelay });
+    if (outcome === null) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Number store is busy, try again');
+    return outcome;
   }
 }
 

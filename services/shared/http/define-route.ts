@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { AppError } from '../errors.ts';
 import { compileRequest, type RequestSchemas, type ValidatedRequest } from '../validation/compile-request.ts';
 import type { PyValue } from '../validation/py-value.ts';
-import { readJsonBody } from '../validation/read-json-body.ts';
+import { readRequestBody, validateRequest } from '../validation/parse-request.ts';
 import { toPythonJson } from '../validation/to-python-json.ts';
 import type { RouteRegistrar } from './create-app.ts';
 import { DEFAULT_BODY_LIMIT, readRawBody } from './read-raw-body.ts';
@@ -70,11 +70,10 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
   const koaPath = definition.path.replace(/\{(\w+)\}/g, ':$1');
   const handler = async (ctx: Context) => {
     const body = bodySchema === undefined ? undefined : await readBody(ctx, definition.bodyLimitBytes ?? DEFAULT_BODY_LIMIT);
-    const result = validate({ path: ctx.params as Record<string, string>, query: ctx.query, headers: ctx.headers, body: definition.rawBody ? undefined : body });
-    if (!result.ok) throw AppError.validation(result.items);
+    const request = validateRequest(validate, { path: ctx.params as Record<string, string>, query: ctx.query, headers: ctx.headers, body: definition.rawBody ? undefined : body });
     const userId = ctx.get('x-user-id');
     if (definition.requireUserId && userId === '') throw AppError.of('UNAUTHORIZED', 'User ID required');
-    const input = { ...(result.value as ValidatedRequest<S>), userId: userId === '' ? null : userId, rawBody: definition.rawBody ? body : undefined };
+    const input = { ...(request as ValidatedRequest<S>), userId: userId === '' ? null : userId, rawBody: definition.rawBody ? body : undefined };
     const response = await definition.handle(input, ctx);
     if (definition.status === 204) ctx.status = 204;
     else if (response instanceof TextBody) sendText(ctx, definition.status ?? 200, response);
@@ -93,9 +92,6 @@ function sendText(ctx: Context, status: number, body: TextBody): void {
   for (const [name, value] of Object.entries(body.headers)) ctx.set(name, value);
 }
 
-async function readBody(ctx: Context, limit: number) {
-  const read = readJsonBody({ contentType: ctx.get('content-type') || undefined, raw: await readRawBody(ctx, limit) });
-  if (read.ok) return read.value;
-  if (read.status === 400) throw AppError.of('BAD_REQUEST', read.detail);
-  throw AppError.validation(read.items);
+async function readBody(ctx: Context, limit: number): Promise<PyValue | undefined> {
+  return readRequestBody({ contentType: ctx.get('content-type') || undefined, raw: await readRawBody(ctx, limit) });
 }

@@ -1,4 +1,5 @@
 import type { Admin } from 'kafkajs';
+import { retry, waitUntil } from '../retry.ts';
 import definition from '../../../infra/kafka/topics.json' with { type: 'json' };
 
 export type TopicKey = keyof typeof definition.topics;
@@ -33,16 +34,19 @@ export async function ensureTopics(admin: Admin, specs: Readonly<Record<TopicKey
 async function waitForLeaders(admin: Admin, specs: Readonly<Record<TopicKey, TopicSpec>>, timeoutMs: number): Promise<void> {
   const topics = Object.values(specs).map((spec) => spec.name);
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const metadata = await admin.fetchTopicMetadata({ topics });
-      if (metadata.topics.every((topic) => topic.partitions.length > 0 && topic.partitions.every((p) => p.leader >= 0))) return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-    }
-    if (Date.now() > deadline) throw new Error(`topics ${topics.join(', ')} have no leader after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  const served = await retry(
+    async () => {
+      try {
+        const metadata = await admin.fetchTopicMetadata({ topics });
+        if (metadata.topics.every((topic) => topic.partitions.length > 0 && topic.partitions.every((p) => p.leader >= 0))) return true;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+      }
+      return null;
+    },
+    { delayMs: () => 200, wait: waitUntil(deadline) },
+  );
+  if (served === null) throw new Error(`topics ${topics.join(', ')} have no leader after ${timeoutMs} ms`);
 }
 
 async function createTopics(admin: Admin, missing: readonly TopicSpec[]): Promise<void> {

@@ -1,25 +1,23 @@
 import { AppError } from '../errors.ts';
 import type { RequestParts, RequestSchemas, RequestValidation, ValidatedRequest } from './compile-request.ts';
+import type { PyValue } from './py-value.ts';
 import { readJsonBody, type RawBody } from './read-json-body.ts';
 
-export interface RawRequestParts extends Omit<RequestParts, 'body'> {
-  /** Omit for routes without a body. */
-  readonly body?: RawBody;
+/**
+ * A request's JSON body as Python reads it. Read before any other part is validated, so that its
+ * failures win over every other error, as in FastAPI (a bad JSON body is reported before any header
+ * or query check). Throws the AppError the error middleware turns into the 400 or the 422.
+ */
+export function readRequestBody(body: RawBody): PyValue | undefined {
+  const read = readJsonBody(body);
+  if (read.ok) return read.value;
+  if (read.status === 400) throw AppError.of('BAD_REQUEST', read.detail);
+  throw AppError.validation(read.items);
 }
 
-/**
- * What a route calls: the body is read first and its failures win over every other error, as in
- * FastAPI (a bad JSON body is reported before any header or query check); then every part is
- * validated. Throws the AppError the error middleware turns into the 400 or the 422.
- */
-export function parseRequest<S extends RequestSchemas>(validate: (parts: RequestParts) => RequestValidation<S>, parts: RawRequestParts): ValidatedRequest<S> {
-  let body;
-  if (parts.body !== undefined) {
-    const read = readJsonBody(parts.body);
-    if (!read.ok) throw read.status === 400 ? AppError.of('BAD_REQUEST', read.detail) : AppError.validation(read.items);
-    body = read.value;
-  }
-  const result = validate({ ...parts, body });
+/** Every part validated at once (the body already read); throws the 422 of all their problems. */
+export function validateRequest<S extends RequestSchemas>(validate: (parts: RequestParts) => RequestValidation<S>, parts: RequestParts): ValidatedRequest<S> {
+  const result = validate(parts);
   if (!result.ok) throw AppError.validation(result.items);
   return result.value;
 }

@@ -1,7 +1,13 @@
 import { AppError, statusOf } from '../../errors.ts';
 import type { RequestParts, RequestSchemas, RequestValidation } from '../compile-request.ts';
-import { parseRequest, type RawRequestParts } from '../parse-request.ts';
+import type { RawBody } from '../read-json-body.ts';
+import { readRequestBody, validateRequest } from '../parse-request.ts';
 import { toPythonJson } from '../to-python-json.ts';
+
+export interface RawRequestParts extends Omit<RequestParts, 'body'> {
+  /** Omit for routes without a body. */
+  readonly body?: RawBody;
+}
 
 export interface WireResponse {
   readonly status: number;
@@ -14,7 +20,9 @@ export interface WireResponse {
  */
 export function wireResponse<S extends RequestSchemas>(validate: (parts: RequestParts) => RequestValidation<S>, parts: RawRequestParts): WireResponse {
   try {
-    const value: Record<string, unknown> = parseRequest(validate, parts);
+    // As defineRoute does: the body first, so that its failures win, then every part.
+    const body = parts.body === undefined ? undefined : readRequestBody(parts.body);
+    const value: Record<string, unknown> = validateRequest(validate, { ...parts, body });
     return { status: 200, body: toPythonJson('body' in value ? value['body'] : value) };
   } catch (error) {
     if (!(error instanceof AppError)) throw error;
