@@ -146,6 +146,13 @@ describe('FastAPI routing decisions', () => {
     expect([response.status, response.headers.get('allow'), await response.text()]).toEqual([405, 'GET', '']);
   });
 
+  it("answers HEAD with the 405's JSON headers, as Starlette does (the body's type and length, no body)", async () => {
+    const url = await serve(sessionRoutes);
+    const response = await fetch(`${url}/api/sessions/abc`, { method: 'HEAD' });
+    const headers = ['allow', 'content-type', 'content-length'].map((name) => response.headers.get(name));
+    expect([response.status, ...headers]).toEqual([405, 'GET', 'application/json', '31']);
+  });
+
   it('redirects 307 to the path with the trailing slash toggled, keeping the query', async () => {
     const url = await serve(sessionRoutes);
     const added = await fetch(`${url}/api/sessions?page=2&limit=5`, { method: 'POST', redirect: 'manual' });

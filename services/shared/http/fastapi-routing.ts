@@ -4,8 +4,8 @@ import { AppError } from '../errors.ts';
 
 /**
  * Starlette's routing decisions, in front of the router: a path that matches with another method
- * is a 405 whose Allow names only the FIRST matching route's methods; HEAD is never served (405,
- * empty body); a path that matches only with its trailing slash toggled is a 307 that keeps the
+ * is a 405 whose Allow names only the FIRST matching route's methods; HEAD is never served (the
+ * same 405 JSON answer, its headers without the body, as Starlette sends it); a path that matches only with its trailing slash toggled is a 307 that keeps the
  * query; anything else is 404 {"detail":"Not Found"}.
  */
 export function fastapiRouting(router: Router): Middleware {
@@ -16,11 +16,6 @@ export function fastapiRouting(router: Router): Middleware {
     const first = match.path[0];
     if (first !== undefined) {
       const allow = first.methods.filter((m) => m !== 'HEAD').join(', ');
-      if (ctx.method === 'HEAD') {
-        ctx.status = 405;
-        ctx.set('Allow', allow);
-        return;
-      }
       throw AppError.of('METHOD_NOT_ALLOWED', 'Method Not Allowed', { headers: { Allow: allow } });
     }
     const toggled = ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : `${ctx.path}/`;
