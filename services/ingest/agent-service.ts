@@ -9,6 +9,7 @@ import type { HistoryBackedAgentStore } from './history/history-backed-agent-sto
 import { KeyedQueue, MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
 import type { NumberStore } from './telephony/number-store.ts';
 import { normalizePhoneNumber } from './telephony/phone-number.ts';
+import { liveStateRunner } from './shared/live-state.ts';
 
 export interface AgentServiceDeps {
   readonly store: AgentStore & Pick<HistoryBackedAgentStore, 'getMany' | 'active'>;
@@ -35,7 +36,7 @@ const NOT_FOUND = 'Agent not found';
  */
 export function createAgentService({ store, numbers, sink, log, now = Date.now }: AgentServiceDeps) {
   const inTurn = new KeyedQueue({ maxPerKey: MAX_WAITING_CHANGES, full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many changes of this agent are waiting; retry later') });
-  const live = <T>(work: () => Promise<T>) => liveState(work, log);
+  const live = liveStateRunner(log, { event: 'agent_state_unavailable', detail: 'Agent state is unavailable; retry the request.' });
   const withNumber = async (agent: Agent): Promise<AgentView> => ({ agent, phone_number: (await live(() => numbers.get(agent.id)))?.phone_number ?? null });
 
   async function change(id: string, update: AgentUpdate): Promise<Agent> {
@@ -102,14 +103,3 @@ export function createAgentService({ store, numbers, sink, log, now = Date.now }
 }
 
 export type AgentService = ReturnType<typeof createAgentService>;
-
-/** A live store (or history) that does not answer is a 503, never a 500: the client may retry. */
-async function liveState<T>(work: () => Promise<T>, log: Logger): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof AppError) throw error;
-    log.warn({ err: error }, 'agent_state_unavailable');
-    throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Agent state is unavailable; retry the request.', { cause: error, headers: { 'Retry-After': '1' } });
-  }
-}

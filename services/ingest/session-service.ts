@@ -8,6 +8,7 @@ import { endSession, getSession, getSessionByRoom, joinSession, newBoundedSessio
 import { roomJoin } from './sessions/session-join.ts';
 import type { NewSessionInput, Session, SessionUpdate } from './sessions/session.ts';
 import type { SessionListQuery, SessionPage, SessionStore } from './sessions/session-store.ts';
+import { liveStateRunner } from './shared/live-state.ts';
 
 export interface SessionServiceDeps {
   readonly store: SessionStore;
@@ -27,7 +28,7 @@ export interface SessionServiceDeps {
  * change; then the revert is skipped and the later change's record carries it.
  */
 export function createSessionService({ store, sink, log, now = Date.now }: SessionServiceDeps) {
-  const live = <T>(work: () => Promise<T>) => liveState(work, log);
+  const live = liveStateRunner(log, { event: 'session_state_unavailable', detail: 'Session state is unavailable; retry the request.' });
   const inTurn = new KeyedQueue({ maxPerKey: MAX_WAITING_CHANGES, full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many changes of this session are waiting; retry later') });
 
   /** Runs one change of a session in its turn, through to the record or the revert. */
@@ -78,14 +79,3 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
 }
 
 export type SessionService = ReturnType<typeof createSessionService>;
-
-/** A live store (or history) that does not answer is a 503, never a 500: the client may retry. */
-async function liveState<T>(work: () => Promise<T>, log: Logger): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof AppError) throw error;
-    log.warn({ err: error }, 'session_state_unavailable');
-    throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session state is unavailable; retry the request.', { cause: error, headers: { 'Retry-After': '1' } });
-  }
-}

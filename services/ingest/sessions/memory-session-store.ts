@@ -1,16 +1,7 @@
 import { AppError } from '../../shared/errors.ts';
 import { roomQueue } from '../shared/keyed-queue.ts';
 import type { Session } from './session.ts';
-import {
-  assertValidRevision,
-  liveRetentionMs,
-  type SessionListQuery,
-  type SessionMutation,
-  type SessionPage,
-  type SessionStore,
-  type SessionStoreOptions,
-  type SessionUpdateOutcome,
-} from './session-store.ts';
+import * as store from './session-store.ts';
 
 interface Entry {
   readonly session: Session;
@@ -23,15 +14,15 @@ const SWEEP_INTERVAL_MS = 60_000;
  * The embedded mode's store: one process, so a synchronous read-modify-write inside one call is
  * already atomic. Sessions expire like in Redis, so both modes keep the same amount of state.
  */
-export class MemorySessionStore implements SessionStore {
+export class MemorySessionStore implements store.SessionStore {
   private readonly entries = new Map<string, Entry>();
   private readonly latestByRoom = new Map<string, string>();
   private readonly rooms = roomQueue();
-  private readonly retention: SessionStoreOptions;
+  private readonly retention: store.SessionStoreOptions;
   private readonly now: () => number;
   private nextSweepAt = 0;
 
-  constructor(options: SessionStoreOptions & { readonly now?: () => number } = {}) {
+  constructor(options: store.SessionStoreOptions & { readonly now?: () => number } = {}) {
     this.retention = options;
     this.now = options.now ?? Date.now;
   }
@@ -55,17 +46,13 @@ export class MemorySessionStore implements SessionStore {
     return id === undefined ? null : this.live(id);
   }
 
-  async update(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome> {
-    const before = this.live(id);
-    if (before === null) return { kind: 'not_found' };
-    const after = mutate(before);
-    if (after === null) return { kind: 'unchanged', session: before };
-    assertValidRevision(before, after);
-    this.put(after);
-    return { kind: 'changed', before, after };
+  async update(id: string, mutate: store.SessionMutation): Promise<store.SessionUpdateOutcome> {
+    const outcome = store.reviseSession(this.live(id), mutate);
+    if (outcome.kind === 'changed') this.put(outcome.after);
+    return outcome;
   }
 
-  async list(userId: string, query: SessionListQuery): Promise<SessionPage> {
+  async list(userId: string, query: store.SessionListQuery): Promise<store.SessionPage> {
     const start = query.start_ms ?? -Infinity;
     const end = query.end_ms ?? Infinity;
     const matching = [...this.entries.keys()]
@@ -81,7 +68,7 @@ export class MemorySessionStore implements SessionStore {
   }
 
   private put(session: Session): void {
-    this.entries.set(session.id, { session, expiresAt: this.now() + liveRetentionMs(session, this.retention) });
+    this.entries.set(session.id, { session, expiresAt: this.now() + store.liveRetentionMs(session, this.retention) });
   }
 
   private live(id: string): Session | null {

@@ -8,8 +8,8 @@ import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-key
 import type { Session } from './session.ts';
 import { createSessionScript, listSessionsScript, releaseLockScript, updateSessionScript } from './session-scripts.ts';
 import {
-  assertValidRevision,
   liveRetentionMs,
+  reviseSession,
   type SessionListQuery,
   type SessionMutation,
   type SessionPage,
@@ -111,11 +111,9 @@ export class RedisSessionStore implements SessionStore {
   private async compareAndSet(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome> {
     // null: another process wrote first, so the mutation is decided again on what it wrote.
     const outcome = await retry<SessionUpdateOutcome>(async () => {
-      const before = await this.get(id);
-      if (before === null) return { kind: 'not_found' };
-      const after = mutate(before);
-      if (after === null) return { kind: 'unchanged', session: before };
-      assertValidRevision(before, after);
+      const revision = reviseSession(await this.get(id), mutate);
+      if (revision.kind !== 'changed') return revision;
+      const { before, after } = revision;
       const keys = [this.keys.session(id), this.keys.roomLatest(after.room_name), this.keys.userExpiring(after.user_id)];
       const args = [id, before.version, after.version, JSON.stringify(after), liveRetentionMs(after, this.retention)];
       const written = await guard(() => updateSessionScript.run(this.redis, keys, args));

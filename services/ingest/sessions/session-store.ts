@@ -76,7 +76,16 @@ export function liveRetentionMs(session: Session, options: SessionStoreOptions):
  * except a missing agent_id, which a second create for the room fills once (SessionIdentities keeps
  * no identity without an agent).
  */
-export function assertValidRevision(before: Session, after: Session): void {
+/** One mutation decided on the stored session: not found, unchanged, or a checked revision for the store to write. */
+export function reviseSession(before: Session | null, mutate: SessionMutation): SessionUpdateOutcome {
+  if (before === null) return { kind: 'not_found' };
+  const after = mutate(before);
+  if (after === null) return { kind: 'unchanged', session: before };
+  assertValidRevision(before, after);
+  return { kind: 'changed', before, after };
+}
+
+function assertValidRevision(before: Session, after: Session): void {
   const fixed = (['id', 'room_name', 'user_id', 'created_at'] as const).filter((key) => before[key] !== after[key]);
   const moved = before.agent_id === after.agent_id || before.agent_id === null ? fixed : [...fixed, 'agent_id'];
   if (moved.length > 0 || after.version !== before.version + 1) {
