@@ -1,8 +1,11 @@
-import { loadConfig, ConfigError } from './shared/config.ts';
+import { OPEN, credentialAuthenticator, type Authenticator } from './shared/auth/authenticator.ts';
+import { KeyRegistry } from './shared/auth/key-registry.ts';
+import { createTokenVerifier } from './shared/auth/user-tokens.ts';
+import { loadConfig, ConfigError, type Config } from './shared/config.ts';
 import { createHttpApp } from './shared/http/create-app.ts';
 import { connectInfrastructure } from './shared/infrastructure.ts';
 import { listen, Shutdown } from './shared/lifecycle.ts';
-import { createLogger } from './shared/logger.ts';
+import { createLogger, type Logger } from './shared/logger.ts';
 import { faultRoutes } from './consumer/fault-routes.ts';
 import { startConsumer } from './consumer/start.ts';
 import { startIngest } from './ingest/start.ts';
@@ -53,8 +56,16 @@ async function main(): Promise<void> {
     shutdown.add('direct-sink', direct.drain);
     directSink = direct;
   }
+  const serving = config.services.includes('ingest') || config.services.includes('query');
+  // Every process that serves /api routes knows the keys: to check them (AUTH_MODE=on), and ingest to manage them.
+  const keys = new KeyRegistry(infra.clickhouseReads, config.auth.keyRefreshMs, log.child({ component: 'auth' }));
+  if (serving) {
+    await keys.start();
+    shutdown.add('api-keys', async () => keys.stop());
+  }
+  const authenticator = authenticatorFor(config, keys, log);
   const routes: Route[] = [
-    ...(config.services.includes('ingest') ? await startIngest({ config, infra, log, shutdown, directSink }) : []),
+    ...(config.services.includes('ingest') ? await startIngest({ config, infra, log, shutdown, directSink, keys }) : []),
     ...(config.services.includes('query') ? await startQuery({ infra, liveUsage, log, shutdown, rateCardPath: config.rateCardPath }) : []),
     ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),
   ];
@@ -67,12 +78,29 @@ async function main(): Promise<void> {
     metrics: consumer?.metrics ?? [],
     corsOrigins: config.corsOrigins,
     openapi: buildOpenApi(routes, 'callmeter', '0.1.0'),
+    authenticator,
+    metricsToken: config.auth.metricsToken,
   });
   const http = await listen(app, config.port, config.host);
   shutdown.add('http', http.close);
   // Joining the group can take a session timeout after a crash: health is served meanwhile.
   await consumer?.run();
   log.info({ port: config.port, services: config.services, embedded: describeMode(config) }, 'callmeter_started');
+}
+
+function authenticatorFor(config: Config, keys: KeyRegistry, log: Logger): Authenticator {
+  if (config.auth.mode === 'off') {
+    if (!isLoopback(config.host)) {
+      log.warn({ host: config.host, hint: 'set AUTH_MODE=on, or listen on 127.0.0.1' }, 'auth_off_on_network: anyone who reaches this address reads and writes every tenant');
+    }
+    return OPEN;
+  }
+  const tokens = config.auth.jwt === null ? null : createTokenVerifier(config.auth.jwt);
+  return credentialAuthenticator({ adminKey: config.auth.adminKey, keys, tokens, log: log.child({ component: 'auth' }) });
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 function describeMode(config: ReturnType<typeof loadConfig>): Record<string, boolean> {

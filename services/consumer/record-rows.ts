@@ -1,6 +1,6 @@
 import type { TableKey } from '../shared/clickhouse/tables.ts';
 import type { Envelope } from '../shared/records/envelope.ts';
-import type { AgentRecord, RateRecord, SessionRecord, TelephonyNumberRecord, TranscriptRecord } from '../shared/records/payloads.ts';
+import type { AgentRecord, ApiKeyRecord, AuditRecord, RateRecord, SessionRecord, TelephonyNumberRecord, TranscriptRecord } from '../shared/records/payloads.ts';
 
 /** Where a record came from: its Kafka partition and offset, or -1 on the embedded direct path. */
 export interface RecordSource {
@@ -29,6 +29,10 @@ export function toTableRow(envelope: SingleRowEnvelope, source: RecordSource): T
       return { table: 'transcripts', row: transcriptRow(envelope.payload as TranscriptRecord, envelope.id) };
     case 'rate':
       return { table: 'rateEntries', row: { ...(envelope.payload as RateRecord), record_id: envelope.id } };
+    case 'api_key':
+      return { table: 'apiKeys', row: { ...(envelope.payload as ApiKeyRecord), record_id: envelope.id } };
+    case 'audit':
+      return { table: 'auditLog', row: { ...(envelope.payload as AuditRecord), record_id: envelope.id } };
   }
 }
 

@@ -10,6 +10,7 @@ import { KeyedQueue, MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
 import type { NumberStore } from './telephony/number-store.ts';
 import { normalizePhoneNumber } from './telephony/phone-number.ts';
 import { liveStateRunner } from './shared/live-state.ts';
+import { ownedBy } from '../shared/auth/tenant.ts';
 
 export interface AgentServiceDeps {
   readonly store: AgentStore & Pick<HistoryBackedAgentStore, 'getMany' | 'active'>;
@@ -39,6 +40,13 @@ export function createAgentService({ store, numbers, sink, log, now = Date.now }
   const live = liveStateRunner(log, { event: 'agent_state_unavailable', detail: 'Agent state is unavailable; retry the request.' });
   const withNumber = async (agent: Agent): Promise<AgentView> => ({ agent, phone_number: (await live(() => numbers.get(agent.id)))?.phone_number ?? null });
 
+  /** The agent, if `tenant` (when not null) owns it; else the 404 of an unknown agent. */
+  async function owned(id: string, tenant: string | null): Promise<Agent> {
+    const agent = await live(() => store.get(id));
+    if (agent === null) throw AppError.of('NOT_FOUND', NOT_FOUND);
+    return ownedBy(agent, tenant, NOT_FOUND);
+  }
+
   async function change(id: string, update: AgentUpdate): Promise<Agent> {
     const at = now();
     const outcome = await live(() => store.update(id, (current) => applyAgentUpdate(current, update, at)));
@@ -64,26 +72,26 @@ export function createAgentService({ store, numbers, sink, log, now = Date.now }
       await store.create(agent).catch((error: unknown) => log.warn({ err: error, agent_id: agent.id }, 'agent_live_write_failed'));
       return { agent, phone_number: null };
     },
-    update: (id: string, update: AgentUpdate): Promise<AgentView> => inTurn.run(id, async () => withNumber(await change(id, update))),
+    /** `tenant` (a bound credential's): another tenant's agent is a 404, as an unknown one; an agent's user never changes. */
+    async update(id: string, update: AgentUpdate, tenant: string | null = null): Promise<AgentView> {
+      if (tenant !== null) await owned(id, tenant);
+      return inTurn.run(id, async () => withNumber(await change(id, update)));
+    },
     /** DELETE: a soft delete, as the replaced service did. The agent still reads by id, inactive. */
-    remove: async (id: string): Promise<void> => {
+    remove: async (id: string, tenant: string | null = null): Promise<void> => {
+      if (tenant !== null) await owned(id, tenant);
       await inTurn.run(id, () => change(id, { is_active: false }));
     },
-    get: (id: string): Promise<AgentView> =>
-      live(async () => {
-        const agent = await store.get(id);
-        if (agent === null) throw AppError.of('NOT_FOUND', NOT_FOUND);
-        return withNumber(agent);
-      }),
+    get: async (id: string, tenant: string | null = null): Promise<AgentView> => withNumber(await owned(id, tenant)),
     /** The user's active agents, newest first. */
     list: (userId: string): Promise<AgentView[]> => live(async () => Promise.all((await store.active(userId)).map(withNumber))),
     /** The active agent that holds this number (normalised as assign normalises it). */
-    lookup: (rawPhoneNumber: string): Promise<Agent> =>
+    lookup: (rawPhoneNumber: string, tenant: string | null = null): Promise<Agent> =>
       live(async () => {
         const normalized = normalizePhoneNumber(rawPhoneNumber);
         const holder = normalized.ok ? await numbers.holder(normalized.phone_number) : null;
         const agent = holder === null ? null : await store.get(holder);
-        if (agent === null || !agent.is_active) throw AppError.of('NOT_FOUND', 'No agent found for this phone number');
+        if (agent === null || !agent.is_active || (tenant !== null && agent.user_id !== tenant)) throw AppError.of('NOT_FOUND', 'No agent found for this phone number');
         return agent;
       }),
     /**

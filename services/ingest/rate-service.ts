@@ -11,6 +11,9 @@ import type { RateListing } from '../shared/pricing/rate-listing.ts';
 import { readTenantRates, toCardEntry, type StoredRate } from '../shared/pricing/tenant-rates.ts';
 import type { RateEntryStore } from './rates/rate-entry-store.ts';
 import { makeEnvelope } from '../shared/records/envelope.ts';
+import { ANONYMOUS, type Caller } from '../shared/auth/access.ts';
+import { auditEnvelope } from '../shared/auth/audit.ts';
+import { assertActsFor } from '../shared/auth/tenant.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 
 /** How far in the past an effective_from may be and still count as "now": the client's clock and the request's time on the wire. */
@@ -31,23 +34,33 @@ export interface TenantRateServiceDeps {
  * durable record on the record path (rate_entries), which every pricing process reads within seconds.
  */
 export function createTenantRateService({ card, catalogs, entries, reads, sink, now = Date.now }: TenantRateServiceDeps) {
-  async function publish(record: RateRecord, atMs: number): Promise<RateListing> {
+  async function publish(record: RateRecord, atMs: number, actor: Caller): Promise<RateListing> {
     // Kept first: a failed publish leaves a copy that no price reads (a DELETE of it only writes it ended).
     await entries.save(record);
-    await sink.publish([makeEnvelope('rate', `rate:${record.id}`, record, new Date(atMs), new Date(atMs))]);
+    const at = new Date(atMs);
+    const action = record.version === 1 ? 'rate_created' : 'rate_ended';
+    await sink.publish([
+      makeEnvelope('rate', `rate:${record.id}`, record, at, at),
+      // The same key as the rate: stored in the same batch on the embedded path, in order on Kafka.
+      auditEnvelope({ action, subject_id: record.id, actor, user_id: record.user_id, at, detail: record }, `rate:${record.id}`),
+    ]);
     return listing(record, card());
   }
 
   return {
-    async create(body: RateCreateBody): Promise<RateListing> {
+    /** `actor`: who sets the price (the audit log's actor); one bound to a tenant sets only that tenant's. */
+    async create(body: RateCreateBody, actor: Caller = ANONYMOUS): Promise<RateListing> {
+      assertActsFor(actor.tenant, body.user_id, 'set prices');
       const nowMs = now();
       const record = toRecord(body, card(), nowMs);
-      return publish(record, nowMs);
+      return publish(record, nowMs, actor);
     },
 
-    async end(id: string): Promise<RateListing> {
+    async end(id: string, actor: Caller = ANONYMOUS): Promise<RateListing> {
       const nowMs = now();
-      const stored = (await entries.find(id)) ?? (await readTenantRates(reads, id))[0];
+      const found = (await entries.find(id)) ?? (await readTenantRates(reads, id))[0];
+      // Another tenant's entry is, for a bound credential, one that does not exist.
+      const stored = found !== undefined && actor.tenant !== null && found.user_id !== actor.tenant ? undefined : found;
       if (stored === undefined) {
         const known = card().rates.some((rate) => rate.id === id && rate.user_id === undefined) || catalogs.speech.entries().some((entry) => entry.id === id) || id.startsWith('genai-prices@');
         if (known) throw AppError.of('CONFLICT', `Rate ${id} is ${id.startsWith('genai-prices@') || catalogs.speech.entries().some((entry) => entry.id === id) ? 'the built-in catalog’s: upgrade the catalog to change it' : 'the rate card’s: change the rate card file'}`);
@@ -55,7 +68,7 @@ export function createTenantRateService({ card, catalogs, entries, reads, sink, 
       }
       if (stored.effective_to !== null && Date.parse(stored.effective_to) <= nowMs) return listing(fromStored(stored), card());
       const ended: RateRecord = { ...fromStored(stored), effective_to: new Date(Math.max(nowMs, Date.parse(stored.effective_from))).toISOString(), version: stored.version + 1 };
-      return publish(ended, nowMs);
+      return publish(ended, nowMs, actor);
     },
   };
 }

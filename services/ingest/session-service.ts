@@ -9,6 +9,8 @@ import { roomJoin } from './sessions/session-join.ts';
 import type { NewSessionInput, Session, SessionUpdate } from './sessions/session.ts';
 import type { SessionListQuery, SessionPage, SessionStore } from './sessions/session-store.ts';
 import { liveStateRunner } from './shared/live-state.ts';
+import { ownedBy } from '../shared/auth/tenant.ts';
+import { SESSION_NOT_FOUND } from './sessions/session-commands.ts';
 
 export interface SessionServiceDeps {
   readonly store: SessionStore;
@@ -48,6 +50,14 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
     }
   }
 
+  async function get(id: string, tenant: string | null = null): Promise<Session> {
+    return ownedBy(await live(() => getSession(store, id)), tenant, SESSION_NOT_FOUND);
+  }
+
+  async function getByRoom(roomName: string, tenant: string | null = null): Promise<Session> {
+    return ownedBy(await live(() => getSessionByRoom(store, roomName)), tenant, SESSION_NOT_FOUND);
+  }
+
   return {
     /**
      * The room's live session of the same user (filled with what it lacked), else a new one; under
@@ -67,13 +77,17 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
           return session;
         }),
       ),
-    update: (id: string, update: SessionUpdate) => applyInTurn(id, () => updateSession(store, id, update, now())),
-    async endByRoom(roomName: string): Promise<Session> {
-      const latest = await live(() => getSessionByRoom(store, roomName));
+    /** `tenant` (a bound credential's): another tenant's session is a 404, as an unknown one; a session's user never changes. */
+    async update(id: string, update: SessionUpdate, tenant: string | null = null): Promise<Session> {
+      if (tenant !== null) await get(id, tenant);
+      return applyInTurn(id, () => updateSession(store, id, update, now()));
+    },
+    async endByRoom(roomName: string, tenant: string | null = null): Promise<Session> {
+      const latest = await getByRoom(roomName, tenant);
       return applyInTurn(latest.id, () => endSession(store, latest.id, now()));
     },
-    get: (id: string) => live(() => getSession(store, id)),
-    getByRoom: (roomName: string) => live(() => getSessionByRoom(store, roomName)),
+    get,
+    getByRoom,
     list: (userId: string, query: SessionListQuery): Promise<SessionPage> => live(() => store.list(userId, query)),
   };
 }

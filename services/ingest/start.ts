@@ -11,6 +11,8 @@ import { createTenantRateService } from './rate-service.ts';
 import { MemoryRateEntryStore, RedisRateEntryStore } from './rates/rate-entry-store.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate-card.ts';
 import { createAgentService } from './agent-service.ts';
+import { createKeyService } from './key-service.ts';
+import type { KeyRegistry } from '../shared/auth/key-registry.ts';
 import { MemoryAgentStore } from './agents/memory-agent-store.ts';
 import { RedisAgentStore } from './agents/redis-agent-store.ts';
 import { AgentHistory } from './history/agent-history.ts';
@@ -19,6 +21,7 @@ import { HistoryBackedNumberStore } from './history/history-backed-number-store.
 import { HistoryBackedSessionStore } from './history/history-backed-session-store.ts';
 import { NumberHistory } from './history/number-history.ts';
 import { SessionHistory } from './history/session-history.ts';
+import { adminRoutes } from './routes/admin-routes.ts';
 import { agentRoutes } from './routes/agent-routes.ts';
 import { rateRoutes } from './routes/rate-routes.ts';
 import { TranscriptHistory } from './history/transcript-history.ts';
@@ -43,10 +46,12 @@ export interface IngestDeps {
   readonly shutdown: Shutdown;
   /** The embedded mode's direct path to the writer; required when there is no Kafka. */
   readonly directSink: RecordSink | null;
+  /** This process's copy of the API keys (the authenticator reads the same one). */
+  readonly keys: KeyRegistry;
 }
 
 /** Builds the ingest routes over live state (Redis, else memory) and the record sink (Kafka, else direct). */
-export async function startIngest({ config, infra, log, shutdown, directSink }: IngestDeps): Promise<Route[]> {
+export async function startIngest({ config, infra, log, shutdown, directSink, keys }: IngestDeps): Promise<Route[]> {
   const ingestLog = log.child({ component: 'ingest' });
   const sink = infra.kafka === null ? directSink : await kafkaSink(infra.kafka, ingestLog, shutdown);
   if (sink === null) throw new Error('ingest needs KAFKA_BROKERS, or the consumer in the same process (embedded mode)');
@@ -77,6 +82,7 @@ export async function startIngest({ config, infra, log, shutdown, directSink }: 
     ...transcriptRoutes(transcripts),
     ...usageRoutes(createUsageService({ sessions, sink, ...config.usage, pricing: { card: () => tenantCard.current(), catalogs: pricing.catalogs } })),
     ...rateRoutes(tenantRates),
+    ...adminRoutes(createKeyService({ keys, sink })),
   ];
 }
 

@@ -34,11 +34,25 @@ export function createTranscriptService({ sessions, history, sink, log, now = Da
     return transcript;
   }
 
+  async function visible(sessionId: string, tenant: string): Promise<boolean> {
+    try {
+      await sessions.get(sessionId, tenant);
+      return true;
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'NOT_FOUND') return false;
+      throw error;
+    }
+  }
+
   return {
-    add: async (sessionId: string, turn: TranscriptTurn) => add(await sessions.get(sessionId), turn),
-    addByRoom: async (roomName: string, turn: TranscriptTurn) => add(await sessions.getByRoom(roomName), turn),
-    /** Oldest first, at most MAX_TRANSCRIPT_TURNS; an unknown session has none (as the old service answered). */
-    async list(sessionId: string): Promise<Transcript[]> {
+    add: async (sessionId: string, turn: TranscriptTurn, tenant: string | null = null) => add(await sessions.get(sessionId, tenant), turn),
+    addByRoom: async (roomName: string, turn: TranscriptTurn, tenant: string | null = null) => add(await sessions.getByRoom(roomName, tenant), turn),
+    /**
+     * Oldest first, at most MAX_TRANSCRIPT_TURNS; an unknown session has none (as the old service
+     * answered), and so has another tenant's for a bound credential (`tenant`): the same answer.
+     */
+    async list(sessionId: string, tenant: string | null = null): Promise<Transcript[]> {
+      if (tenant !== null && !(await visible(sessionId, tenant))) return [];
       try {
         return await history.list(sessionId);
       } catch (error) {

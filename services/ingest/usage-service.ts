@@ -14,6 +14,7 @@ import type { RateCard } from '../../schemas/rate-card.ts';
 import type { Catalogs } from '../shared/pricing/catalogs.ts';
 import { priceUsage, type PricedUsage } from '../shared/pricing/price-usage.ts';
 import type { PyValue } from '../shared/validation/py-value.ts';
+import { assertActsFor } from '../shared/auth/tenant.ts';
 import { acceptUsageBatch, type BatchItemResult } from './usage/usage-batch.ts';
 
 const FUTURE_TOLERANCE_MS = 5 * 60_000;
@@ -55,11 +56,14 @@ export function createUsageService({ sessions, sink, now = Date.now, maxAgeMs, g
 
   /**
    * The record of one event, or the 422 items that refuse it; throws NOT_FOUND for an unknown session
-   * and CONFLICT for one that ended more than the grace ago.
+   * and CONFLICT for one that ended more than the grace ago; FORBIDDEN when a bound credential
+   * (`tenant`) sends usage of, or into a session of, another tenant.
    */
-  async function prepare(body: UsageEventBody, receivedAtMs: number): Promise<AcceptedUsage | readonly ValidationItem[]> {
+  async function prepare(body: UsageEventBody, receivedAtMs: number, tenant: string | null): Promise<AcceptedUsage | readonly ValidationItem[]> {
+    assertActsFor(tenant, body.user_id, 'record usage');
     const session = await identities.read(body.session_id);
     if (session === null) throw AppError.of('NOT_FOUND', 'Session not found');
+    assertActsFor(tenant, session.user_id, 'record usage');
     const items: ValidationItem[] = [];
     if (body.user_id !== session.user_id) items.push(valueError('user_id', 'the session belongs to another user', body.user_id));
     else assertSessionOpen(session, receivedAtMs, graceAfterEndMs);
@@ -81,15 +85,16 @@ export function createUsageService({ sessions, sink, now = Date.now, maxAgeMs, g
   const publish = (accepted: readonly AcceptedUsage[]) => sink.publish(accepted.map((a) => a.envelope));
 
   return {
-    async accept(body: UsageEventBody): Promise<AcceptedUsage> {
-      const prepared = await prepare(body, now());
+    async accept(body: UsageEventBody, tenant: string | null = null): Promise<AcceptedUsage> {
+      const prepared = await prepare(body, now(), tenant);
       if (Array.isArray(prepared)) throw AppError.validation(prepared);
       const accepted = prepared as AcceptedUsage;
       await publish([accepted]);
       return accepted;
     },
     /** Each item accepted or rejected alone (`usage/usage-batch.ts`); the results are the answer's items, in order. */
-    acceptBatch: (items: readonly PyValue[]): Promise<BatchItemResult[]> => acceptUsageBatch({ prepare, publish }, items, now()),
+    acceptBatch: (items: readonly PyValue[], tenant: string | null = null): Promise<BatchItemResult[]> =>
+      acceptUsageBatch({ prepare: (body, receivedAtMs) => prepare(body, receivedAtMs, tenant), publish }, items, now()),
   };
 }
 

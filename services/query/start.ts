@@ -6,6 +6,7 @@ import type { Logger } from '../shared/logger.ts';
 import { loadCatalogs } from '../shared/pricing/catalogs.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate-card.ts';
 import { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
+import { auditRoutes } from './routes/audit-routes.ts';
 import { costRoutes } from './routes/cost-routes.ts';
 import { rateReadRoutes } from './routes/rate-routes.ts';
 import { unpricedRoutes } from './routes/unpriced-routes.ts';
@@ -29,5 +30,6 @@ export async function startQuery({ infra, liveUsage, log, shutdown, rateCardPath
     ...costRoutes({ ch: infra.clickhouseReads, liveUsage }),
     ...unpricedRoutes(infra.clickhouseReads),
     ...rateReadRoutes({ card: () => tenantCard.current(), catalogs: loadCatalogs() }),
+    ...auditRoutes(infra.clickhouseReads),
   ];
 }

@@ -33,9 +33,33 @@ export interface Config {
   readonly usage: { readonly maxAgeMs: number; readonly graceAfterEndMs: number };
   /** FAULT_INJECTION=1: the consumer serves POST /_faults/clickhouse-inserts (fault tests only; never in production). */
   readonly faultInjection: boolean;
+  /** Who may call the /api routes (AUTH_MODE); see services/shared/auth/README.md. */
+  readonly auth: AuthConfig;
   /** /readyz of a consumer answers 503 once one batch has failed to store for this long (CONSUMER_STALL_SECONDS). */
   readonly consumerStallMs: number;
 }
+
+export interface AuthConfig {
+  /** off: today's bare x-user-id, byte for byte (the default); on: a credential on every /api route. */
+  readonly mode: 'off' | 'on';
+  /** ADMIN_API_KEY: an admin credential that is not stored, to create the first keys. */
+  readonly adminKey: string | null;
+  /** User tokens (dashboards): JWTs verified against a JWKS; null when AUTH_JWKS_URL is not set. */
+  readonly jwt: {
+    readonly jwksUrl: string;
+    readonly issuer: string;
+    readonly audience: string | null;
+    readonly tenantClaim: string;
+    readonly clockToleranceS: number;
+  } | null;
+  /** METRICS_TOKEN: /metrics then needs `Authorization: Bearer <it>`; null: /metrics is open. */
+  readonly metricsToken: string | null;
+  /** How often each process re-reads the stored keys (a revocation holds everywhere within this and a read). */
+  readonly keyRefreshMs: number;
+}
+
+/** An admin key or metrics token shorter than this could be guessed (128 bits as base64url or hex, roughly). */
+const MIN_SECRET_LENGTH = 32;
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -106,11 +130,42 @@ export function loadConfig(env: Env): Config {
     graceAfterEndMs: read.integer('USAGE_GRACE_AFTER_END_SECONDS', 3600, 0, 30 * 86_400) * 1000,
   };
 
+  const auth = readAuth(read, problems);
   const consumerStallMs = read.integer('CONSUMER_STALL_SECONDS', 60, 1, 86_400) * 1000;
-  const faultInjection = read.oneOf('FAULT_INJECTION', ['0', '1'], '0') === '1';
+  // FAULT_ROUTES is the name the issue of tenancy gave it; FAULT_INJECTION the earlier one. Either mounts /_faults/*.
+  const faultInjection = read.oneOf('FAULT_ROUTES', ['0', '1'], '0') === '1' || read.oneOf('FAULT_INJECTION', ['0', '1'], '0') === '1';
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, rateCardPath, kafka, clickhouse, redis, usage, faultInjection, consumerStallMs });
+  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, rateCardPath, kafka, clickhouse, redis, usage, faultInjection, consumerStallMs, auth });
+}
+
+function readAuth(read: EnvReader, problems: string[]): AuthConfig {
+  const mode = read.oneOf('AUTH_MODE', ['off', 'on'] as const, 'off');
+  const secret = (name: string, value: string): string | null => {
+    if (value === '') return null;
+    if (value.length < MIN_SECRET_LENGTH) problems.push(`${name}: must be at least ${MIN_SECRET_LENGTH} characters`);
+    return value;
+  };
+  const jwksUrl = read.optionalUrl('AUTH_JWKS_URL', ['http:', 'https:']);
+  const issuer = read.string('AUTH_JWT_ISSUER', '');
+  if (jwksUrl !== null && issuer === '') problems.push('AUTH_JWT_ISSUER: required with AUTH_JWKS_URL (a token is checked against its issuer)');
+  const audience = read.string('AUTH_JWT_AUDIENCE', '');
+  return {
+    mode,
+    adminKey: secret('ADMIN_API_KEY', read.string('ADMIN_API_KEY', '')),
+    jwt:
+      jwksUrl === null
+        ? null
+        : {
+            jwksUrl,
+            issuer,
+            audience: audience === '' ? null : audience,
+            tenantClaim: read.string('AUTH_JWT_TENANT_CLAIM', 'sub'),
+            clockToleranceS: read.integer('AUTH_JWT_CLOCK_SKEW_SECONDS', 30, 0, 600),
+          },
+    metricsToken: secret('METRICS_TOKEN', read.string('METRICS_TOKEN', '')),
+    keyRefreshMs: read.integer('AUTH_KEY_REFRESH_MS', 2_000, 100, 60_000),
+  };
 }
 
 class EnvReader {

@@ -10,6 +10,7 @@ export interface ValidationItem {
 export type ErrorCode =
   | 'BAD_REQUEST'
   | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'CONFLICT'
@@ -56,6 +57,8 @@ export function statusOf(code: ErrorCode): number {
       return 400;
     case 'UNAUTHORIZED':
       return 401;
+    case 'FORBIDDEN':
+      return 403;
     case 'NOT_FOUND':
       return 404;
     case 'METHOD_NOT_ALLOWED':

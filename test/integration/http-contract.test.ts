@@ -24,8 +24,11 @@ describe('the HTTP contract of the embedded process', () => {
     expect(document.openapi).toBe('3.1.0');
     const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
     expect(operations.sort()).toEqual([
+      'DELETE /api/admin/keys/{key_id}',
       'DELETE /api/agents/{agent_id}',
       'DELETE /api/rates/{rate_id}',
+      'GET /api/admin/audit',
+      'GET /api/admin/keys',
       'GET /api/agents/',
       'GET /api/agents/{agent_id}',
       'GET /api/costs/by-agent',
@@ -44,6 +47,7 @@ describe('the HTTP contract of the embedded process', () => {
       'GET /api/telephony/numbers/{agent_id}',
       'PATCH /api/agents/{agent_id}',
       'PATCH /api/sessions/{session_id}',
+      'POST /api/admin/keys',
       'POST /api/agents/',
       'POST /api/rates',
       'POST /api/rates/quote',

@@ -3,6 +3,7 @@ import { roomNamePath, sessionIdPath } from '../../../schemas/http/request-param
 import { sessionAnalysisResponseSchema, sessionListResponseSchema, sessionResponseSchema } from '../../../schemas/http/responses.ts';
 import { sessionCreateBody } from '../../../schemas/http/session-create.ts';
 import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http/session-update.ts';
+import { assertActsFor } from '../../shared/auth/tenant.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import { nameSessionAgents, type AgentNames } from '../agents/session-agent-names.ts';
 import type { SessionService } from '../session-service.ts';
@@ -21,7 +22,7 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
   const respond = async (session: Session) => toSessionResponse((await nameSessionAgents([session], agentNames))[0]!);
   return [
     defineRoute({
-      method: 'GET', path: '/api/sessions/', summary: 'List the caller’s sessions, newest first', tags: TAGS,
+      method: 'GET', path: '/api/sessions/', access: 'session_read', summary: 'List the caller’s sessions, newest first', tags: TAGS,
       request: { query: sessionListQuery }, requireUserId: true, response: { schema: sessionListResponseSchema },
       handle: async ({ query, userId }, ctx) => {
         const range = dateRangeMs(query.start_date, query.end_date, ctx.query.end_date);
@@ -31,37 +32,39 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       },
     }),
     defineRoute({
-      method: 'POST', path: '/api/sessions/', summary: 'Create a session, or answer the room’s live session of the same user', tags: TAGS, status: 201,
+      method: 'POST', path: '/api/sessions/', access: 'ingest', summary: 'Create a session, or answer the room’s live session of the same user', tags: TAGS, status: 201,
       responses: { 409: { description: 'The room has a live (CREATED or ACTIVE) session of another user', example: { detail: 'Room room-1 has a live session of another user' } } },
       request: { body: sessionCreateBody }, response: SESSION,
-      handle: async ({ body }) =>
-        respond(await sessions.create({ room_name: body.room_name, user_id: body.user_id, agent_id: body.agent_id ?? null, session_data: body.session_data, status: body.status })),
+      handle: async ({ body, tenant }) => {
+        assertActsFor(tenant, body.user_id, 'create a session');
+        return respond(await sessions.create({ room_name: body.room_name, user_id: body.user_id, agent_id: body.agent_id ?? null, session_data: body.session_data, status: body.status }));
+      },
     }),
     defineRoute({
-      method: 'GET', path: '/api/sessions/by-room/{room_name}', summary: 'The latest session of a room', tags: TAGS, responses: NOT_FOUND,
+      method: 'GET', path: '/api/sessions/by-room/{room_name}', access: 'session_read', summary: 'The latest session of a room', tags: TAGS, responses: NOT_FOUND,
       request: { path: roomNamePath }, response: SESSION,
-      handle: async ({ path }) => respond(await sessions.getByRoom(path.room_name)),
+      handle: async ({ path, tenant }) => respond(await sessions.getByRoom(path.room_name, tenant)),
     }),
     defineRoute({
-      method: 'POST', path: '/api/sessions/by-room/{room_name}/end', summary: 'End the room’s ACTIVE session as COMPLETED', tags: TAGS, responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
+      method: 'POST', path: '/api/sessions/by-room/{room_name}/end', access: 'ingest', summary: 'End the room’s ACTIVE session as COMPLETED', tags: TAGS, responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
       request: { path: roomNamePath }, response: SESSION,
-      handle: async ({ path }) => respond(await sessions.endByRoom(path.room_name)),
+      handle: async ({ path, tenant }) => respond(await sessions.endByRoom(path.room_name, tenant)),
     }),
     defineRoute({
-      method: 'GET', path: '/api/sessions/{session_id}', summary: 'Read a session', tags: TAGS, responses: NOT_FOUND,
+      method: 'GET', path: '/api/sessions/{session_id}', access: 'session_read', summary: 'Read a session', tags: TAGS, responses: NOT_FOUND,
       request: { path: sessionIdPath }, response: SESSION,
-      handle: async ({ path }) => respond(await sessions.get(path.session_id)),
+      handle: async ({ path, tenant }) => respond(await sessions.get(path.session_id, tenant)),
     }),
     defineRoute({
-      method: 'GET', path: '/api/sessions/{session_id}/analysis', summary: 'The post-call analysis of a session, or null', tags: TAGS, responses: NOT_FOUND,
+      method: 'GET', path: '/api/sessions/{session_id}/analysis', access: 'session_read', summary: 'The post-call analysis of a session, or null', tags: TAGS, responses: NOT_FOUND,
       request: { path: sessionIdPath }, response: { schema: sessionAnalysisResponseSchema },
-      handle: async ({ path }) => sessionAnalysis(await sessions.get(path.session_id)),
+      handle: async ({ path, tenant }) => sessionAnalysis(await sessions.get(path.session_id, tenant)),
     }),
     defineRoute({
-      method: 'PATCH', path: '/api/sessions/{session_id}', summary: 'Update a session (status, end, call details)', tags: TAGS,
+      method: 'PATCH', path: '/api/sessions/{session_id}', access: 'ingest', summary: 'Update a session (status, end, call details)', tags: TAGS,
       responses: { ...NOT_FOUND, 409: { description: 'A move the lifecycle forbids', example: { detail: 'Cannot change session status from COMPLETED to ACTIVE' } }, ...TOO_MANY_WAITING },
       request: { path: sessionIdPath, body: sessionUpdateBody }, response: SESSION,
-      handle: async ({ path, body }) => respond(await sessions.update(path.session_id, toSessionUpdate(body))),
+      handle: async ({ path, body, tenant }) => respond(await sessions.update(path.session_id, toSessionUpdate(body), tenant)),
     }),
   ];
 }

@@ -32,19 +32,19 @@ type BatchResult = { index: number; id: string | null; status: 'accepted' | 'dup
 export function usageRoutes(usage: UsageService): Route[] {
   return [
     defineRoute({
-      method: 'POST', path: '/api/usage/events', summary: 'Record a usage event (priced by the server from the rate card)', tags: TAGS, status: 201,
+      method: 'POST', path: '/api/usage/events', access: 'ingest', summary: 'Record a usage event (priced by the server from the rate card)', tags: TAGS, status: 201,
       responses: {
         404: { description: 'Unknown session', example: { detail: 'Session not found' } },
         409: { description: 'The session ended more than the grace period ago (default 1 hour): its bill no longer moves', example: { detail: 'Session ended at 2026-11-24T10:00:00.000Z, more than 3600 seconds ago: it takes no more usage' } },
         503: { description: 'Not stored: retry' },
       },
       request: { body: usageEventBody },
-      handle: async ({ body }) => toUsageResponse(await usage.accept(body)),
+      handle: async ({ body, tenant }) => toUsageResponse(await usage.accept(body, tenant)),
     }),
     defineRoute({
-      method: 'POST', path: '/api/usage/events/batch', summary: 'Record up to 1,000 usage events; each is accepted or rejected alone', tags: TAGS,
+      method: 'POST', path: '/api/usage/events/batch', access: 'ingest', summary: 'Record up to 1,000 usage events; each is accepted or rejected alone', tags: TAGS,
       request: { body: usageEventBatchBody }, rawBody: true, bodyLimitBytes: BATCH_BODY_LIMIT, pythonJson: true,
-      handle: async ({ rawBody }) => (await usage.acceptBatch(batchItems(rawBody))).map(toBatchAnswer),
+      handle: async ({ rawBody, tenant }) => (await usage.acceptBatch(batchItems(rawBody), tenant)).map(toBatchAnswer),
     }),
   ];
 }

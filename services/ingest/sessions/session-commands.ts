@@ -14,7 +14,7 @@ export interface SessionChange {
   readonly before: Session | null;
 }
 
-const NOT_FOUND = 'Session not found';
+export const SESSION_NOT_FOUND = 'Session not found';
 
 /** newSession, refusing (422) session_data over MAX_SESSION_DATA_BYTES. */
 export function newBoundedSession(input: NewSessionInput, nowMs: number): Session {
@@ -26,13 +26,13 @@ export function newBoundedSession(input: NewSessionInput, nowMs: number): Sessio
 
 export async function getSession(store: SessionStore, id: string): Promise<Session> {
   const session = await store.get(id);
-  if (session === null) throw AppError.of('NOT_FOUND', NOT_FOUND);
+  if (session === null) throw AppError.of('NOT_FOUND', SESSION_NOT_FOUND);
   return session;
 }
 
 export async function getSessionByRoom(store: SessionStore, roomName: string): Promise<Session> {
   const session = await store.getByRoom(roomName);
-  if (session === null) throw AppError.of('NOT_FOUND', NOT_FOUND);
+  if (session === null) throw AppError.of('NOT_FOUND', SESSION_NOT_FOUND);
   return session;
 }
 
@@ -98,6 +98,6 @@ function jsonTooLarge(fields: readonly OversizedInput[]): AppError {
 }
 
 function changeOf(outcome: SessionUpdateOutcome): SessionChange {
-  if (outcome.kind === 'not_found') throw AppError.of('NOT_FOUND', NOT_FOUND);
+  if (outcome.kind === 'not_found') throw AppError.of('NOT_FOUND', SESSION_NOT_FOUND);
   return outcome.kind === 'changed' ? { session: outcome.after, before: outcome.before } : { session: outcome.session, before: null };
 }

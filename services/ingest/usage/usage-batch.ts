@@ -45,9 +45,12 @@ async function prepareItem(steps: BatchSteps, item: PyValue, index: number, rece
     const prepared = await steps.prepare(checked.value.body, receivedAtMs);
     return Array.isArray(prepared) ? at(prepared) : (prepared as AcceptedUsage);
   } catch (error) {
-    // Refusals of one item's session reject that item, never the whole batch.
+    // Refusals of one item's session (or, for a bound credential, of its tenant) reject that item, never the whole batch.
     if (error instanceof AppError && (error.code === 'NOT_FOUND' || error.code === 'CONFLICT')) {
       return at([{ type: 'value_error', loc: ['body', 'session_id'], msg: `Value error, ${error.message}`, input: checked.value.body.session_id, ctx: { error: {} } }]);
+    }
+    if (error instanceof AppError && error.code === 'FORBIDDEN') {
+      return at([{ type: 'forbidden', loc: ['body', 'user_id'], msg: error.message, input: checked.value.body.user_id }]);
     }
     throw error;
   }

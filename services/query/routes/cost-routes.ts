@@ -33,13 +33,13 @@ export interface CostRoutesDeps {
 export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): Route[] {
   return [
     defineRoute({
-      method: 'GET', path: '/api/costs/summary', summary: 'The caller’s total cost, this month’s, and breakdowns by provider and service', tags: TAGS,
+      method: 'GET', path: '/api/costs/summary', access: 'read', summary: 'The caller’s total cost, this month’s, and breakdowns by provider and service', tags: TAGS,
       request: { query: costSummaryQuery }, requireUserId: true,
       response: costSummaryResponse,
       handle: async ({ query, userId }) => costSummary(ch, userId!, timeZoneOf(query.tz), now()),
     }),
     defineRoute({
-      method: 'GET', path: '/api/costs/timeline', summary: 'The caller’s cost per day, week (from Monday) or month of a zone, every bucket of the range', tags: TAGS,
+      method: 'GET', path: '/api/costs/timeline', access: 'read', summary: 'The caller’s cost per day, week (from Monday) or month of a zone, every bucket of the range', tags: TAGS,
       request: { query: costTimelineQuery }, requireUserId: true,
       response: costTimelineResponse,
       handle: async ({ query, userId }, ctx) => {
@@ -49,7 +49,7 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
       },
     }),
     defineRoute({
-      method: 'GET', path: '/api/costs/by-agent', summary: 'The caller’s cost per agent, most expensive first', tags: TAGS,
+      method: 'GET', path: '/api/costs/by-agent', access: 'read', summary: 'The caller’s cost per agent, most expensive first', tags: TAGS,
       request: { query: costByAgentQuery }, requireUserId: true,
       response: costByAgentResponse,
       handle: async ({ query, userId }, ctx) => {
@@ -58,16 +58,16 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
       },
     }),
     defineRoute({
-      method: 'GET', path: '/api/sessions/{session_id}/cost-breakdown', summary: 'What one call cost: its events, per type and per provider and service', tags: TAGS,
+      method: 'GET', path: '/api/sessions/{session_id}/cost-breakdown', access: 'read', summary: 'What one call cost: its events, per type and per provider and service', tags: TAGS,
       request: { path: sessionIdPath }, responses: SESSION_NOT_FOUND,
       response: costBreakdownResponse,
-      handle: async ({ path }, ctx) => costBreakdown(ch, liveUsage, path.session_id, ctx.get('x-user-id') || null),
+      handle: async ({ path, userId }) => costBreakdown(ch, liveUsage, path.session_id, userId),
     }),
     defineRoute({
-      method: 'GET', path: '/api/sessions/{session_id}/costs', summary: 'The call page’s cost card: rows of provider, service, units and cost, and the total, as JSON numbers', tags: TAGS,
+      method: 'GET', path: '/api/sessions/{session_id}/costs', access: 'read', summary: 'The call page’s cost card: rows of provider, service, units and cost, and the total, as JSON numbers', tags: TAGS,
       request: { path: sessionIdPath }, responses: SESSION_NOT_FOUND,
       response: sessionCostCardResponse,
-      handle: async ({ path }, ctx) => sessionCostCard(ch, liveUsage, path.session_id, ctx.get('x-user-id') || null),
+      handle: async ({ path, userId }) => sessionCostCard(ch, liveUsage, path.session_id, userId),
     }),
   ];
 }

@@ -1,6 +1,7 @@
 import { rateEntryListSchema, rateQuoteBody, rateQuoteResponseSchema, ratesQuery, type RateQuoteBody } from '../../../schemas/http/rates.ts';
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import { AppError } from '../../shared/errors.ts';
+import { assertActsFor } from '../../shared/auth/tenant.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import type { Catalogs } from '../../shared/pricing/catalogs.ts';
 import { priceUsage } from '../../shared/pricing/price-usage.ts';
@@ -21,23 +22,29 @@ export interface RateReadDeps {
 export function rateReadRoutes({ card, catalogs, now = Date.now }: RateReadDeps): Route[] {
   return [
     defineRoute({
-      method: 'GET', path: '/api/rates', summary: 'The prices in force (rate card, tenant entries, built-in catalog), filtered', tags: TAGS,
+      method: 'GET', path: '/api/rates', access: 'read', summary: 'The prices in force (rate card, tenant entries, built-in catalog), filtered', tags: TAGS,
       request: { query: ratesQuery },
       response: { schema: rateEntryListSchema },
-      handle: async ({ query }) =>
-        listRates(card(), catalogs, {
+      handle: async ({ query, tenant }) => {
+        if (query.user_id !== undefined) assertActsFor(tenant, query.user_id, 'read the rates');
+        const userId = query.user_id ?? tenant ?? undefined;
+        return listRates(card(), catalogs, {
           at: query.at ?? new Date(now()),
           ...(query.provider === undefined ? {} : { provider: query.provider }),
           ...(query.model === undefined ? {} : { model: query.model }),
           ...(query.service === undefined ? {} : { service: query.service }),
-          ...(query.user_id === undefined ? {} : { user_id: query.user_id }),
-        }),
+          ...(userId === undefined ? {} : { user_id: userId }),
+        });
+      },
     }),
     defineRoute({
-      method: 'POST', path: '/api/rates/quote', summary: 'What one usage event would cost, part by part (nothing is stored)', tags: TAGS,
+      method: 'POST', path: '/api/rates/quote', access: 'read', summary: 'What one usage event would cost, part by part (nothing is stored)', tags: TAGS,
       request: { body: rateQuoteBody },
       response: { schema: rateQuoteResponseSchema },
-      handle: async ({ body }) => quote(card(), catalogs, body, now()),
+      handle: async ({ body, tenant }) => {
+        if (body.user_id !== undefined) assertActsFor(tenant, body.user_id, 'quote the rates');
+        return quote(card(), catalogs, tenant === null || body.user_id !== undefined ? body : { ...body, user_id: tenant }, now());
+      },
     }),
   ];
 }

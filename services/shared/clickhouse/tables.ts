@@ -25,6 +25,8 @@ export const TABLES = {
   transcripts: 'transcripts',
   deadLetters: 'dead_letters',
   rateEntries: 'rate_entries',
+  apiKeys: 'api_keys',
+  auditLog: 'audit_log',
 } as const;
 
 export type TableKey = keyof typeof TABLES;

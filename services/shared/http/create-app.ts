@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import { Registry } from 'prom-client';
+import { OPEN, type Authenticator } from '../auth/authenticator.ts';
 import type { Logger } from '../logger.ts';
 import { cors } from './cors.ts';
 import { registerDocsRoutes } from './docs.ts';
@@ -23,22 +24,26 @@ export interface HttpAppOptions {
   readonly openapi?: Readonly<Record<string, unknown>>;
   /** Registries of the services' own metrics, served on /metrics beside the HTTP ones. */
   readonly metrics?: readonly Registry[];
+  /** Who may call the /api routes (AUTH_MODE); absent: everyone (AUTH_MODE=off). */
+  readonly authenticator?: Authenticator;
+  /** METRICS_TOKEN: /metrics then needs it as a bearer token. */
+  readonly metricsToken?: string | null;
 }
 
 /** The one Koa app shape every process serves: request ids, metrics, error mapping, health, routes. */
-export function createHttpApp({ service, log, routes, checks, corsOrigins = [], openapi, metrics: serviceMetrics = [] }: HttpAppOptions): Koa<RequestState> {
+export function createHttpApp({ service, log, routes, checks, corsOrigins = [], openapi, metrics: serviceMetrics = [], authenticator = OPEN, metricsToken = null }: HttpAppOptions): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.proxy = false;
   // Errors are answered by the error middleware; Koa's own handler would only log them twice.
   app.silent = true;
   const metrics = createHttpMetrics(service);
-  app.use(requestContext(log));
+  app.use(requestContext(log, authenticator));
   app.use(metrics.middleware);
   app.use(cors(corsOrigins));
   app.use(errorMiddleware());
   // Starlette matches paths exactly: a trailing slash and letter case both make another path.
   const router = new Router({ strict: true, sensitive: true });
-  registerHealthRoutes(router, service, checks, serviceMetrics.length === 0 ? metrics.registry : Registry.merge([metrics.registry, ...serviceMetrics]));
+  registerHealthRoutes(router, service, checks, serviceMetrics.length === 0 ? metrics.registry : Registry.merge([metrics.registry, ...serviceMetrics]), metricsToken);
   if (openapi !== undefined) registerDocsRoutes(router, openapi);
   for (const register of routes) register(router);
   app.use(fastapiRouting(router));

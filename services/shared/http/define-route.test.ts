@@ -22,10 +22,10 @@ async function serve(routes: readonly Route[]): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const echo = { method: 'GET', summary: 'echo', tags: [], requireUserId: true, handle: async (input: { query: unknown }) => input.query } as const;
+const echo = { method: 'GET', access: 'read', summary: 'echo', tags: [], requireUserId: true, handle: async (input: { query: unknown }) => input.query } as const;
 const timeline = defineRoute({ ...echo, path: '/api/costs/timeline', request: { query: costTimelineQuery } });
 const sessionList = defineRoute({ ...echo, path: '/api/sessions/', request: { query: sessionListQuery } });
-const usage = defineRoute({ method: 'POST', path: '/api/usage/events', summary: 'usage', tags: [], status: 201, request: { body: usageEventBody }, handle: async () => ({}) });
+const usage = defineRoute({ method: 'POST', path: '/api/usage/events', access: 'ingest', summary: 'usage', tags: [], status: 201, request: { body: usageEventBody }, handle: async () => ({}) });
 
 async function wire(response: Response) {
   return { status: response.status, type: response.headers.get('content-type'), body: await response.text() };

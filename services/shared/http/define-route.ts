@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { scopeAllows, type Caller, type RouteAccess } from '../auth/access.ts';
 import { AppError } from '../errors.ts';
 import { compileRequest, type RequestSchemas, type ValidatedRequest } from '../validation/compile-request.ts';
 import type { PyValue } from '../validation/py-value.ts';
@@ -7,6 +8,7 @@ import { readRequestBody, validateRequest } from '../validation/parse-request.ts
 import { toPythonJson } from '../validation/to-python-json.ts';
 import type { RouteRegistrar } from './create-app.ts';
 import { DEFAULT_BODY_LIMIT, readRawBody } from './read-raw-body.ts';
+import type { RequestState } from './request-context.ts';
 import { sendJson } from './send-json.ts';
 import { TextBody } from './text-body.ts';
 import { Readable } from 'node:stream';
@@ -37,6 +39,8 @@ export interface RouteDefinition<S extends RequestSchemas, R> {
   readonly request: S;
   /** x-user-id must be present and non-empty; checked after validation, as the replaced service did. */
   readonly requireUserId?: boolean;
+  /** The right a credential needs (AUTH_MODE=on); services/shared/auth/README.md has the table. */
+  readonly access: RouteAccess;
   readonly bodyLimitBytes?: number;
   /**
    * The body is read (as Python reads JSON) but not validated as a whole: the handler gets it as
@@ -52,7 +56,16 @@ export interface RouteDefinition<S extends RequestSchemas, R> {
   readonly pythonJson?: boolean;
   /** Documented answers other than the success and the 422 (which every route has). */
   readonly responses?: Readonly<Record<number, ResponseDoc>>;
-  readonly handle: (input: ValidatedRequest<S> & { readonly userId: string | null; readonly rawBody: PyValue | undefined }, ctx: Context) => Promise<R>;
+  readonly handle: (input: ValidatedRequest<S> & RouteCaller & { readonly rawBody: PyValue | undefined }, ctx: Context) => Promise<R>;
+}
+
+/** Who calls: the tenant a handler acts for, and the credential. */
+export interface RouteCaller {
+  /** x-user-id, or the tenant a bound credential acts for (which x-user-id, when sent, must equal). */
+  readonly userId: string | null;
+  /** The one tenant the credential may see (a bound key, a user token); null: any (AUTH_MODE=off, an unbound key). */
+  readonly tenant: string | null;
+  readonly caller: Caller;
 }
 
 export interface Route {
@@ -70,10 +83,13 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
   const koaPath = definition.path.replace(/\{(\w+)\}/g, ':$1');
   const handler = async (ctx: Context) => {
     const body = bodySchema === undefined ? undefined : await readBody(ctx, definition.bodyLimitBytes ?? DEFAULT_BODY_LIMIT);
+    // FastAPI's order: the body is read (a malformed one is a 422), then security dependencies run, then validation.
+    const caller = await (ctx.state as RequestState).authenticator.authenticate(ctx.headers);
+    const tenant = authorize(caller, definition.access, ctx.get('x-user-id'));
     const request = validateRequest(validate, { path: ctx.params as Record<string, string>, query: ctx.query, headers: ctx.headers, body: definition.rawBody ? undefined : body });
-    const userId = ctx.get('x-user-id');
+    const userId = tenant ?? ctx.get('x-user-id');
     if (definition.requireUserId && userId === '') throw AppError.of('UNAUTHORIZED', 'User ID required');
-    const input = { ...(request as ValidatedRequest<S>), userId: userId === '' ? null : userId, rawBody: definition.rawBody ? body : undefined };
+    const input = { ...(request as ValidatedRequest<S>), userId: userId === '' ? null : userId, tenant, caller, rawBody: definition.rawBody ? body : undefined };
     const response = await definition.handle(input, ctx);
     if (definition.status === 204) ctx.status = 204;
     else if (response instanceof TextBody) sendText(ctx, definition.status ?? 200, response);
@@ -83,6 +99,13 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
     router.register(koaPath, [definition.method], handler);
   };
   return { definition: definition as unknown as RouteDefinition<RequestSchemas, unknown>, register };
+}
+
+/** The credential's right to the route, and its tenant: a bound credential may name only its own in x-user-id. */
+function authorize(caller: Caller, access: RouteAccess, headerUserId: string): string | null {
+  if (!scopeAllows(caller.scope, access)) throw AppError.of('FORBIDDEN', `A ${caller.kind === 'token' ? 'user token' : `${caller.scope} key`} may not call this route (it needs ${access === 'session_read' ? 'ingest or read' : access})`);
+  if (caller.tenant !== null && headerUserId !== '' && headerUserId !== caller.tenant) throw AppError.of('FORBIDDEN', 'This credential acts for another tenant than x-user-id names');
+  return caller.tenant;
 }
 
 function sendText(ctx: Context, status: number, body: TextBody): void {

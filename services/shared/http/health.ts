@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import type { Registry } from 'prom-client';
+import { sameSecret } from '../auth/api-keys.ts';
 import type { RequestState } from './request-context.ts';
 import { sendJson } from './send-json.ts';
 
@@ -11,8 +12,8 @@ export interface DependencyCheck {
 
 const CHECK_TIMEOUT_MS = 2_000;
 
-/** /healthz and /health say the process is up; /readyz asks every dependency; /metrics for Prometheus. */
-export function registerHealthRoutes(router: Router, service: string, checks: readonly DependencyCheck[], registry: Registry): void {
+/** /healthz and /health say the process is up; /readyz asks every dependency; /metrics for Prometheus (with METRICS_TOKEN, only to its bearer). */
+export function registerHealthRoutes(router: Router, service: string, checks: readonly DependencyCheck[], registry: Registry, metricsToken: string | null = null): void {
   const alive = (ctx: RouterContext) => sendJson(ctx, 200, { status: 'ok', service });
   router.get('/healthz', alive);
   router.get('/health', alive);
@@ -26,6 +27,10 @@ export function registerHealthRoutes(router: Router, service: string, checks: re
     sendJson(ctx, 503, { detail: `${down.map((r) => r.name).join(', ')} unavailable`, service, checks: summary });
   });
   router.get('/metrics', async (ctx) => {
+    if (metricsToken !== null && !sameSecret(`Bearer ${metricsToken}`, ctx.get('authorization'))) {
+      ctx.set('WWW-Authenticate', 'Bearer');
+      return sendJson(ctx, 401, { detail: 'Not authenticated' });
+    }
     ctx.body = await registry.metrics();
     ctx.set('Content-Type', registry.contentType);
   });

@@ -26,6 +26,13 @@ const errorResponse = (description: string, example?: unknown) => ({
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorDetail' }, ...(example === undefined ? {} : { example }) } },
 });
 
+/** AUTH_MODE=on: an API key as a bearer token or in x-api-key, or a user token (a JWT) as a bearer token. */
+const SECURITY_SCHEMES = {
+  bearer: { type: 'http', scheme: 'bearer', description: 'An API key (cm_live_…) or a user token (JWT); with AUTH_MODE=off nothing is needed' },
+  apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key (cm_live_…)' },
+} as const;
+const SECURITY = Object.keys(SECURITY_SCHEMES);
+
 /** OpenAPI 3.1 of a process's routes, generated from the same schemas that validate requests. */
 export function buildOpenApi(routes: readonly Route[], title: string, version: string): Json {
   const paths: Record<string, Json> = {};
@@ -44,6 +51,9 @@ export function buildOpenApi(routes: readonly Route[], title: string, version: s
       operationId: `${definition.method.toLowerCase()}_${definition.path.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '')}`,
       ...(parameters.length > 0 ? { parameters } : {}),
       responses: responsesOf(definition),
+      // Needed with AUTH_MODE=on only; the scopes are callmeter's (services/shared/auth/README.md).
+      security: SECURITY.map((scheme) => ({ [scheme]: [] })),
+      'x-callmeter-access': definition.access,
     };
     if (request.body !== undefined) {
       const schema = bodyToJsonSchema(request.body);
@@ -53,7 +63,7 @@ export function buildOpenApi(routes: readonly Route[], title: string, version: s
     }
     paths[definition.path] = { ...(paths[definition.path] ?? {}), [definition.method.toLowerCase()]: operation };
   }
-  return { openapi: '3.1.0', info: { title, version }, paths, components: { schemas } };
+  return { openapi: '3.1.0', info: { title, version }, paths, components: { schemas, securitySchemes: SECURITY_SCHEMES } };
 }
 
 function parametersOf(model: ModelSchema | undefined, location: 'path' | 'query' | 'header'): Json[] {

@@ -1,17 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
+import { OPEN, type Authenticator } from '../auth/authenticator.ts';
 import type { Logger } from '../logger.ts';
 
 export interface RequestState {
   requestId: string;
   log: Logger;
+  /** Called by each route where FastAPI would run a security dependency: after the body is read, before validation. */
+  authenticator: Authenticator;
 }
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Gives every request an id (the caller's x-request-id when it is safe to echo) and a child logger. */
-export function requestContext(log: Logger): Middleware<RequestState> {
+export function requestContext(log: Logger, authenticator: Authenticator = OPEN): Middleware<RequestState> {
   return async (ctx, next) => {
+    ctx.state.authenticator = authenticator;
     const incoming = ctx.get('x-request-id');
     const requestId = SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;

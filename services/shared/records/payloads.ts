@@ -1,6 +1,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { agentRecordSchema, type AgentRecord } from '../../../schemas/records/agent.ts';
+import { apiKeyRecordSchema, auditRecordSchema, type ApiKeyRecord, type AuditRecord } from '../../../schemas/records/api-key.ts';
 import type { RecordKind } from '../../../schemas/records/envelope.ts';
 import { sessionRecordSchema, type SessionRecord } from '../../../schemas/records/session.ts';
 import { telephonyNumberRecordSchema, type TelephonyNumberRecord } from '../../../schemas/records/telephony-number.ts';
@@ -8,7 +9,7 @@ import { rateRecordSchema, type RateRecord } from '../../../schemas/records/rate
 import { transcriptRecordSchema, type TranscriptRecord } from '../../../schemas/records/transcript.ts';
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
 
-export type { AgentRecord, RateRecord, SessionRecord, TelephonyNumberRecord, TranscriptRecord, UsageRecord };
+export type { AgentRecord, ApiKeyRecord, AuditRecord, RateRecord, SessionRecord, TelephonyNumberRecord, TranscriptRecord, UsageRecord };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }));
@@ -20,6 +21,8 @@ const validators: { [K in RecordKind]: ValidateFunction } = {
   agent: recordAjv.compile(agentRecordSchema),
   transcript: recordAjv.compile(transcriptRecordSchema),
   rate: recordAjv.compile(rateRecordSchema),
+  api_key: recordAjv.compile(apiKeyRecordSchema),
+  audit: recordAjv.compile(auditRecordSchema),
 };
 
 /** The payload of each kind, as its schema says; makeEnvelope validates before sending, decodeRecord after reading. */
@@ -30,6 +33,8 @@ export interface PayloadOf {
   agent: AgentRecord;
   transcript: TranscriptRecord;
   rate: RateRecord;
+  api_key: ApiKeyRecord;
+  audit: AuditRecord;
 }
 
 export function payloadProblem(kind: RecordKind, payload: unknown): string | null {

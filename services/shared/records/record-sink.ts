@@ -22,6 +22,8 @@ const TOPIC_OF_KIND: { [K in RecordKind]: TopicKey } = {
   agent: 'sessions',
   transcript: 'sessions',
   rate: 'sessions',
+  api_key: 'sessions',
+  audit: 'sessions',
 };
 
 export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Record<TopicKey, TopicSpec>>): RecordSink {
