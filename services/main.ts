@@ -1,5 +1,8 @@
 import { OPEN, credentialAuthenticator, type Authenticator } from './shared/auth/authenticator.ts';
 import { KeyRegistry } from './shared/auth/key-registry.ts';
+import { limitRequest, MemoryTokenBuckets, RedisTokenBuckets } from './shared/auth/rate-limits.ts';
+import type { RequestLimiter } from './shared/http/request-context.ts';
+import type { Infrastructure } from './shared/infrastructure.ts';
 import { createTokenVerifier } from './shared/auth/user-tokens.ts';
 import { loadConfig, ConfigError, type Config } from './shared/config.ts';
 import { createHttpApp } from './shared/http/create-app.ts';
@@ -79,6 +82,7 @@ async function main(): Promise<void> {
     corsOrigins: config.corsOrigins,
     openapi: buildOpenApi(routes, 'callmeter', '0.1.0'),
     authenticator,
+    limit: limiterFor(config, infra),
     metricsToken: config.auth.metricsToken,
   });
   const http = await listen(app, config.port, config.host);
@@ -97,6 +101,13 @@ function authenticatorFor(config: Config, keys: KeyRegistry, log: Logger): Authe
   }
   const tokens = config.auth.jwt === null ? null : createTokenVerifier(config.auth.jwt);
   return credentialAuthenticator({ adminKey: config.auth.adminKey, keys, tokens, log: log.child({ component: 'auth' }) });
+}
+
+/** Rate limits hold with AUTH_MODE=on only: off is the replaced service's behaviour, which had none. */
+function limiterFor(config: Config, infra: Infrastructure): RequestLimiter | undefined {
+  if (config.auth.mode === 'off') return undefined;
+  const buckets = infra.redis === null ? new MemoryTokenBuckets() : new RedisTokenBuckets(infra.redis, config.redis?.keyPrefix ?? '');
+  return (caller, tenant) => limitRequest(buckets, config.auth.rateLimits, caller.id, tenant, Date.now());
 }
 
 function isLoopback(host: string): boolean {

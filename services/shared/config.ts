@@ -56,6 +56,11 @@ export interface AuthConfig {
   readonly metricsToken: string | null;
   /** How often each process re-reads the stored keys (a revocation holds everywhere within this and a read). */
   readonly keyRefreshMs: number;
+  /** Token buckets per credential and per tenant (AUTH_MODE=on only); null: no limit. */
+  readonly rateLimits: {
+    readonly perKey: { readonly name: 'per-key'; readonly perSecond: number; readonly burst: number } | null;
+    readonly perTenant: { readonly name: 'per-tenant'; readonly perSecond: number; readonly burst: number } | null;
+  };
 }
 
 /** An admin key or metrics token shorter than this could be guessed (128 bits as base64url or hex, roughly). */
@@ -165,7 +170,16 @@ function readAuth(read: EnvReader, problems: string[]): AuthConfig {
           },
     metricsToken: secret('METRICS_TOKEN', read.string('METRICS_TOKEN', '')),
     keyRefreshMs: read.integer('AUTH_KEY_REFRESH_MS', 2_000, 100, 60_000),
+    rateLimits: {
+      perKey: bucket('per-key', read.integer('RATE_LIMIT_KEY_PER_SECOND', 1_000, 0, 1_000_000), read.integer('RATE_LIMIT_KEY_BURST', 2_000, 1, 10_000_000)),
+      perTenant: bucket('per-tenant', read.integer('RATE_LIMIT_TENANT_PER_SECOND', 2_000, 0, 1_000_000), read.integer('RATE_LIMIT_TENANT_BURST', 4_000, 1, 10_000_000)),
+    },
   };
+}
+
+/** A rate of 0 turns the limit off. */
+function bucket<N extends string>(name: N, perSecond: number, burst: number): { name: N; perSecond: number; burst: number } | null {
+  return perSecond === 0 ? null : { name, perSecond, burst: Math.max(1, burst) };
 }
 
 class EnvReader {

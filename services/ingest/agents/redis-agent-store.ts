@@ -3,7 +3,7 @@ import { jitteredDelay, retry } from '../../shared/retry.ts';
 import type { Redis } from '../../shared/redis/client.ts';
 import { KeyedQueue } from '../shared/keyed-queue.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-keys.ts';
-import { LuaScript, unavailableOnError } from '../shared/redis-script.ts';
+import { LuaScript, unavailableOnError } from '../../shared/redis/redis-script.ts';
 import { assertValidAgentRevision, type Agent } from './agent.ts';
 import type { AgentMutation, AgentStore, AgentUpdateOutcome } from './agent-store.ts';
 

@@ -3,7 +3,7 @@ import { AppError } from '../../shared/errors.ts';
 import { jitteredDelay, retry, waitUntil } from '../../shared/retry.ts';
 import type { Redis } from '../../shared/redis/client.ts';
 import { KeyedQueue, roomQueue } from '../shared/keyed-queue.ts';
-import { unavailableOnError } from '../shared/redis-script.ts';
+import { unavailableOnError } from '../../shared/redis/redis-script.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-keys.ts';
 import type { Session } from './session.ts';
 import { createSessionScript, listSessionsScript, releaseLockScript, updateSessionScript } from './session-scripts.ts';

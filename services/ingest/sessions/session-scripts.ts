@@ -1,4 +1,4 @@
-import { LuaScript } from '../shared/redis-script.ts';
+import { LuaScript } from '../../shared/redis/redis-script.ts';
 
 // Redis's own clock decides expiry, so the expiring index and the key TTLs agree even when the
 // clocks of the ingest hosts drift.

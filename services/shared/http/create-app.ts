@@ -9,7 +9,7 @@ import { errorMiddleware } from './error-middleware.ts';
 import { fastapiRouting } from './fastapi-routing.ts';
 import { registerHealthRoutes, type DependencyCheck } from './health.ts';
 import { createHttpMetrics } from './metrics.ts';
-import { requestContext, type RequestState } from './request-context.ts';
+import { requestContext, UNLIMITED, type RequestLimiter, type RequestState } from './request-context.ts';
 
 /** Adds a service's routes to the app's one router; registration order decides 405 Allow headers. */
 export type RouteRegistrar = (router: Router) => void;
@@ -26,18 +26,20 @@ export interface HttpAppOptions {
   readonly metrics?: readonly Registry[];
   /** Who may call the /api routes (AUTH_MODE); absent: everyone (AUTH_MODE=off). */
   readonly authenticator?: Authenticator;
+  /** Per-key and per-tenant rate limits (AUTH_MODE=on); absent: none. */
+  readonly limit?: RequestLimiter;
   /** METRICS_TOKEN: /metrics then needs it as a bearer token. */
   readonly metricsToken?: string | null;
 }
 
 /** The one Koa app shape every process serves: request ids, metrics, error mapping, health, routes. */
-export function createHttpApp({ service, log, routes, checks, corsOrigins = [], openapi, metrics: serviceMetrics = [], authenticator = OPEN, metricsToken = null }: HttpAppOptions): Koa<RequestState> {
+export function createHttpApp({ service, log, routes, checks, corsOrigins = [], openapi, metrics: serviceMetrics = [], authenticator = OPEN, limit = UNLIMITED, metricsToken = null }: HttpAppOptions): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.proxy = false;
   // Errors are answered by the error middleware; Koa's own handler would only log them twice.
   app.silent = true;
   const metrics = createHttpMetrics(service);
-  app.use(requestContext(log, authenticator));
+  app.use(requestContext(log, authenticator, limit));
   app.use(metrics.middleware);
   app.use(cors(corsOrigins));
   app.use(errorMiddleware());

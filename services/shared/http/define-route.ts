@@ -84,8 +84,10 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
   const handler = async (ctx: Context) => {
     const body = bodySchema === undefined ? undefined : await readBody(ctx, definition.bodyLimitBytes ?? DEFAULT_BODY_LIMIT);
     // FastAPI's order: the body is read (a malformed one is a 422), then security dependencies run, then validation.
-    const caller = await (ctx.state as RequestState).authenticator.authenticate(ctx.headers);
+    const state = ctx.state as RequestState;
+    const caller = await state.authenticator.authenticate(ctx.headers);
     const tenant = authorize(caller, definition.access, ctx.get('x-user-id'));
+    ctx.set(await state.limit(caller, tenant ?? (ctx.get('x-user-id') || null)));
     const request = validateRequest(validate, { path: ctx.params as Record<string, string>, query: ctx.query, headers: ctx.headers, body: definition.rawBody ? undefined : body });
     const userId = tenant ?? ctx.get('x-user-id');
     if (definition.requireUserId && userId === '') throw AppError.of('UNAUTHORIZED', 'User ID required');

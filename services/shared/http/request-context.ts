@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
+import type { Caller } from '../auth/access.ts';
 import { OPEN, type Authenticator } from '../auth/authenticator.ts';
 import type { Logger } from '../logger.ts';
 
@@ -8,14 +9,21 @@ export interface RequestState {
   log: Logger;
   /** Called by each route where FastAPI would run a security dependency: after the body is read, before validation. */
   authenticator: Authenticator;
+  /** Takes the request's tokens (per key, per tenant) after authentication; a 429 past them. Answers the RateLimit headers. */
+  limit: RequestLimiter;
 }
+
+export type RequestLimiter = (caller: Caller, tenant: string | null) => Promise<Record<string, string>>;
+
+export const UNLIMITED: RequestLimiter = async () => ({});
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Gives every request an id (the caller's x-request-id when it is safe to echo) and a child logger. */
-export function requestContext(log: Logger, authenticator: Authenticator = OPEN): Middleware<RequestState> {
+export function requestContext(log: Logger, authenticator: Authenticator = OPEN, limit: RequestLimiter = UNLIMITED): Middleware<RequestState> {
   return async (ctx, next) => {
     ctx.state.authenticator = authenticator;
+    ctx.state.limit = limit;
     const incoming = ctx.get('x-request-id');
     const requestId = SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;

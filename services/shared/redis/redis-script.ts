@@ -1,5 +1,5 @@
-import { AppError } from '../../shared/errors.ts';
-import type { Redis } from '../../shared/redis/client.ts';
+import { AppError } from '../errors.ts';
+import type { Redis } from './client.ts';
 
 type ScriptCommand = (...keysThenArgs: (string | number)[]) => Promise<unknown>;
 
