@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type Answer } from '../support/api.ts';
 import { makeAgentBody, makeSessionBody, makeUsageEventBody } from '../support/bodies.ts';
@@ -314,8 +317,28 @@ describe.each(MODES)('AUTH_MODE=on: $name', ({ start }) => {
     await eventually(async () => expect((await call(app.query, 'GET', '/api/costs/summary', undefined, { authorization: `Bearer ${rotated}` })).status).toBe(200), 12_000);
   });
 
+  it('creates, lists and revokes keys from the CLI (npm run keys)', async () => {
+    const cli = (...args: string[]) =>
+      promisify(execFile)(process.execPath, ['--import', 'tsx', 'infra/keys/cli.ts', ...args], {
+        cwd: path.resolve(import.meta.dirname, '../..'),
+        env: { PATH: process.env.PATH ?? '', CALLMETER_URL: app.ingest, CALLMETER_ADMIN_KEY: ADMIN_API_KEY },
+      });
+    const made = JSON.parse((await cli('create', '--scope', 'ingest', '--user-id', A, '--name', 'worker')).stdout) as { id: string; key: string; scope: string; user_id: string };
+    expect([made.scope, made.user_id, made.key.startsWith('cm_live_')]).toEqual(['ingest', A, true]);
+    const headers = { authorization: `Bearer ${made.key}`, 'x-user-id': A };
+    expect((await call(app.ingest, 'GET', '/api/sessions/', undefined, headers)).status).toBe(200);
+    const listed = JSON.parse((await cli('list')).stdout) as { id: string; key?: string }[];
+    expect(listed.find((key) => key.id === made.id)).toMatchObject({ id: made.id, name: 'worker' });
+    expect(listed.some((key) => 'key' in key || 'secret_hash' in key)).toBe(false);
+    await cli('revoke', made.id);
+    expect((await call(app.ingest, 'GET', '/api/sessions/', undefined, headers)).status).toBe(401);
+    await expect(cli('create')).rejects.toMatchObject({ code: 2 });
+  });
+
   it('writes key and rate changes to the audit log with the acting key', async () => {
     const adminKey = credentials.find((c) => c.name === 'admin key')!;
+    const rateId = await admin.rate(A);
+    expect((await call(app.ingest, 'DELETE', `/api/rates/${rateId}`, undefined, bootstrap)).status).toBe(200);
     const made = await created('ingest', '/api/admin/keys', { scope: 'ingest', user_id: B }, adminKey.headers as typeof bootstrap);
     await eventually(async () => {
       const audit = (await call(app.query, 'GET', `/api/admin/audit?user_id=${B}`, undefined, bootstrap)).body as unknown as { action: string; subject_id: string; actor_key_id: string; detail: Record<string, unknown> }[];
