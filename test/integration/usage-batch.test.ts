@@ -4,6 +4,7 @@ import { call } from '../support/api.ts';
 import { makeSessionBody, makeUsageEventBody } from '../support/bodies.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { isolate } from '../support/harness.ts';
+import { testAuthHeaders } from '../support/test-auth.ts';
 
 const COMPAT_KEYS = ['id', 'session_id', 'user_id', 'agent_id', 'provider', 'event_type', 'quantity', 'unit_cost', 'total_cost', 'created_at'];
 const EXTENSION_KEYS = ['occurred_at', 'model', 'input_tokens', 'output_tokens', 'cost', 'cost_source'];
@@ -32,7 +33,7 @@ describe('POST /api/usage/events and /batch on the embedded process', () => {
     const id = randomUUID();
     const item = (quantity: string) => `{"session_id":"${session}","user_id":"tenant-b","provider":"resemble","event_type":"tts_characters","quantity":${quantity}}`;
     const body = `[{"event_id":"${id}","session_id":"${session}","user_id":"tenant-b","provider":"resemble","event_type":"tts_characters","quantity":3},${item('-1')},${item('-123456789012345678901234567890')},${item('-2.5')},${item('NaN')}]`;
-    const response = await fetch(`${app.url}/api/usage/events/batch`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const response = await fetch(`${app.url}/api/usage/events/batch`, { method: 'POST', headers: { ...testAuthHeaders(), 'content-type': 'application/json' }, body });
     const ge = (input: string) => `{"type":"greater_than_equal","loc":["body",INDEX,"quantity"],"msg":"Input should be greater than or equal to 0","input":${input},"ctx":{"ge":0}}`;
     expect(response.status).toBe(200);
     expect(await response.text()).toBe(

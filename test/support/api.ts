@@ -1,3 +1,5 @@
+import { testAuthHeaders } from './test-auth.ts';
+
 /** A small JSON client for the tests: status, parsed body (JSON answers only) and raw text of every answer. */
 export interface Answer<T = Record<string, unknown>> {
   readonly status: number;
@@ -6,10 +8,11 @@ export interface Answer<T = Record<string, unknown>> {
   readonly headers: Headers;
 }
 
+
 export async function call<T = Record<string, unknown>>(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
   const response = await fetch(`${url}${path}`, {
     method,
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    headers: { ...testAuthHeaders(), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();

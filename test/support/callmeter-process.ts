@@ -3,6 +3,7 @@ import path from 'node:path';
 import { freePort } from '../../infra/local/free-port.ts';
 import { callmeterNodeArgs } from '../../infra/local/process.ts';
 import { eventually } from './harness.ts';
+import { testAuthEnv } from './test-auth.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -21,7 +22,7 @@ export async function startCallmeter(env: Record<string, string>, timeoutMs = 60
   // CLI would run it as a child that outlives a SIGKILL of its parent.
   const child = spawn(process.execPath, callmeterNodeArgs('services/main.ts'), {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...testAuthEnv(), ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
