@@ -1,8 +1,8 @@
 import type { KafkaMessage } from 'kafkajs';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
-import { insertRows } from '../shared/clickhouse/insert-rows.ts';
+import { insertRows, type InsertedRows, type InsertedTable } from '../shared/clickhouse/insert-rows.ts';
 import { storeIsolating } from '../shared/clickhouse/refused-rows.ts';
-import type { TableKey } from '../shared/clickhouse/tables.ts';
+import { eventKey, type UsageEventRow } from '../shared/clickhouse/tables/usage-events.ts';
 import type { BatchingProducer } from '../shared/kafka/batching-producer.ts';
 import type { Logger } from '../shared/logger.ts';
 import { decodeRecord, type Envelope } from '../shared/records/envelope.ts';
@@ -15,7 +15,6 @@ import type { Catalogs } from '../shared/pricing/catalogs.ts';
 import { UnpricedWarnings } from './usage/unpriced-warnings.ts';
 import { toTableRow, type RecordSource, type SingleRowEnvelope } from './record-rows.ts';
 import type { EventClaims } from './usage/event-claims.ts';
-import { eventKey } from './usage/event-key.ts';
 import { usageRows, type UsageItem } from './usage/usage-rows.ts';
 
 export interface SourcedEnvelope {
@@ -68,9 +67,9 @@ export function createRecordWriter({ ch, reads, log, card, catalogs = null, clai
   async function storeEnvelopes(items: readonly SourcedEnvelope[], batchToken: string, { isolate = false } = {}): Promise<RefusedRecord[]> {
     const afterRebuild = pendingReplays?.has(batchToken) === true;
     const token = afterRebuild ? `${batchToken}:rebuild-${pendingReplays!.id}` : batchToken;
-    const byTable = new Map<TableKey, Record<string, unknown>[]>();
+    const byTable = new Map<InsertedTable, InsertedRows[InsertedTable][]>();
     // Which record each row came from, to dead-letter the records whose rows ClickHouse refuses.
-    const origins = new Map<Record<string, unknown>, SourcedEnvelope>();
+    const origins = new Map<object, SourcedEnvelope>();
     const usage: UsageItem[] = [];
     const usageOrigins = new Map<string, SourcedEnvelope>();
     for (const item of items) {
@@ -90,7 +89,7 @@ export function createRecordWriter({ ch, reads, log, card, catalogs = null, clai
     }
     if (usage.length > 0) {
       const rows = afterRebuild ? await rowsAfterRebuild(batchToken, usage) : await usageRows({ ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims }, usage, batchToken);
-      for (const row of rows) origins.set(row, usageOrigins.get(eventKey(String(row.user_id), String(row.id)))!);
+      for (const row of rows) origins.set(row, usageOrigins.get(eventKey(row.user_id, row.id))!);
       byTable.set('usageEvents', rows);
     }
     const refused: RefusedRecord[] = [];
@@ -100,7 +99,7 @@ export function createRecordWriter({ ch, reads, log, card, catalogs = null, clai
       else for (const { item, reason } of await storeIsolating(rows, token, (part, partToken) => insertRows(ch, table, part, partToken))) refused.push({ ...origins.get(item)!, reason });
     }
     const refusedRows = new Set(refused.map(({ envelope }) => envelope));
-    const storedUsage = (byTable.get('usageEvents') ?? []).filter((row) => !refusedRows.has(origins.get(row)!.envelope));
+    const storedUsage = ((byTable.get('usageEvents') ?? []) as UsageEventRow[]).filter((row) => !refusedRows.has(origins.get(row)!.envelope));
     await recordLiveUsage(liveUsage, storedUsage);
     unpricedWarnings.noteStored(storedUsage);
     return refused;
@@ -108,8 +107,8 @@ export function createRecordWriter({ ch, reads, log, card, catalogs = null, clai
 
   // Decided once per replayed batch: a retry of its insert (the same rows under the same token) is
   // then deduplicated table by table, even when the first try stored some of them.
-  const decidedAfterRebuild = new Map<string, Promise<Record<string, unknown>[]>>();
-  function rowsAfterRebuild(batchToken: string, usage: readonly UsageItem[]): Promise<Record<string, unknown>[]> {
+  const decidedAfterRebuild = new Map<string, Promise<UsageEventRow[]>>();
+  function rowsAfterRebuild(batchToken: string, usage: readonly UsageItem[]): Promise<UsageEventRow[]> {
     let rows = decidedAfterRebuild.get(batchToken);
     if (rows === undefined) {
       rows = usageRows({ ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims }, usage, batchToken, { storedWins: true });
@@ -163,12 +162,12 @@ export function createRecordWriter({ ch, reads, log, card, catalogs = null, clai
 
 export type RecordWriter = ReturnType<typeof createRecordWriter>;
 
-async function recordLiveUsage(liveUsage: LiveUsageStore, rows: readonly Record<string, unknown>[]): Promise<void> {
+async function recordLiveUsage(liveUsage: LiveUsageStore, rows: readonly UsageEventRow[]): Promise<void> {
   const bySession = new Map<string, LiveUsageEntry[]>();
   for (const row of rows) {
-    const entry = { event_id: String(row.id), provider: String(row.provider), service: String(row.service), event_type: String(row.event_type), unit: String(row.unit), quantity: String(row.quantity), cost: String(row.cost) };
-    const entries = bySession.get(String(row.session_id));
-    if (entries === undefined) bySession.set(String(row.session_id), [entry]);
+    const entry = { event_id: row.id, provider: row.provider, service: row.service, event_type: row.event_type, unit: row.unit, quantity: row.quantity, cost: row.cost };
+    const entries = bySession.get(row.session_id);
+    if (entries === undefined) bySession.set(row.session_id, [entry]);
     else entries.push(entry);
   }
   await Promise.all([...bySession].map(([sessionId, entries]) => liveUsage.record(sessionId, entries)));

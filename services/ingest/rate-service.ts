@@ -8,7 +8,8 @@ import { Exact, MONEY_SCALE } from '../shared/exact-decimal.ts';
 import type { Catalogs } from '../shared/pricing/catalogs.ts';
 import { listRateCardProblems } from '../shared/pricing/rate-card-problems.ts';
 import type { RateListing } from '../shared/pricing/rate-listing.ts';
-import { readTenantRates, toCardEntry, type StoredRate } from '../shared/pricing/tenant-rates.ts';
+import { readRateEntries, type StoredRate } from '../shared/clickhouse/tables/rate-entries.ts';
+import { toCardEntry } from '../shared/pricing/tenant-rates.ts';
 import type { RateEntryStore } from './rates/rate-entry-store.ts';
 import { makeEnvelope } from '../shared/records/envelope.ts';
 import { ANONYMOUS, type Caller } from '../shared/auth/access.ts';
@@ -58,7 +59,7 @@ export function createTenantRateService({ card, catalogs, entries, reads, sink, 
 
     async end(id: string, actor: Caller = ANONYMOUS): Promise<RateListing> {
       const nowMs = now();
-      const found = (await entries.find(id)) ?? (await readTenantRates(reads, id))[0];
+      const found = (await entries.find(id)) ?? (await readRateEntries(reads, id))[0];
       // Another tenant's entry is, for a bound credential, one that does not exist.
       const stored = found !== undefined && actor.tenant !== null && found.user_id !== actor.tenant ? undefined : found;
       if (stored === undefined) {

@@ -1,7 +1,8 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { Exact } from '../shared/exact-decimal.ts';
 import type { LiveUsageEntry } from '../shared/redis/live-usage.ts';
-import { activeSessionsCost, storedEventIds } from './queries/session-costs.ts';
+import { eventKey, storedEventKeys } from '../shared/clickhouse/tables/usage-events.ts';
+import { activeSessionsCost } from './queries/session-costs.ts';
 
 /**
  * The live counters' entries of a call that ClickHouse does not hold yet (the consumer writes the
@@ -13,8 +14,8 @@ import { activeSessionsCost, storedEventIds } from './queries/session-costs.ts';
 export async function pendingLiveEntries(ch: ClickHouse, userId: string, entries: readonly LiveUsageEntry[], listed: ReadonlySet<string>, listingComplete: boolean): Promise<LiveUsageEntry[]> {
   const unlisted = entries.filter((entry) => !listed.has(entry.event_id));
   if (unlisted.length === 0 || listingComplete) return unlisted;
-  const stored = await storedEventIds(ch, userId, unlisted.map((entry) => entry.event_id));
-  return unlisted.filter((entry) => !stored.has(entry.event_id));
+  const stored = await storedEventKeys(ch, unlisted.map((entry) => ({ user_id: userId, event_id: entry.event_id })));
+  return unlisted.filter((entry) => !stored.has(eventKey(userId, entry.event_id)));
 }
 
 /**

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClickHouse, createReadClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
 import { insertRows } from '../../services/shared/clickhouse/insert-rows.ts';
 import { migrate, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrate.ts';
-import { storedEventIds, storedEventIdsQuery } from '../../services/consumer/usage/stored-event-ids.ts';
+import { storedEventKeys as storedEventIds, storedEventIdsQuery, type UsageEventRow } from '../../services/shared/clickhouse/tables/usage-events.ts';
 import { connectInfrastructure } from '../../services/shared/infrastructure.ts';
 import { Shutdown } from '../../services/shared/lifecycle.ts';
 import { createLogger } from '../../services/shared/logger.ts';
@@ -117,7 +117,8 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
       expect(slowDone).toBe(false);
       await slow;
       // As the writer inserts: with a token (see insertRows on settings that outlive a statement here).
-      await insertRows(ch, 'usageEvents', [makeUsageRow({ user_id: 'reads-user' })], 'reads-test');
+      // The columns the test sets; ClickHouse fills the others with their defaults.
+      await insertRows(ch, 'usageEvents', [makeUsageRow({ user_id: 'reads-user' }) as unknown as UsageEventRow], 'reads-test');
       expect(await count()).toBe('1');
     } finally {
       await reads.client.close();

@@ -1,3 +1,4 @@
+import type { UsageEventRow } from '../../shared/clickhouse/tables/usage-events.ts';
 import type { Logger } from '../../shared/logger.ts';
 
 const HOUR_MS = 3_600_000;
@@ -17,11 +18,11 @@ export class UnpricedWarnings {
     private readonly now: () => number = Date.now,
   ) {}
 
-  noteStored(rows: readonly Record<string, unknown>[]): void {
+  noteStored(rows: readonly (Pick<UsageEventRow, 'provider' | 'model' | 'event_type'> & { readonly cost_source: string })[]): void {
     const at = this.now();
     for (const row of rows) {
       if (row.cost_source !== 'unpriced') continue;
-      const [provider, model, eventType] = [String(row.provider), String(row.model), String(row.event_type)];
+      const { provider, model, event_type: eventType } = row;
       const key = `${provider}\u0000${model}\u0000${eventType}`;
       const last = this.lastWarned.get(key);
       if (last !== undefined && at - last < HOUR_MS) continue;

@@ -1,36 +1,20 @@
-import { AppError } from '../../shared/errors.ts';
 import type { Agent } from '../agents/agent.ts';
 import type { AgentMutation, AgentStore, AgentUpdateOutcome } from '../agents/agent-store.ts';
 import type { AgentHistory } from './agent-history.ts';
+import { HistoryBacked } from './history-backed.ts';
 
 const MISS_TTL_MS = 60_000;
 const MAX_MISSES = 10_000;
 
-/**
- * Live state first, history second, as for sessions: when the live store no longer holds an agent
- * (Redis was flushed, or an embedded process restarted), its latest stored version is read from
- * ClickHouse and put back into the live store before the call goes on. Listing reads the history.
- */
-export class HistoryBackedAgentStore implements AgentStore {
+/** Agents live first, history second (`HistoryBacked`); listing reads the history. */
+export class HistoryBackedAgentStore extends HistoryBacked<Agent, AgentMutation, AgentUpdateOutcome> implements AgentStore {
   private readonly misses = new Map<string, number>();
 
   constructor(
-    private readonly live: AgentStore,
+    live: AgentStore,
     private readonly history: AgentHistory,
-  ) {}
-
-  create(agent: Agent): Promise<void> {
-    return this.live.create(agent);
-  }
-
-  async get(id: string): Promise<Agent | null> {
-    return (await this.live.get(id)) ?? this.restore(await this.history.byId(id));
-  }
-
-  async update(id: string, mutate: AgentMutation): Promise<AgentUpdateOutcome> {
-    const outcome = await this.live.update(id, mutate);
-    if (outcome.kind !== 'not_found') return outcome;
-    return (await this.restore(await this.history.byId(id))) === null ? outcome : this.live.update(id, mutate);
+  ) {
+    super(live, history);
   }
 
   /**
@@ -54,17 +38,5 @@ export class HistoryBackedAgentStore implements AgentStore {
 
   active(userId: string): Promise<Agent[]> {
     return this.history.active(userId);
-  }
-
-  private async restore(agent: Agent | null): Promise<Agent | null> {
-    if (agent === null) return null;
-    try {
-      await this.live.create(agent);
-      return agent;
-    } catch (error) {
-      // Another request restored it first: the live copy wins, it may already be newer.
-      if (error instanceof AppError && error.code === 'CONFLICT') return this.live.get(agent.id);
-      throw error;
-    }
   }
 }

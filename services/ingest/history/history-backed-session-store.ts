@@ -1,7 +1,7 @@
-import { AppError } from '../../shared/errors.ts';
 import type { Session } from '../sessions/session.ts';
 import type { SessionListQuery, SessionMutation, SessionPage, SessionStore, SessionUpdateOutcome } from '../sessions/session-store.ts';
 import type { SessionHistory } from './session-history.ts';
+import { HistoryBacked } from './history-backed.ts';
 
 /**
  * Live state first, history second: when the live store no longer holds a session (it expired after
@@ -9,18 +9,12 @@ import type { SessionHistory } from './session-history.ts';
  * version is read from ClickHouse and put back into the live store before the call goes on.
  * Listing reads the history, which holds every session, not only the live ones.
  */
-export class HistoryBackedSessionStore implements SessionStore {
+export class HistoryBackedSessionStore extends HistoryBacked<Session, SessionMutation, SessionUpdateOutcome> implements SessionStore {
   constructor(
-    private readonly live: SessionStore,
+    protected override readonly live: SessionStore,
     private readonly history: SessionHistory,
-  ) {}
-
-  create(session: Session): Promise<void> {
-    return this.live.create(session);
-  }
-
-  async get(id: string): Promise<Session | null> {
-    return (await this.live.get(id)) ?? this.restore(await this.history.byId(id));
+  ) {
+    super(live, history);
   }
 
   async getByRoom(roomName: string): Promise<Session | null> {
@@ -30,30 +24,11 @@ export class HistoryBackedSessionStore implements SessionStore {
     return (await this.live.get(stored.id)) ?? this.restore(stored);
   }
 
-  async update(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome> {
-    const outcome = await this.live.update(id, mutate);
-    if (outcome.kind !== 'not_found') return outcome;
-    const restored = this.restore(await this.history.byId(id));
-    return (await restored) === null ? outcome : this.live.update(id, mutate);
-  }
-
   list(userId: string, query: SessionListQuery): Promise<SessionPage> {
     return this.history.list(userId, query);
   }
 
   withRoomLock<T>(roomName: string, work: () => Promise<T>): Promise<T> {
     return this.live.withRoomLock(roomName, work);
-  }
-
-  private async restore(session: Session | null): Promise<Session | null> {
-    if (session === null) return null;
-    try {
-      await this.live.create(session);
-      return session;
-    } catch (error) {
-      // Another request restored it first: the live copy wins, it may already be newer.
-      if (error instanceof AppError && error.code === 'CONFLICT') return this.live.get(session.id);
-      throw error;
-    }
   }
 }

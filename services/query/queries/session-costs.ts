@@ -1,5 +1,6 @@
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
+import type { UsageEventRow } from '../../shared/clickhouse/tables/usage-events.ts';
 import type { CostLine } from '../cost-tally.ts';
 
 /** How many sessions of the user had usage. */
@@ -73,29 +74,19 @@ export async function sessionLines(ch: ClickHouse, userId: string, sessionId: st
   return result.json<SessionLine>();
 }
 
-export interface StoredUsageEvent {
+/** One stored event as the breakdown reads it: the columns of a usage_events row, its ids as strings, its parts and times. */
+export type StoredUsageEvent = Pick<
+  UsageEventRow,
+  'user_id' | 'agent_id' | 'provider' | 'service' | 'event_type' | 'model' | 'quantity' | 'unit' | 'unit_cost' | 'cost' | 'reported_unit_cost' | 'reported_total_cost' | 'input_tokens' | 'output_tokens'
+> & {
   readonly event_key: string;
   readonly session_key: string;
-  readonly user_id: string;
-  readonly agent_id: string;
-  readonly provider: string;
-  readonly service: string;
-  readonly event_type: string;
-  readonly model: string;
-  readonly quantity: string;
-  readonly unit: string;
-  readonly unit_cost: string;
-  readonly cost: string;
-  readonly reported_unit_cost: string | null;
-  readonly reported_total_cost: string | null;
   readonly cost_source: string;
-  readonly input_tokens: string | null;
-  readonly output_tokens: string | null;
   /** The priced parts, as stored (migration 012): [dimension, quantity, unit, price, per, cost, rate_id]. */
   readonly parts: readonly (readonly [string, string, string, string, string, string, string])[];
   readonly occurred_ms: string;
   readonly received_ms: string;
-}
+};
 
 /**
  * A session's events, oldest first, at most `limit`: read through the primary key of usage_events
@@ -116,17 +107,4 @@ export async function sessionEvents(ch: ClickHouse, userId: string, sessionId: s
     format: 'JSONEachRow',
   });
   return result.json<StoredUsageEvent>();
-}
-
-/**
- * Which of the user's event ids are stored (usage_event_ids_by_user: a primary-key search). Within
- * the user only, as the consumer deduplicates them: another tenant's event of the same id is not this one.
- */
-export async function storedEventIds(ch: ClickHouse, userId: string, eventIds: readonly string[]): Promise<Set<string>> {
-  const result = await ch.client.query({
-    query: `SELECT DISTINCT toString(id) AS event_key FROM ${tableName(ch, 'usageEventIds')} WHERE user_id = {user:String} AND id IN (SELECT arrayJoin({events:Array(UUID)}))`,
-    query_params: { user: userId, events: eventIds },
-    format: 'JSONEachRow',
-  });
-  return new Set((await result.json<{ event_key: string }>()).map((row) => row.event_key));
 }

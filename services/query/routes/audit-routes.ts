@@ -1,5 +1,5 @@
 import { auditListSchema, auditQuery } from '../../../schemas/http/admin.ts';
-import { readAudit } from '../../shared/auth/auth-tables.ts';
+import { readAudit } from '../../shared/clickhouse/tables/audit-log.ts';
 import { assertActsFor } from '../../shared/auth/tenant.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';

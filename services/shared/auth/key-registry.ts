@@ -2,7 +2,7 @@ import type { ApiKeyRecord } from '../../../schemas/records/api-key.ts';
 import type { ClickHouse } from '../clickhouse/client.ts';
 import type { Logger } from '../logger.ts';
 import { prefixOf, secretMatches } from './api-keys.ts';
-import { readStoredKeys } from './auth-tables.ts';
+import { readStoredKeys } from '../clickhouse/tables/api-keys.ts';
 
 export type KeyLookup =
   | { readonly kind: 'valid'; readonly key: ApiKeyRecord }

@@ -1,5 +1,32 @@
 import type { ClickHouse } from './client.ts';
-import { tableName, type TableKey } from './tables.ts';
+import { tableName } from './tables.ts';
+import type { AgentRow } from './tables/agents.ts';
+import type { ApiKeyRow } from './tables/api-keys.ts';
+import type { AuditRow } from './tables/audit-log.ts';
+import type { DeadLetterRow } from './tables/dead-letters.ts';
+import type { RateEntryRow } from './tables/rate-entries.ts';
+import type { SessionRow } from './tables/sessions.ts';
+import type { TelephonyNumberRow } from './tables/telephony-numbers.ts';
+import type { TranscriptRow } from './tables/transcripts.ts';
+import type { UsageEventRow } from './tables/usage-events.ts';
+
+/** The tables callmeter inserts into, and the row each takes (the views fill the others). */
+export interface InsertedRows {
+  readonly usageEvents: UsageEventRow;
+  readonly sessions: SessionRow;
+  readonly agents: AgentRow;
+  readonly telephonyNumbers: TelephonyNumberRow;
+  readonly transcripts: TranscriptRow;
+  readonly rateEntries: RateEntryRow;
+  readonly apiKeys: ApiKeyRow;
+  readonly auditLog: AuditRow;
+  readonly deadLetters: DeadLetterRow;
+}
+
+export type InsertedTable = keyof InsertedRows;
+
+/** One row and its table, for code that routes rows of several tables. */
+export type TableRow = { [K in InsertedTable]: { readonly table: K; readonly row: InsertedRows[K] } }[InsertedTable];
 
 /**
  * One insert of a batch into one table. The token makes a repeat of the same insert a no-op
@@ -8,11 +35,11 @@ import { tableName, type TableKey } from './tables.ts';
  * as session SETs that outlive the statement, so a later insert without one would inherit the last
  * token and be dropped as its repeat.
  */
-export async function insertRows(ch: ClickHouse, table: TableKey, rows: readonly Record<string, unknown>[], token: string): Promise<void> {
+export async function insertRows<K extends InsertedTable>(ch: ClickHouse, table: K, rows: readonly InsertedRows[K][], token: string): Promise<void> {
   if (rows.length === 0) return;
   await ch.client.insert({
     table: tableName(ch, table),
-    values: rows as Record<string, unknown>[],
+    values: rows as readonly object[] as Record<string, unknown>[],
     format: 'JSONEachRow',
     clickhouse_settings: {
       insert_deduplicate: 1,

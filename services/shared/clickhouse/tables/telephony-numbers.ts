@@ -1,0 +1,8 @@
+import type { TelephonyNumberRecord } from '../../records/payloads.ts';
+
+/** telephony_numbers (every agent's number, by version; telephony_number_holders is its view). Reads: services/ingest/history/number-history.ts. */
+export type TelephonyNumberRow = TelephonyNumberRecord & { readonly record_id: string };
+
+export function telephonyNumberRow(number: TelephonyNumberRecord, recordId: string): TelephonyNumberRow {
+  return { ...number, record_id: recordId };
+}

@@ -1,0 +1,8 @@
+import type { TranscriptRecord } from '../../records/payloads.ts';
+
+/** transcripts (one row per turn). Reads: services/ingest/history/transcript-history.ts. */
+export type TranscriptRow = TranscriptRecord & { readonly record_id: string };
+
+export function transcriptRow(turn: TranscriptRecord, recordId: string): TranscriptRow {
+  return { ...turn, record_id: recordId };
+}

@@ -1,0 +1,125 @@
+import type { UsageRecord } from '../../records/payloads.ts';
+import type { PricedUsage } from '../../pricing/price-usage.ts';
+import type { ClickHouse } from '../client.ts';
+import { tableName } from '../tables.ts';
+
+/**
+ * usage_events and usage_event_ids_by_user (its id index). The rollups the cost queries read are the
+ * query service's (services/query/queries/), fed by the views of migrations 003-012.
+ */
+
+/** Where a record came from: its Kafka partition and offset, or -1 on the embedded direct path. */
+export interface RecordSource {
+  readonly partition: number;
+  readonly offset: string;
+}
+
+/** One usage_events row, as inserted (JSONEachRow): the record, its price and its source. */
+export interface UsageEventRow {
+  readonly id: string;
+  readonly user_id: string;
+  readonly agent_id: string;
+  readonly session_id: string;
+  readonly provider: string;
+  readonly service: string;
+  readonly event_type: string;
+  readonly model: string;
+  readonly quantity: string;
+  readonly unit: string;
+  readonly unit_cost: string;
+  readonly cost: string;
+  readonly reported_unit_cost: string | null;
+  readonly reported_total_cost: string | null;
+  readonly cost_source: PricedUsage['cost_source'];
+  readonly rate_id: string;
+  readonly currency: string;
+  readonly needs_reconciliation: boolean;
+  /** Token counts as decimal strings (UInt64 beyond a JS number). */
+  readonly input_tokens: string | null;
+  readonly output_tokens: string | null;
+  readonly cached_input_tokens: string | null;
+  readonly cache_write_tokens: string | null;
+  readonly audio_input_tokens: string | null;
+  readonly cached_audio_input_tokens: string | null;
+  readonly audio_output_tokens: string | null;
+  readonly reasoning_tokens: string | null;
+  readonly price_scope: string;
+  readonly cost_components: PricedUsage['components'];
+  readonly occurred_at: string;
+  readonly received_at: string;
+  readonly kafka_partition: number;
+  readonly kafka_offset: string;
+}
+
+export function usageEventRow(record: UsageRecord, priced: PricedUsage, source: RecordSource): UsageEventRow {
+  return {
+    id: record.event_id,
+    user_id: record.user_id,
+    agent_id: record.agent_id ?? '',
+    session_id: record.session_id,
+    provider: record.provider,
+    service: priced.service,
+    event_type: record.event_type,
+    model: record.model ?? '',
+    quantity: priced.quantity,
+    unit: priced.unit,
+    unit_cost: priced.unit_cost,
+    cost: priced.cost,
+    reported_unit_cost: record.reported_unit_cost,
+    reported_total_cost: record.reported_total_cost,
+    cost_source: priced.cost_source,
+    rate_id: priced.rate_id,
+    currency: priced.currency,
+    needs_reconciliation: priced.reconcile,
+    input_tokens: record.input_tokens,
+    output_tokens: record.output_tokens,
+    cached_input_tokens: record.cached_input_tokens ?? null,
+    cache_write_tokens: record.cache_write_tokens ?? null,
+    audio_input_tokens: record.audio_input_tokens ?? null,
+    cached_audio_input_tokens: record.cached_audio_input_tokens ?? null,
+    audio_output_tokens: record.audio_output_tokens ?? null,
+    reasoning_tokens: record.reasoning_tokens ?? null,
+    price_scope: priced.scope ?? '',
+    cost_components: priced.components,
+    occurred_at: record.occurred_at,
+    received_at: record.received_at,
+    kafka_partition: source.partition,
+    kafka_offset: source.offset,
+  };
+}
+
+/**
+ * What an event_id deduplicates within: its tenant. One string per (user_id, event_id), used as the
+ * Redis claim's key suffix and to match stored ids; the event id (a UUID, fixed length, no colon)
+ * comes first, so no two pairs give the same string whatever the user_id holds.
+ */
+export function eventKey(userId: string, eventId: string): string {
+  return `${eventId}:${userId}`;
+}
+
+export interface EventRef {
+  readonly user_id: string;
+  readonly event_id: string;
+}
+
+/**
+ * Which of these events are stored already, by tenant and id, from usage_event_ids_by_user (ordered
+ * by (user_id, id): a primary-key search, whatever the number of events). The aliases differ from
+ * the columns: ClickHouse resolves WHERE to a SELECT alias first, and `toString(id) AS id` would make
+ * the filter a string compare that no index serves.
+ */
+export function storedEventIdsQuery(ch: ClickHouse): string {
+  return `SELECT DISTINCT user_id AS stored_user, toString(id) AS stored_id FROM ${tableName(ch, 'usageEventIds')}
+    WHERE (user_id, id) IN (SELECT arrayJoin(arrayZip({users:Array(String)}, {ids:Array(UUID)})))`;
+}
+
+/** The eventKey of every event of `refs` that is stored: the consumer's deduplication and the live cost's union both ask this. */
+export async function storedEventKeys(ch: ClickHouse, refs: readonly EventRef[]): Promise<Set<string>> {
+  if (refs.length === 0) return new Set();
+  const result = await ch.client.query({
+    query: storedEventIdsQuery(ch),
+    query_params: { users: refs.map((ref) => ref.user_id), ids: refs.map((ref) => ref.event_id) },
+    format: 'JSONEachRow',
+  });
+  return new Set((await result.json<{ stored_user: string; stored_id: string }>()).map((row) => eventKey(row.stored_user, row.stored_id)));
+}
