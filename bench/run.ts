@@ -59,7 +59,11 @@ interface Server {
  */
 function runJson<T>(file: string, args: readonly string[], env: Record<string, string> = {}): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...callmeterNodeArgs(file), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...callmeterNodeArgs(file), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.once('exit', (code) => {
@@ -73,7 +77,11 @@ function runJson<T>(file: string, args: readonly string[], env: Record<string, s
 /** A child process whose output goes to ours; resolves when it exits with 0. */
 function runInherited(file: string, env: Record<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${file} exited with ${code}`))));
   });
 }
@@ -84,14 +92,28 @@ async function startServer(file: string, env: Record<string, string>): Promise<S
   const port = await freePort();
   const child = spawn(process.execPath, callmeterNodeArgs(file), {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'error', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      LOG_LEVEL: 'error',
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 1200; i += 1) {
     if ((await fetch(`${url}/healthz`).catch(() => null))?.status === 200) {
-      return { url, child, stop: async () => { child.kill('SIGTERM'); await exited; } };
+      return {
+        url,
+        child,
+        stop: async () => {
+          child.kill('SIGTERM');
+          await exited;
+        },
+      };
     }
     await sleep(100);
   }
@@ -108,7 +130,11 @@ function rssMb(pid: number): number {
 async function createSessions(url: string, user: string, count: number): Promise<{ id: string; user_id: string }[]> {
   const sessions = [];
   for (let i = 0; i < count; i += 1) {
-    const response = await fetch(`${url}/api/sessions/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ room_name: `${user}-${i}-${Date.now()}`, user_id: user, agent_id: 'agent-bench' }) });
+    const response = await fetch(`${url}/api/sessions/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ room_name: `${user}-${i}-${Date.now()}`, user_id: user, agent_id: 'agent-bench' }),
+    });
     sessions.push({ id: ((await response.json()) as { id: string }).id, user_id: user });
   }
   return sessions;
@@ -132,12 +158,24 @@ async function freshness(ingestUrl: string, queryUrl: string, count: number): Pr
   const latencies: number[] = [];
   let seen = await eventCount(queryUrl, PROBE_USER);
   for (let i = 0; i < count; i += 1) {
-    const response = await fetch(`${ingestUrl}/api/usage/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session_id: session!.id, user_id: PROBE_USER, provider: 'resemble', event_type: 'tts_characters', quantity: 1 }) });
+    const response = await fetch(`${ingestUrl}/api/usage/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        session_id: session!.id,
+        user_id: PROBE_USER,
+        provider: 'resemble',
+        event_type: 'tts_characters',
+        quantity: 1,
+      }),
+    });
     if (response.status !== 201) throw new Error(`probe answered ${response.status}`);
     const acknowledged = performance.now();
     while ((await eventCount(queryUrl, PROBE_USER)) <= seen) {
       if (performance.now() - acknowledged > PROBE_GIVE_UP_MS) {
-        say(`a probe event was not visible within ${PROBE_GIVE_UP_MS / 1000} s, after ${latencies.length} probes: the consumer is behind the soak's load`);
+        say(
+          `a probe event was not visible within ${PROBE_GIVE_UP_MS / 1000} s, after ${latencies.length} probes: the consumer is behind the soak's load`,
+        );
         latencies.push(PROBE_GIVE_UP_MS);
         return latencies.sort((a, b) => a - b);
       }
@@ -169,35 +207,99 @@ async function main(): Promise<void> {
     say('baseline: a bare Koa route');
     const bare = await startServer('bench/load/bare-server.ts', {});
     servers.push(bare);
-    await drive({ url: bare.url, mode: 'bare', durationMs: WARMUP_MS, connections: CLIENTS, sessions: [{ id: 'x', user_id: 'x' }] });
-    const bareResult = await drive({ url: bare.url, mode: 'bare', durationMs: LOAD_MS, connections: CLIENTS, sessions: [{ id: 'x', user_id: 'x' }] });
+    await drive({
+      url: bare.url,
+      mode: 'bare',
+      durationMs: WARMUP_MS,
+      connections: CLIENTS,
+      sessions: [{ id: 'x', user_id: 'x' }],
+    });
+    const bareResult = await drive({
+      url: bare.url,
+      mode: 'bare',
+      durationMs: LOAD_MS,
+      connections: CLIENTS,
+      sessions: [{ id: 'x', user_id: 'x' }],
+    });
     await bare.stop();
 
     say('ingest through Kafka: single events');
-    const ingest = await startServer('services/main.ts', { ...services, SERVICES: 'ingest', DATA_DIR: path.join(folder, 'ingest') });
+    const ingest = await startServer('services/main.ts', {
+      ...services,
+      SERVICES: 'ingest',
+      DATA_DIR: path.join(folder, 'ingest'),
+    });
     servers.push(ingest);
     const sessions = await createSessions(ingest.url, USER, 50);
-    const warmup = await drive({ url: ingest.url, mode: 'single', durationMs: WARMUP_MS, connections: CLIENTS, sessions });
+    const warmup = await drive({
+      url: ingest.url,
+      mode: 'single',
+      durationMs: WARMUP_MS,
+      connections: CLIENTS,
+      sessions,
+    });
     let peakRss = 0;
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMb(ingest.child.pid!))), 500);
-    const single = await drive({ url: ingest.url, mode: 'single', durationMs: LOAD_MS, connections: CLIENTS, sessions });
+    const single = await drive({
+      url: ingest.url,
+      mode: 'single',
+      durationMs: LOAD_MS,
+      connections: CLIENTS,
+      sessions,
+    });
     clearInterval(sampler);
-    metrics.push({ name: 'ingest_single_events_per_s', value: single.events_per_s, unit: 'events/s', baseline: bareResult.events_per_s, ratio: ratioOf(single.events_per_s, bareResult.events_per_s), target: '>= 0.4' });
+    metrics.push({
+      name: 'ingest_single_events_per_s',
+      value: single.events_per_s,
+      unit: 'events/s',
+      baseline: bareResult.events_per_s,
+      ratio: ratioOf(single.events_per_s, bareResult.events_per_s),
+      target: '>= 0.4',
+    });
     metrics.push({ name: 'ingest_rss_mb', value: peakRss, unit: 'MiB' });
 
     say('ingest through Kafka: batches, and kafkajs sendBatch straight to the broker');
-    const batch = await drive({ url: ingest.url, mode: 'batch', durationMs: LOAD_MS, connections: BATCH_CLIENTS, batchSize: BATCH_SIZE, sessions });
-    const admin = createKafka({ brokers: [kafka.brokers], clientId: 'bench', groupId: 'bench', topicSuffix: '' }, createLogger('error')).admin();
+    const batch = await drive({
+      url: ingest.url,
+      mode: 'batch',
+      durationMs: LOAD_MS,
+      connections: BATCH_CLIENTS,
+      batchSize: BATCH_SIZE,
+      sessions,
+    });
+    const admin = createKafka(
+      { brokers: [kafka.brokers], clientId: 'bench', groupId: 'bench', topicSuffix: '' },
+      createLogger('error'),
+    ).admin();
     await admin.connect();
     const rawTopics = topicSpecs('bench_raw');
     await ensureTopics(admin, rawTopics);
     await admin.disconnect();
-    const raw = await runJson<{ events_per_s: number }>('bench/load/raw-kafka.ts', [JSON.stringify({ brokers: kafka.brokers, topic: rawTopics.usage.name, durationMs: LOAD_MS, connections: BATCH_CLIENTS, batchSize: BATCH_SIZE })]);
-    metrics.push({ name: 'ingest_batch_events_per_s', value: batch.events_per_s, unit: 'events/s', baseline: raw.events_per_s, ratio: ratioOf(batch.events_per_s, raw.events_per_s), target: '>= 0.5' });
+    const raw = await runJson<{ events_per_s: number }>('bench/load/raw-kafka.ts', [
+      JSON.stringify({
+        brokers: kafka.brokers,
+        topic: rawTopics.usage.name,
+        durationMs: LOAD_MS,
+        connections: BATCH_CLIENTS,
+        batchSize: BATCH_SIZE,
+      }),
+    ]);
+    metrics.push({
+      name: 'ingest_batch_events_per_s',
+      value: batch.events_per_s,
+      unit: 'events/s',
+      baseline: raw.events_per_s,
+      ratio: ratioOf(batch.events_per_s, raw.events_per_s),
+      target: '>= 0.5',
+    });
 
     say('consumer: from Kafka to ClickHouse, priced');
     const stored = warmup.events + single.events + batch.events;
-    const consumer = await startServer('services/main.ts', { ...services, SERVICES: 'consumer,query', DATA_DIR: path.join(folder, 'consumer') });
+    const consumer = await startServer('services/main.ts', {
+      ...services,
+      SERVICES: 'consumer,query',
+      DATA_DIR: path.join(folder, 'consumer'),
+    });
     servers.push(consumer);
     let first: { at: number; count: number } | null = null;
     const deadline = Date.now() + 600_000;
@@ -210,10 +312,23 @@ async function main(): Promise<void> {
     if (count !== stored) throw new Error(`the consumer stored ${count} of ${stored} events`);
     const consumerRate = Math.round(((stored - first!.count) / (performance.now() - first!.at)) * 1000);
     const rawRows = Math.min(stored, 200_000);
-    const rawInsert = await runJson<{ rows_per_s: number }>('bench/load/raw-insert.ts', [JSON.stringify({ rows: rawRows, batchSize: 10_000 })], { DATA_DIR: path.join(folder, 'raw-insert'), LOG_LEVEL: 'error' });
-    metrics.push({ name: 'consumer_rows_per_s', value: consumerRate, unit: 'rows/s', baseline: rawInsert.rows_per_s, ratio: ratioOf(consumerRate, rawInsert.rows_per_s), target: '>= 0.5' });
+    const rawInsert = await runJson<{ rows_per_s: number }>(
+      'bench/load/raw-insert.ts',
+      [JSON.stringify({ rows: rawRows, batchSize: 10_000 })],
+      { DATA_DIR: path.join(folder, 'raw-insert'), LOG_LEVEL: 'error' },
+    );
+    metrics.push({
+      name: 'consumer_rows_per_s',
+      value: consumerRate,
+      unit: 'rows/s',
+      baseline: rawInsert.rows_per_s,
+      ratio: ratioOf(consumerRate, rawInsert.rows_per_s),
+      target: '>= 0.5',
+    });
 
-    say(`soak at half the single-event rate (${Math.round(single.events_per_s / 2)} events/s) for ${SOAK_MS / 1000} s, with freshness probes`);
+    say(
+      `soak at half the single-event rate (${Math.round(single.events_per_s / 2)} events/s) for ${SOAK_MS / 1000} s, with freshness probes`,
+    );
     const half = Math.max(1, Math.round(single.events_per_s / 2));
     const rss: number[] = [];
     const soakSampler = setInterval(() => rss.push(rssMb(ingest.child.pid!)), 5_000);
@@ -222,10 +337,21 @@ async function main(): Promise<void> {
     const latencies = await freshness(ingest.url, consumer.url, PROBES);
     const soakResult = await soak;
     clearInterval(soakSampler);
-    for (const p of [50, 95, 99]) metrics.push({ name: `e2e_freshness_p${p}_ms`, value: Math.round(percentile(latencies, p)), unit: 'ms', ...(p === 95 ? { target: '<= 1000' } : {}) });
+    for (const p of [50, 95, 99])
+      metrics.push({
+        name: `e2e_freshness_p${p}_ms`,
+        value: Math.round(percentile(latencies, p)),
+        unit: 'ms',
+        ...(p === 95 ? { target: '<= 1000' } : {}),
+      });
     const warm = rss[Math.floor(rss.length / 6)] ?? rss[0]!;
     const end = rss.slice(-3).reduce((a, b) => a + b, 0) / Math.min(3, rss.length);
-    metrics.push({ name: 'soak_rss_growth_pct', value: Math.round(((end - warm) / warm) * 1000) / 10, unit: '%', target: '< 10' });
+    metrics.push({
+      name: 'soak_rss_growth_pct',
+      value: Math.round(((end - warm) / warm) * 1000) / 10,
+      unit: '%',
+      target: '< 10',
+    });
     metrics.push({ name: 'soak_events_per_s', value: soakResult.events_per_s, unit: 'events/s' });
     await Promise.all([ingest.stop(), consumer.stop()]);
 
@@ -233,9 +359,27 @@ async function main(): Promise<void> {
     const embedded = await startServer('services/main.ts', { DATA_DIR: path.join(folder, 'embedded') });
     servers.push(embedded);
     const embeddedSessions = await createSessions(embedded.url, USER, 50);
-    await drive({ url: embedded.url, mode: 'single', durationMs: WARMUP_MS, connections: CLIENTS, sessions: embeddedSessions });
-    const embeddedResult = await drive({ url: embedded.url, mode: 'single', durationMs: LOAD_MS, connections: CLIENTS, sessions: embeddedSessions });
-    metrics.push({ name: 'embedded_single_events_per_s', value: embeddedResult.events_per_s, unit: 'events/s', baseline: bareResult.events_per_s, ratio: ratioOf(embeddedResult.events_per_s, bareResult.events_per_s) });
+    await drive({
+      url: embedded.url,
+      mode: 'single',
+      durationMs: WARMUP_MS,
+      connections: CLIENTS,
+      sessions: embeddedSessions,
+    });
+    const embeddedResult = await drive({
+      url: embedded.url,
+      mode: 'single',
+      durationMs: LOAD_MS,
+      connections: CLIENTS,
+      sessions: embeddedSessions,
+    });
+    metrics.push({
+      name: 'embedded_single_events_per_s',
+      value: embeddedResult.events_per_s,
+      unit: 'events/s',
+      baseline: bareResult.events_per_s,
+      ratio: ratioOf(embeddedResult.events_per_s, bareResult.events_per_s),
+    });
     await embedded.stop();
     metrics.push({ name: 'bare_koa_requests_per_s', value: bareResult.events_per_s, unit: 'requests/s' });
     metrics.push({ name: 'raw_kafka_send_batch_events_per_s', value: raw.events_per_s, unit: 'events/s' });
@@ -246,24 +390,62 @@ async function main(): Promise<void> {
   }
 
   say('pricing: one event by the five-entry card, and with the whole catalog loaded');
-  const pricing = await runJson<{ card_ns: number; card_with_catalog_ns: number; fleet_catalog_ns: number; fleet_unpriced: number }>('bench/load/pricing.ts', [JSON.stringify(CI ? { rounds: 9, perRound: 10_000 } : { rounds: 15, perRound: 20_000 })]);
-  if (pricing.fleet_unpriced !== 0) throw new Error(`the pricing benchmark's fleet mix has ${pricing.fleet_unpriced} unpriced event(s)`);
+  const pricing = await runJson<{
+    card_ns: number;
+    card_with_catalog_ns: number;
+    fleet_catalog_ns: number;
+    fleet_unpriced: number;
+  }>('bench/load/pricing.ts', [
+    JSON.stringify(CI ? { rounds: 9, perRound: 10_000 } : { rounds: 15, perRound: 20_000 }),
+  ]);
+  if (pricing.fleet_unpriced !== 0)
+    throw new Error(`the pricing benchmark's fleet mix has ${pricing.fleet_unpriced} unpriced event(s)`);
   const perEvent = (ns: number) => Math.round(ns) / 1000;
   metrics.push({ name: 'pricing_card_us_per_event', value: perEvent(pricing.card_ns), unit: 'µs' });
-  metrics.push({ name: 'pricing_card_with_catalog_us_per_event', value: perEvent(pricing.card_with_catalog_ns), unit: 'µs', baseline: perEvent(pricing.card_ns), ratio: ratioOf(pricing.card_with_catalog_ns, pricing.card_ns), target: '<= 1.2' });
-  metrics.push({ name: 'pricing_fleet_catalog_us_per_event', value: perEvent(pricing.fleet_catalog_ns), unit: 'µs', baseline: perEvent(pricing.card_ns), ratio: ratioOf(pricing.fleet_catalog_ns, pricing.card_ns), target: '<= 1.2' });
+  metrics.push({
+    name: 'pricing_card_with_catalog_us_per_event',
+    value: perEvent(pricing.card_with_catalog_ns),
+    unit: 'µs',
+    baseline: perEvent(pricing.card_ns),
+    ratio: ratioOf(pricing.card_with_catalog_ns, pricing.card_ns),
+    target: '<= 1.2',
+  });
+  metrics.push({
+    name: 'pricing_fleet_catalog_us_per_event',
+    value: perEvent(pricing.fleet_catalog_ns),
+    unit: 'µs',
+    baseline: perEvent(pricing.card_ns),
+    ratio: ratioOf(pricing.fleet_catalog_ns, pricing.card_ns),
+    target: '<= 1.2',
+  });
 
   say(`cost queries at ${QUERY_EVENTS.toLocaleString('en-US')} events`);
   await runInherited('bench/queries/run.ts', { BENCH_QUERIES_EVENTS: String(QUERY_EVENTS) });
-  const queries = JSON.parse(readFileSync(path.join(ROOT, 'bench/results', queriesResultFile(QUERY_EVENTS)), 'utf8')) as { metrics: Metric[] };
+  const queries = JSON.parse(
+    readFileSync(path.join(ROOT, 'bench/results', queriesResultFile(QUERY_EVENTS)), 'utf8'),
+  ) as { metrics: Metric[] };
   metrics.push(...queries.metrics.filter((m) => /_p95_ms_|_ratio_/.test(m.name)));
 
-  const machine = { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}`, mode: CI ? 'ci' : 'full', duration_s: Math.round((Date.now() - started) / 1000) };
+  const machine = {
+    cpus: os.cpus().length,
+    cpu_model: os.cpus()[0]?.model ?? 'unknown',
+    memory_gib: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()}`,
+    mode: CI ? 'ci' : 'full',
+    duration_s: Math.round((Date.now() - started) / 1000),
+  };
   const out = path.join(ROOT, 'bench', 'results');
   mkdirSync(out, { recursive: true });
   const file = CI ? 'ci' : 'latest';
   writeFileSync(path.join(out, `${file}.json`), `${JSON.stringify({ machine, metrics }, null, 2)}\n`);
-  const table = ['| metric | value | baseline | ratio | target |', '|---|---|---|---|---|', ...metrics.map((m) => `| ${m.name} | ${m.value} ${m.unit} | ${m.baseline ?? ''} | ${m.ratio ?? ''} | ${m.target ?? ''} |`)];
+  const table = [
+    '| metric | value | baseline | ratio | target |',
+    '|---|---|---|---|---|',
+    ...metrics.map(
+      (m) => `| ${m.name} | ${m.value} ${m.unit} | ${m.baseline ?? ''} | ${m.ratio ?? ''} | ${m.target ?? ''} |`,
+    ),
+  ];
   writeFileSync(path.join(out, `${file}.md`), `${table.join('\n')}\n`);
   say(`\n${table.join('\n')}\n\nwrote bench/results/${file}.json and ${file}.md in ${machine.duration_s} s`);
 }

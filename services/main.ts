@@ -32,11 +32,15 @@ async function main(): Promise<void> {
   if (config.clickhouse.url === null && config.kafka !== null && !config.services.includes('consumer')) {
     // The embedded engine is this process's own: the consumer's database, where sessions and numbers
     // are stored, is not the one read here. Said loudly, as a split deployment needs CLICKHOUSE_URL.
-    log.warn({ services: config.services, hint: 'set CLICKHOUSE_URL to read the database the consumer writes' }, 'clickhouse_embedded_without_consumer');
+    log.warn(
+      { services: config.services, hint: 'set CLICKHOUSE_URL to read the database the consumer writes' },
+      'clickhouse_embedded_without_consumer',
+    );
   }
   const infra = await connectInfrastructure(config, log, shutdown);
   // Shared by the consumer (writes) and the cost queries (read) of this process.
-  const liveUsage = infra.redis === null ? new MemoryLiveUsage() : new RedisLiveUsage(infra.redis, config.redis?.keyPrefix ?? '');
+  const liveUsage =
+    infra.redis === null ? new MemoryLiveUsage() : new RedisLiveUsage(infra.redis, config.redis?.keyPrefix ?? '');
   let directSink: RecordSink | null = null;
   let consumer: Awaited<ReturnType<typeof startConsumer>> | null = null;
   if (config.services.includes('consumer')) {
@@ -54,7 +58,10 @@ async function main(): Promise<void> {
     const writer = consumer.writer;
     // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.
     const direct = directRecordSink(async (envelopes, token) => {
-      await writer.storeEnvelopes(envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })), token);
+      await writer.storeEnvelopes(
+        envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })),
+        token,
+      );
     });
     shutdown.add('direct-sink', direct.drain);
     directSink = direct;
@@ -68,8 +75,12 @@ async function main(): Promise<void> {
   }
   const authenticator = authenticatorFor(config, keys, log);
   const routes: Route[] = [
-    ...(config.services.includes('ingest') ? await startIngest({ config, infra, log, shutdown, directSink, keys }) : []),
-    ...(config.services.includes('query') ? await startQuery({ infra, liveUsage, log, shutdown, rateCardPath: config.rateCardPath }) : []),
+    ...(config.services.includes('ingest')
+      ? await startIngest({ config, infra, log, shutdown, directSink, keys })
+      : []),
+    ...(config.services.includes('query')
+      ? await startQuery({ infra, liveUsage, log, shutdown, rateCardPath: config.rateCardPath })
+      : []),
     ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),
   ];
 
@@ -95,18 +106,27 @@ async function main(): Promise<void> {
 function authenticatorFor(config: Config, keys: KeyRegistry, log: Logger): Authenticator {
   if (config.auth.mode === 'off') {
     if (!isLoopback(config.host)) {
-      log.warn({ host: config.host, hint: 'set AUTH_MODE=on, or listen on 127.0.0.1' }, 'auth_off_on_network: anyone who reaches this address reads and writes every tenant');
+      log.warn(
+        { host: config.host, hint: 'set AUTH_MODE=on, or listen on 127.0.0.1' },
+        'auth_off_on_network: anyone who reaches this address reads and writes every tenant',
+      );
     }
     return OPEN;
   }
   const tokens = config.auth.jwt === null ? null : createTokenVerifier(config.auth.jwt);
-  return credentialAuthenticator({ adminKey: config.auth.adminKey, keys, tokens, log: log.child({ component: 'auth' }) });
+  return credentialAuthenticator({
+    adminKey: config.auth.adminKey,
+    keys,
+    tokens,
+    log: log.child({ component: 'auth' }),
+  });
 }
 
 /** Rate limits hold with AUTH_MODE=on only: off is the replaced service's behaviour, which had none. */
 function limiterFor(config: Config, infra: Infrastructure): RequestLimiter | undefined {
   if (config.auth.mode === 'off') return undefined;
-  const buckets = infra.redis === null ? new MemoryTokenBuckets() : new RedisTokenBuckets(infra.redis, config.redis?.keyPrefix ?? '');
+  const buckets =
+    infra.redis === null ? new MemoryTokenBuckets() : new RedisTokenBuckets(infra.redis, config.redis?.keyPrefix ?? '');
   return (caller, tenant) => limitRequest(buckets, config.auth.rateLimits, caller.id, tenant, Date.now());
 }
 

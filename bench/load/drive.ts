@@ -29,16 +29,31 @@ export interface DriveResult {
 const PATHS = { single: '/api/usage/events', batch: '/api/usage/events/batch', bare: '/bare' } as const;
 
 function usageEvent(session: { id: string; user_id: string }, n: number) {
-  return { event_id: randomUUID(), session_id: session.id, user_id: session.user_id, provider: 'resemble', event_type: 'tts_characters', quantity: 1 + (n % 997) };
+  return {
+    event_id: randomUUID(),
+    session_id: session.id,
+    user_id: session.user_id,
+    provider: 'resemble',
+    event_type: 'tts_characters',
+    quantity: 1 + (n % 997),
+  };
 }
 
 function post(agent: http.Agent, url: URL, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
-      response.resume();
-      response.once('end', () => resolve(response.statusCode ?? 0));
-      response.once('error', reject);
-    });
+    const request = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        response.resume();
+        response.once('end', () => resolve(response.statusCode ?? 0));
+        response.once('error', reject);
+      },
+    );
     request.once('error', reject);
     request.end(body);
   });
@@ -49,7 +64,10 @@ export async function drive(options: DriveOptions): Promise<DriveResult> {
   const url = new URL(PATHS[options.mode], options.url);
   const perRequest = options.mode === 'batch' ? (options.batchSize ?? 500) : 1;
   const statuses: Record<string, number> = {};
-  let events = 0, requests = 0, errors = 0, counter = 0;
+  let events = 0,
+    requests = 0,
+    errors = 0,
+    counter = 0;
   const started = performance.now();
   const deadline = started + options.durationMs;
   const intervalMs = options.rate === undefined ? 0 : (1000 * perRequest * options.connections) / options.rate;
@@ -61,7 +79,9 @@ export async function drive(options: DriveOptions): Promise<DriveResult> {
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         next += intervalMs;
       }
-      const items = Array.from({ length: perRequest }, () => usageEvent(options.sessions[counter % options.sessions.length]!, counter++));
+      const items = Array.from({ length: perRequest }, () =>
+        usageEvent(options.sessions[counter % options.sessions.length]!, counter++),
+      );
       const body = JSON.stringify(options.mode === 'batch' ? items : items[0]);
       try {
         const status = await post(agent, url, body);
@@ -78,7 +98,14 @@ export async function drive(options: DriveOptions): Promise<DriveResult> {
   await Promise.all(Array.from({ length: options.connections }, (_, i) => client(i)));
   const elapsed = performance.now() - started;
   agent.destroy();
-  return { events, requests, errors, elapsed_ms: Math.round(elapsed), events_per_s: Math.round((events / elapsed) * 1000), statuses };
+  return {
+    events,
+    requests,
+    errors,
+    elapsed_ms: Math.round(elapsed),
+    events_per_s: Math.round((events / elapsed) * 1000),
+    statuses,
+  };
 }
 
 if (process.argv[2] !== undefined) {

@@ -9,7 +9,10 @@ import { priceUsage, type UsageToPrice } from '../../services/shared/pricing/pri
  * tokens); (d) richer token mixes (cached, audio), more parts per event. The four run in alternating rounds and each reports its median round, so that a noisy neighbour slows
  * all of them alike. Prints one JSON line.
  */
-const { rounds, perRound } = JSON.parse(process.argv[2] ?? '{"rounds":15,"perRound":20000}') as { rounds: number; perRound: number };
+const { rounds, perRound } = JSON.parse(process.argv[2] ?? '{"rounds":15,"perRound":20000}') as {
+  rounds: number;
+  perRound: number;
+};
 const card = await loadRateCard(DEFAULT_RATE_CARD_URL);
 const catalogs = loadCatalogs();
 const at = new Date();
@@ -17,23 +20,83 @@ const base = { user_id: 'bench', occurred_at: at } as const;
 
 const cardEvents: UsageToPrice[] = [
   { ...base, event_type: 'stt_minutes', provider: 'deepgram', model: 'nova-3', quantity: '2.5' },
-  { ...base, event_type: 'llm_tokens', provider: 'google', model: 'gemini-2.0-flash', quantity: '1200', input_tokens: '900', output_tokens: '300' },
+  {
+    ...base,
+    event_type: 'llm_tokens',
+    provider: 'google',
+    model: 'gemini-2.0-flash',
+    quantity: '1200',
+    input_tokens: '900',
+    output_tokens: '300',
+  },
   { ...base, event_type: 'tts_characters', provider: 'resemble', quantity: '480' },
-  { ...base, event_type: 'llm_tokens', provider: 'gemini', model: 'gemini-2.0-flash', quantity: '1200', input_tokens: '1200' },
+  {
+    ...base,
+    event_type: 'llm_tokens',
+    provider: 'gemini',
+    model: 'gemini-2.0-flash',
+    quantity: '1200',
+    input_tokens: '1200',
+  },
 ];
 // The same shapes as the card's events (one price, a two-kind split, one price, a one-kind split), priced
 // by the catalog: what loading the catalog and looking an event up in it costs.
 const fleetEvents: UsageToPrice[] = [
   { ...base, event_type: 'stt_minutes', provider: 'groq', model: 'whisper-large-v3-turbo', quantity: '2.5' },
-  { ...base, event_type: 'llm_tokens', provider: 'openai', model: 'gpt-4o-mini-2024-07-18', quantity: '1200', input_tokens: '900', output_tokens: '300' },
+  {
+    ...base,
+    event_type: 'llm_tokens',
+    provider: 'openai',
+    model: 'gpt-4o-mini-2024-07-18',
+    quantity: '1200',
+    input_tokens: '900',
+    output_tokens: '300',
+  },
   { ...base, event_type: 'tts_characters', provider: 'cartesia', model: 'sonic-2', quantity: '480' },
-  { ...base, event_type: 'llm_tokens', provider: 'anthropic', model: 'claude-sonnet-4-20250514', quantity: '1200', input_tokens: '1200' },
+  {
+    ...base,
+    event_type: 'llm_tokens',
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-20250514',
+    quantity: '1200',
+    input_tokens: '1200',
+  },
 ];
 // Realtime and cached token mixes: more parts per event, each priced (reported, no target).
 const richEvents: UsageToPrice[] = [
-  { ...base, event_type: 'llm_tokens', provider: 'openai', model: 'gpt-4o-mini', quantity: '1500', input_tokens: '1200', cached_input_tokens: '800', output_tokens: '300' },
-  { ...base, event_type: 'llm_tokens', provider: 'openai', model: 'gpt-realtime', quantity: '3000', input_tokens: '2000', audio_input_tokens: '1500', cached_input_tokens: '500', cached_audio_input_tokens: '200', output_tokens: '1000', audio_output_tokens: '800' },
-  { ...base, event_type: 'llm_tokens', provider: 'anthropic', model: 'claude-sonnet-4-20250514', quantity: '2400', input_tokens: '2000', cache_write_tokens: '1000', output_tokens: '400' },
+  {
+    ...base,
+    event_type: 'llm_tokens',
+    provider: 'openai',
+    model: 'gpt-4o-mini',
+    quantity: '1500',
+    input_tokens: '1200',
+    cached_input_tokens: '800',
+    output_tokens: '300',
+  },
+  {
+    ...base,
+    event_type: 'llm_tokens',
+    provider: 'openai',
+    model: 'gpt-realtime',
+    quantity: '3000',
+    input_tokens: '2000',
+    audio_input_tokens: '1500',
+    cached_input_tokens: '500',
+    cached_audio_input_tokens: '200',
+    output_tokens: '1000',
+    audio_output_tokens: '800',
+  },
+  {
+    ...base,
+    event_type: 'llm_tokens',
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-20250514',
+    quantity: '2400',
+    input_tokens: '2000',
+    cache_write_tokens: '1000',
+    output_tokens: '400',
+  },
 ];
 
 function round(events: readonly UsageToPrice[], withCatalogs: boolean): number {
@@ -43,16 +106,29 @@ function round(events: readonly UsageToPrice[], withCatalogs: boolean): number {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const series = { card: [] as number[], card_with_catalog: [] as number[], fleet_catalog: [] as number[], token_kinds: [] as number[] };
+const series = {
+  card: [] as number[],
+  card_with_catalog: [] as number[],
+  fleet_catalog: [] as number[],
+  token_kinds: [] as number[],
+};
 // A first round of each, unmeasured, warms the JIT and the catalog's model memory.
-for (const [events, withCatalogs] of [[cardEvents, false], [cardEvents, true], [fleetEvents, true], [richEvents, true]] as const) round(events, withCatalogs);
+for (const [events, withCatalogs] of [
+  [cardEvents, false],
+  [cardEvents, true],
+  [fleetEvents, true],
+  [richEvents, true],
+] as const)
+  round(events, withCatalogs);
 for (let r = 0; r < rounds; r += 1) {
   series.card.push(round(cardEvents, false));
   series.card_with_catalog.push(round(cardEvents, true));
   series.fleet_catalog.push(round(fleetEvents, true));
   series.token_kinds.push(round(richEvents, true));
 }
-const unpriced = [...fleetEvents, ...richEvents].filter((event) => priceUsage(card, event, catalogs).scope !== 'catalog').length;
+const unpriced = [...fleetEvents, ...richEvents].filter(
+  (event) => priceUsage(card, event, catalogs).scope !== 'catalog',
+).length;
 process.stdout.write(
   `${JSON.stringify({ card_ns: median(series.card), card_with_catalog_ns: median(series.card_with_catalog), fleet_catalog_ns: median(series.fleet_catalog), token_kinds_ns: median(series.token_kinds), fleet_unpriced: unpriced })}\n`,
 );

@@ -2,13 +2,27 @@ import { createClickHouse, type ClickHouse } from '../../services/shared/clickho
 import { migrate } from '../../services/shared/clickhouse/migrate.ts';
 import { loadConfig } from '../../services/shared/config.ts';
 import { createLogger } from '../../services/shared/logger.ts';
-import { AGENTS, EVENTS_PER_SESSION, OTHER_USERS, SPAN_DAYS, SPAN_END_MS, type BenchUser, type Dataset } from './dataset.ts';
+import {
+  AGENTS,
+  EVENTS_PER_SESSION,
+  OTHER_USERS,
+  SPAN_DAYS,
+  SPAN_END_MS,
+  type BenchUser,
+  type Dataset,
+} from './dataset.ts';
 
 const CHUNK = 1_000_000;
 const SPAN_MS = SPAN_DAYS * 86_400_000;
 
 /** usage_events rows [offset, offset + count) of a user whose `total` events spread over the year. */
-async function insertEvents(ch: ClickHouse, user: Pick<BenchUser, 'id' | 'index'>, total: number, offset: number, count: number): Promise<void> {
+async function insertEvents(
+  ch: ClickHouse,
+  user: Pick<BenchUser, 'id' | 'index'>,
+  total: number,
+  offset: number,
+  count: number,
+): Promise<void> {
   await ch.client.command({
     query: `INSERT INTO ${ch.database}.usage_events
         (id, user_id, agent_id, session_id, provider, service, event_type, quantity, unit, unit_cost, cost, cost_source, currency, occurred_at, received_at)
@@ -28,7 +42,15 @@ async function insertEvents(ch: ClickHouse, user: Pick<BenchUser, 'id' | 'index'
         fromUnixTimestamp64Milli(toInt64({span_start:Int64} + intDiv(number * {span:Int64}, {total:Int64})), 'UTC') AS occurred_at,
         occurred_at AS received_at
       FROM numbers({offset:UInt64}, {count:UInt64})`,
-    query_params: { user: user.id, user_index: user.index, span_start: SPAN_END_MS - SPAN_MS, span: SPAN_MS, total, offset, count },
+    query_params: {
+      user: user.id,
+      user_index: user.index,
+      span_start: SPAN_END_MS - SPAN_MS,
+      span: SPAN_MS,
+      total,
+      offset,
+      count,
+    },
     clickhouse_settings: { max_insert_block_size: '1048576' },
   });
 }
@@ -46,7 +68,14 @@ async function insertSessions(ch: ClickHouse, user: BenchUser): Promise<void> {
         {user:String}, concat('agent-', toString(number % ${AGENTS})), '{}', concat('Agent ', toString(number % ${AGENTS})),
         started, started, 1, generateUUIDv4()
       FROM numbers({sessions:UInt64})`,
-    query_params: { user: user.id, user_index: user.index, sessions, span_start: SPAN_END_MS - SPAN_MS, span: SPAN_MS, total: user.events },
+    query_params: {
+      user: user.id,
+      user_index: user.index,
+      sessions,
+      span_start: SPAN_END_MS - SPAN_MS,
+      span: SPAN_MS,
+      total: user.events,
+    },
   });
 }
 
@@ -63,10 +92,17 @@ export async function loadDataset(dataset: Dataset, say: (line: string) => void)
     await insertSessions(ch, user);
   }
   const perOther = Math.floor(dataset.otherEvents / OTHER_USERS);
-  for (let i = 0; i < OTHER_USERS; i += 1) await insertEvents(ch, { id: `other-${i}`, index: 100 + i }, perOther, 0, perOther);
+  for (let i = 0; i < OTHER_USERS; i += 1)
+    await insertEvents(ch, { id: `other-${i}`, index: 100 + i }, perOther, 0, perOther);
   say(`  other users: ${(perOther * OTHER_USERS).toLocaleString('en-US')} events`);
   // Merged, as the background merges of a server that has run for a while leave its tables.
-  const tables = await (await ch.client.query({ query: `SELECT name FROM system.tables WHERE database = {db:String} AND engine LIKE '%MergeTree'`, query_params: { db: ch.database }, format: 'JSONEachRow' })).json<{ name: string }>();
+  const tables = await (
+    await ch.client.query({
+      query: `SELECT name FROM system.tables WHERE database = {db:String} AND engine LIKE '%MergeTree'`,
+      query_params: { db: ch.database },
+      format: 'JSONEachRow',
+    })
+  ).json<{ name: string }>();
   for (const { name } of tables) await ch.client.command({ query: `OPTIMIZE TABLE ${ch.database}.${name} FINAL` });
   await ch.client.close();
 }

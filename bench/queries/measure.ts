@@ -11,7 +11,12 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[rank]!;
 }
 
-export async function measure(url: string, headers: Record<string, string>, warmup: number, requests: number): Promise<Latency> {
+export async function measure(
+  url: string,
+  headers: Record<string, string>,
+  warmup: number,
+  requests: number,
+): Promise<Latency> {
   const once = async () => {
     const started = performance.now();
     const response = await fetch(url, { headers });

@@ -5,7 +5,14 @@ import path from 'node:path';
 import { freePort } from '../../infra/local/free-port.ts';
 import { callmeterNodeArgs } from '../../infra/local/process.ts';
 import { loadMigrations, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrate.ts';
-import { datasetOf, EVENTS_PER_SESSION, queriesResultFile, sessionIdOf, SPAN_END_MS, type BenchUser } from './dataset.ts';
+import {
+  datasetOf,
+  EVENTS_PER_SESSION,
+  queriesResultFile,
+  sessionIdOf,
+  SPAN_END_MS,
+  type BenchUser,
+} from './dataset.ts';
 import { measure, type Latency } from './measure.ts';
 
 /**
@@ -23,7 +30,11 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 
 function run(args: string[], env: Record<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${args.join(' ')} exited with ${code}`))));
   });
 }
@@ -50,12 +61,20 @@ async function startServer(dataDir: string): Promise<{ url: string; stop: () => 
   const port = await freePort();
   const child = spawn(process.execPath, callmeterNodeArgs('services/main.ts'), {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i += 1) {
-    if ((await fetch(`${url}/healthz`).catch(() => null))?.status === 200) return { url, stop: () => child.kill('SIGTERM') };
+    if ((await fetch(`${url}/healthz`).catch(() => null))?.status === 200)
+      return { url, stop: () => child.kill('SIGTERM') };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   child.kill('SIGKILL');
@@ -105,18 +124,44 @@ const metrics = [...results].flatMap(([name, latency]) => {
 });
 for (const endpoint of Object.keys(endpoints(large))) {
   const ratio = results.get(`${endpoint}_${large.label}`)!.p95 / results.get(`${endpoint}_${small.label}`)!.p95;
-  metrics.push({ name: `${endpoint}_p95_ratio_${large.label}_to_${small.label}`, value: Math.round(ratio * 100) / 100, unit: 'x' });
+  metrics.push({
+    name: `${endpoint}_p95_ratio_${large.label}_to_${small.label}`,
+    value: Math.round(ratio * 100) / 100,
+    unit: 'x',
+  });
 }
-const machine = { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model ?? 'unknown', memory_gib: Math.round(os.totalmem() / 2 ** 30), node: process.version, platform: `${os.platform()} ${os.release()}` };
+const machine = {
+  cpus: os.cpus().length,
+  cpu_model: os.cpus()[0]?.model ?? 'unknown',
+  memory_gib: Math.round(os.totalmem() / 2 ** 30),
+  node: process.version,
+  platform: `${os.platform()} ${os.release()}`,
+};
 const out = path.join(ROOT, 'bench', 'results');
 mkdirSync(out, { recursive: true });
 const resultFile = queriesResultFile(LARGE);
-writeFileSync(path.join(out, resultFile), `${JSON.stringify({ machine, dataset: { large_events: LARGE, small_events: SMALL, other_events: dataset.otherEvents, requests_per_endpoint: REQUESTS }, metrics }, null, 2)}\n`);
-const table = ['| endpoint | p50 ' + small.label + ' | p95 ' + small.label + ' | p50 ' + large.label + ' | p95 ' + large.label + ' | p95 ratio |', '|---|---|---|---|---|---|'];
+writeFileSync(
+  path.join(out, resultFile),
+  `${JSON.stringify({ machine, dataset: { large_events: LARGE, small_events: SMALL, other_events: dataset.otherEvents, requests_per_endpoint: REQUESTS }, metrics }, null, 2)}\n`,
+);
+const table = [
+  '| endpoint | p50 ' +
+    small.label +
+    ' | p95 ' +
+    small.label +
+    ' | p50 ' +
+    large.label +
+    ' | p95 ' +
+    large.label +
+    ' | p95 ratio |',
+  '|---|---|---|---|---|---|',
+];
 for (const endpoint of Object.keys(endpoints(large))) {
   const a = results.get(`${endpoint}_${small.label}`)!;
   const b = results.get(`${endpoint}_${large.label}`)!;
-  table.push(`| ${endpoint} | ${a.p50} ms | ${a.p95} ms | ${b.p50} ms | ${b.p95} ms | ${(b.p95 / a.p95).toFixed(2)}x |`);
+  table.push(
+    `| ${endpoint} | ${a.p50} ms | ${a.p95} ms | ${b.p50} ms | ${b.p95} ms | ${(b.p95 / a.p95).toFixed(2)}x |`,
+  );
 }
 writeFileSync(path.join(out, resultFile.replace(/\.json$/, '.md')), `${table.join('\n')}\n`);
 say(`\n${table.join('\n')}\n\nwrote bench/results/${resultFile} and its .md`);

@@ -15,19 +15,31 @@ async function main(argv: readonly string[]): Promise<number> {
   const { positionals, values } = parseArgs({
     args: [...argv],
     allowPositionals: true,
-    options: { scope: { type: 'string' }, 'user-id': { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean' } },
+    options: {
+      scope: { type: 'string' },
+      'user-id': { type: 'string' },
+      name: { type: 'string' },
+      'expires-at': { type: 'string' },
+      help: { type: 'boolean' },
+    },
   });
   const [command, id] = positionals;
   if (values.help || command === undefined) return fail(USAGE);
   const base = (process.env.CALLMETER_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
   const adminKey = process.env.CALLMETER_ADMIN_KEY ?? process.env.ADMIN_API_KEY;
-  if (adminKey === undefined || adminKey === '') return fail('set CALLMETER_ADMIN_KEY (or ADMIN_API_KEY) to an admin credential');
+  if (adminKey === undefined || adminKey === '')
+    return fail('set CALLMETER_ADMIN_KEY (or ADMIN_API_KEY) to an admin credential');
   const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
   let response: Response;
   switch (command) {
     case 'create': {
       if (values.scope === undefined) return fail('create needs --scope ingest|read|admin');
-      const body = { scope: values.scope, user_id: values['user-id'], name: values.name, expires_at: values['expires-at'] };
+      const body = {
+        scope: values.scope,
+        user_id: values['user-id'],
+        name: values.name,
+        expires_at: values['expires-at'],
+      };
       response = await fetch(`${base}/api/admin/keys`, { method: 'POST', headers, body: JSON.stringify(body) });
       break;
     }

@@ -11,7 +11,9 @@ async function main(): Promise<void> {
   const kafka = await LocalKafka.create(path.join(folder, 'kafka'));
   const redis = await LocalRedis.create(path.join(folder, 'redis'));
   await Promise.all([kafka.start(), redis.start()]);
-  process.stdout.write(`export KAFKA_BROKERS=${kafka.brokers}\nexport REDIS_URL=${redis.url}\n# data and logs: ${folder}\n`);
+  process.stdout.write(
+    `export KAFKA_BROKERS=${kafka.brokers}\nexport REDIS_URL=${redis.url}\n# data and logs: ${folder}\n`,
+  );
   const stop = async () => {
     await Promise.allSettled([kafka.stop(), redis.stop()]);
     process.exit(0);

@@ -22,7 +22,12 @@ export async function waitForKafkaReady(brokers: string, timeoutMs: number): Pro
 }
 
 async function roundTrip(brokers: string, timeoutMs: number): Promise<void> {
-  const kafka = new Kafka({ clientId: 'readiness', brokers: [brokers], logLevel: logLevel.NOTHING, retry: { retries: 3 } });
+  const kafka = new Kafka({
+    clientId: 'readiness',
+    brokers: [brokers],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 3 },
+  });
   const topic = '__callmeter_readiness';
   const admin = kafka.admin();
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });

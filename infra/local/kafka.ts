@@ -39,7 +39,16 @@ export class LocalKafka {
     await writeFile(kafka.propertiesFile, kafka.properties());
     const classpath = `${KAFKA_LIBS}/*`;
     const { stdout: clusterId } = await run('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'random-uuid']);
-    await run('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId.trim(), '-c', kafka.propertiesFile]);
+    await run('java', [
+      '-cp',
+      classpath,
+      'kafka.tools.StorageTool',
+      'format',
+      '-t',
+      clusterId.trim(),
+      '-c',
+      kafka.propertiesFile,
+    ]);
     return kafka;
   }
 
@@ -75,9 +84,20 @@ export class LocalKafka {
   /** Starts the broker and resolves when an idempotent producer and a consumer group both work. */
   async start(): Promise<void> {
     if (this.process !== null) return;
-    const args = ['-Xms256m', '-Xmx512m', '-XX:+UseG1GC', `-Dlog4j2.configurationFile=${LOG4J_CONFIG}`, '-cp', `${KAFKA_LIBS}/*`, 'kafka.Kafka', this.propertiesFile];
+    const args = [
+      '-Xms256m',
+      '-Xmx512m',
+      '-XX:+UseG1GC',
+      `-Dlog4j2.configurationFile=${LOG4J_CONFIG}`,
+      '-cp',
+      `${KAFKA_LIBS}/*`,
+      'kafka.Kafka',
+      this.propertiesFile,
+    ];
     this.process = spawnLogged('java', args, path.join(this.folder, 'broker.log'));
-    const died = this.process.exited.then((code) => Promise.reject(new Error(`Kafka broker exited with ${code}; see ${this.folder}/broker.log`)));
+    const died = this.process.exited.then((code) =>
+      Promise.reject(new Error(`Kafka broker exited with ${code}; see ${this.folder}/broker.log`)),
+    );
     await Promise.race([waitForPort(this.port, 60_000).then(() => waitForKafkaReady(this.brokers, 90_000)), died]);
   }
 

@@ -27,9 +27,25 @@ export class LocalRedis {
     // evicting a session, a number or a live-usage claim, whose silent loss would break exactly-once.
     // Live state expires by its own TTLs; maxmemory only bounds what a flood could pile up meanwhile.
     const memory = ['--maxmemory', '256mb', '--maxmemory-policy', 'noeviction'];
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.folder, '--appendonly', 'yes', '--save', '', '--protected-mode', 'yes', ...memory];
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.folder,
+      '--appendonly',
+      'yes',
+      '--save',
+      '',
+      '--protected-mode',
+      'yes',
+      ...memory,
+    ];
     this.process = spawnLogged('redis-server', args, path.join(this.folder, 'redis.log'));
-    const died = this.process.exited.then((code) => Promise.reject(new Error(`redis-server exited with ${code}; see ${this.folder}/redis.log`)));
+    const died = this.process.exited.then((code) =>
+      Promise.reject(new Error(`redis-server exited with ${code}; see ${this.folder}/redis.log`)),
+    );
     await Promise.race([waitForPort(this.port, 20_000), died]);
   }
 

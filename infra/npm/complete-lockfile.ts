@@ -14,7 +14,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 
-const PLATFORM = /-(android|darwin|freebsd|linux|openbsd|openharmony|win32)-(arm|arm64|ia32|loong64|ppc64|riscv64|s390x|x64)(?:-(gnu|musl|msvc|eabi|gnueabihf|musleabihf))?$/;
+const PLATFORM =
+  /-(android|darwin|freebsd|linux|openbsd|openharmony|win32)-(arm|arm64|ia32|loong64|ppc64|riscv64|s390x|x64)(?:-(gnu|musl|msvc|eabi|gnueabihf|musleabihf))?$/;
 
 interface LockEntry {
   readonly version?: string;
@@ -49,12 +50,15 @@ export function completeLock(lock: Lockfile): { lock: Lockfile; added: string[] 
       const nested = `${location}/node_modules/${name}`;
       if (packages[nested] !== undefined || packages[`node_modules/${name}`] !== undefined) continue;
       const platform = platformOf(name);
-      if (platform === null) throw new Error(`${name} (optional dependency of ${location}) is missing and names no platform`);
+      if (platform === null)
+        throw new Error(`${name} (optional dependency of ${location}) is missing and names no platform`);
       packages[`node_modules/${name}`] = { version, ...platform, ...(entry.dev ? { dev: true } : {}), optional: true };
       added.push(name);
     }
   }
-  const sorted = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+  const sorted = Object.fromEntries(
+    Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+  );
   return { lock: { ...lock, packages: sorted }, added };
 }
 
@@ -69,14 +73,20 @@ export function entriesWithoutIntegrity(lock: Lockfile): string[] {
  * Adds the registry's integrity to every entry that lacks one, right after its version as npm writes it;
  * `unknown` are the entries whose version the registry does not know.
  */
-export async function addIntegrity(lock: Lockfile, integrityOf: IntegrityOf): Promise<{ lock: Lockfile; filled: string[]; unknown: string[] }> {
+export async function addIntegrity(
+  lock: Lockfile,
+  integrityOf: IntegrityOf,
+): Promise<{ lock: Lockfile; filled: string[]; unknown: string[] }> {
   const packages: Record<string, LockEntry> = { ...lock.packages };
   const filled: string[] = [];
   const unknown: string[] = [];
   for (const location of entriesWithoutIntegrity(lock)) {
     const { version, ...rest } = packages[location] ?? {};
     if (version === undefined) throw new Error(`${location} has no version to look its integrity up by`);
-    const integrity = await integrityOf(location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length), version);
+    const integrity = await integrityOf(
+      location.slice(location.lastIndexOf('node_modules/') + 'node_modules/'.length),
+      version,
+    );
     if (integrity === null) {
       unknown.push(location);
       continue;
@@ -88,17 +98,20 @@ export async function addIntegrity(lock: Lockfile, integrityOf: IntegrityOf): Pr
 }
 
 const npmIntegrity: IntegrityOf = async (name, version) => {
-  const viewed = await promisify(execFile)('npm', ['view', `${name}@${version}`, 'dist.integrity']).catch((error: unknown) => {
-    // A package the registry does not know is an E404; a version it does not know exits 1 with no output.
-    if (error instanceof Error && 'stderr' in error && 'stdout' in error) {
-      const [stderr, stdout] = [String(error.stderr), String(error.stdout)];
-      if (stderr.includes('E404') || (stderr.trim() === '' && stdout.trim() === '')) return null;
-    }
-    throw error;
-  });
+  const viewed = await promisify(execFile)('npm', ['view', `${name}@${version}`, 'dist.integrity']).catch(
+    (error: unknown) => {
+      // A package the registry does not know is an E404; a version it does not know exits 1 with no output.
+      if (error instanceof Error && 'stderr' in error && 'stdout' in error) {
+        const [stderr, stdout] = [String(error.stderr), String(error.stdout)];
+        if (stderr.includes('E404') || (stderr.trim() === '' && stdout.trim() === '')) return null;
+      }
+      throw error;
+    },
+  );
   if (viewed === null) return null;
   const integrity = viewed.stdout.trim();
-  if (!/^sha512-[A-Za-z0-9+/]+=*$/.test(integrity)) throw new Error(`the registry gave no sha512 integrity for ${name}@${version}`);
+  if (!/^sha512-[A-Za-z0-9+/]+=*$/.test(integrity))
+    throw new Error(`the registry gave no sha512 integrity for ${name}@${version}`);
   return integrity;
 };
 
@@ -109,6 +122,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { lock, added } = completeLock(JSON.parse(readFileSync(file, 'utf8')) as Lockfile);
   const { lock: checked, filled, unknown } = await addIntegrity(lock, npmIntegrity);
   writeFileSync(file, `${JSON.stringify(checked, null, 2)}\n`);
-  process.stdout.write(`complete-lockfile: added ${added.length} platform entries, ${filled.length} integrity hashes\n`);
-  if (unknown.length > 0) process.stdout.write(`complete-lockfile: the registry does not know ${unknown.join(', ')}: left without integrity\n`);
+  process.stdout.write(
+    `complete-lockfile: added ${added.length} platform entries, ${filled.length} integrity hashes\n`,
+  );
+  if (unknown.length > 0)
+    process.stdout.write(
+      `complete-lockfile: the registry does not know ${unknown.join(', ')}: left without integrity\n`,
+    );
 }

@@ -19,28 +19,43 @@ function pricesOf(model: ModelInfo): Prices {
   const entries = Array.isArray(model.prices) ? model.prices : [{ prices: model.prices }];
   const flat: Prices = new Map();
   for (const entry of entries) {
-    const constraint = 'constraint' in entry && entry.constraint !== undefined ? JSON.stringify(entry.constraint) : 'always';
-    for (const [key, value] of Object.entries(entry.prices)) if (value !== undefined) flat.set(`${constraint} ${key}`, JSON.stringify(value));
+    const constraint =
+      'constraint' in entry && entry.constraint !== undefined ? JSON.stringify(entry.constraint) : 'always';
+    for (const [key, value] of Object.entries(entry.prices))
+      if (value !== undefined) flat.set(`${constraint} ${key}`, JSON.stringify(value));
   }
   return flat;
 }
 
 function catalogOf(find: typeof FindProvider): Map<string, Map<string, Prices>> {
-  return new Map(LISTED_LLM_PROVIDERS.map((id) => [id, new Map((find({ providerId: id })?.models ?? []).map((model) => [model.id, pricesOf(model)]))]));
+  return new Map(
+    LISTED_LLM_PROVIDERS.map((id) => [
+      id,
+      new Map((find({ providerId: id })?.models ?? []).map((model) => [model.id, pricesOf(model)])),
+    ]),
+  );
 }
 
 /** The lines that tell what moving from `before` to `after` changes. */
-export function diffCatalogs(before: Map<string, Map<string, Prices>>, after: Map<string, Map<string, Prices>>): string[] {
+export function diffCatalogs(
+  before: Map<string, Map<string, Prices>>,
+  after: Map<string, Map<string, Prices>>,
+): string[] {
   const lines: string[] = [];
   for (const provider of LISTED_LLM_PROVIDERS) {
-    const [old, next] = [before.get(provider) ?? new Map<string, Prices>(), after.get(provider) ?? new Map<string, Prices>()];
+    const [old, next] = [
+      before.get(provider) ?? new Map<string, Prices>(),
+      after.get(provider) ?? new Map<string, Prices>(),
+    ];
     for (const model of [...new Set([...old.keys(), ...next.keys()])].sort()) {
       const [was, becomes] = [old.get(model), next.get(model)];
       if (was === undefined) lines.push(`+ ${provider}:${model} (new model)`);
-      else if (becomes === undefined) lines.push(`- ${provider}:${model} (no longer priced: its events become unpriced)`);
+      else if (becomes === undefined)
+        lines.push(`- ${provider}:${model} (no longer priced: its events become unpriced)`);
       else {
         for (const key of [...new Set([...was.keys(), ...becomes.keys()])].sort()) {
-          if (was.get(key) !== becomes.get(key)) lines.push(`~ ${provider}:${model} ${key}: ${was.get(key) ?? '(none)'} -> ${becomes.get(key) ?? '(none)'}`);
+          if (was.get(key) !== becomes.get(key))
+            lines.push(`~ ${provider}:${model} ${key}: ${was.get(key) ?? '(none)'} -> ${becomes.get(key) ?? '(none)'}`);
         }
       }
     }
@@ -52,12 +67,25 @@ async function main(): Promise<void> {
   const wanted = process.argv[2] ?? 'latest';
   const folder = mkdtempSync(path.join(tmpdir(), 'genai-prices-'));
   try {
-    const tarball = execFileSync('npm', ['pack', `@pydantic/genai-prices@${wanted}`, '--silent', '--pack-destination', folder], { encoding: 'utf8' }).trim().split('\n').pop()!;
+    const tarball = execFileSync(
+      'npm',
+      ['pack', `@pydantic/genai-prices@${wanted}`, '--silent', '--pack-destination', folder],
+      { encoding: 'utf8' },
+    )
+      .trim()
+      .split('\n')
+      .pop()!;
     execFileSync('tar', ['-xzf', path.join(folder, tarball), '-C', folder]);
-    const candidate = (await import(pathToFileURL(path.join(folder, 'package', 'dist', 'index.js')).href)) as typeof installed;
-    const version = (await import(pathToFileURL(path.join(folder, 'package', 'package.json')).href, { with: { type: 'json' } })) as { default: { version: string } };
+    const candidate = (await import(
+      pathToFileURL(path.join(folder, 'package', 'dist', 'index.js')).href
+    )) as typeof installed;
+    const version = (await import(pathToFileURL(path.join(folder, 'package', 'package.json')).href, {
+      with: { type: 'json' },
+    })) as { default: { version: string } };
     const lines = diffCatalogs(catalogOf(installed.findProvider), catalogOf(candidate.findProvider));
-    process.stdout.write(`@pydantic/genai-prices ${LLM_CATALOG_VERSION} -> ${version.default.version}: ${lines.length} change(s) for ${LISTED_LLM_PROVIDERS.join(', ')}\n`);
+    process.stdout.write(
+      `@pydantic/genai-prices ${LLM_CATALOG_VERSION} -> ${version.default.version}: ${lines.length} change(s) for ${LISTED_LLM_PROVIDERS.join(', ')}\n`,
+    );
     for (const line of lines) process.stdout.write(`${line}\n`);
     if (lines.length > 0) process.stdout.write('Stored events keep their cost: an upgrade prices new events only.\n');
   } finally {

@@ -8,8 +8,17 @@ export const keyCreateBody = {
   title: 'ApiKeyCreate',
   properties: {
     name: { 'x-py': 'str', maxLength: 200, description: 'what the key is for (shown in listings)' },
-    scope: { 'x-py': 'literal', enum: API_KEY_SCOPES, description: 'ingest: workers; read: dashboards and finance; admin: everything' },
-    user_id: { 'x-py': 'str', minLength: 1, maxLength: 512, description: 'bind the key to this one tenant; default: any tenant' },
+    scope: {
+      'x-py': 'literal',
+      enum: API_KEY_SCOPES,
+      description: 'ingest: workers; read: dashboards and finance; admin: everything',
+    },
+    user_id: {
+      'x-py': 'str',
+      minLength: 1,
+      maxLength: 512,
+      description: 'bind the key to this one tenant; default: any tenant',
+    },
     expires_at: { 'x-py': 'datetime', description: 'default: never' },
   },
   required: ['scope'],
@@ -57,7 +66,13 @@ export const apiKeySchema = {
 export const apiKeyCreatedSchema = {
   type: 'object',
   required: [...apiKeySchema.required, 'key'],
-  properties: { ...apiKeySchema.properties, key: { type: 'string', description: 'the secret: send it as `Authorization: Bearer <key>`; it is not stored and cannot be shown again' } },
+  properties: {
+    ...apiKeySchema.properties,
+    key: {
+      type: 'string',
+      description: 'the secret: send it as `Authorization: Bearer <key>`; it is not stored and cannot be shown again',
+    },
+  },
 } as const;
 
 export const apiKeyListSchema = { type: 'array', items: apiKeySchema } as const;

@@ -18,7 +18,11 @@ const costSummaryResponseSchema = {
 /** GET /api/costs/timeline: every bucket of the range. */
 const costTimelineResponseSchema = {
   type: 'array',
-  items: { type: 'object', required: ['date', 'total_cost', 'by_provider'], properties: { date: { type: 'string', format: 'date' }, total_cost: money, by_provider: moneyMap } },
+  items: {
+    type: 'object',
+    required: ['date', 'total_cost', 'by_provider'],
+    properties: { date: { type: 'string', format: 'date' }, total_cost: money, by_provider: moneyMap },
+  },
 } as const;
 
 /** GET /api/costs/by-agent */
@@ -27,7 +31,13 @@ const costByAgentResponseSchema = {
   items: {
     type: 'object',
     required: ['agent_id', 'agent_name', 'total_cost', 'session_count', 'event_count'],
-    properties: { agent_id: { type: 'string' }, agent_name: { type: 'string' }, total_cost: money, session_count: { type: 'integer' }, event_count: { type: 'integer' } },
+    properties: {
+      agent_id: { type: 'string' },
+      agent_name: { type: 'string' },
+      total_cost: money,
+      session_count: { type: 'integer' },
+      event_count: { type: 'integer' },
+    },
   },
 } as const;
 
@@ -81,7 +91,9 @@ export const costTimelineResponse: ResponseSchema = {
 
 export const costByAgentResponse: ResponseSchema = {
   schema: costByAgentResponseSchema,
-  example: [{ agent_id: 'agent-1', agent_name: 'Front desk', total_cost: '0.048468', session_count: 3, event_count: 12 }],
+  example: [
+    { agent_id: 'agent-1', agent_name: 'Front desk', total_cost: '0.048468', session_count: 3, event_count: 12 },
+  ],
   alternatives: CSV,
 };
 
@@ -92,5 +104,9 @@ export const costBreakdownResponse: ResponseSchema = {
 
 export const sessionCostCardResponse: ResponseSchema = {
   schema: sessionCostCardResponseSchema,
-  example: { session_id: SESSION_ID, total_cost: 0.02695, breakdown: [{ provider: 'deepgram', service: 'stt', units: 6.5, unit_label: 'minutes', cost: 0.02695 }] },
+  example: {
+    session_id: SESSION_ID,
+    total_cost: 0.02695,
+    breakdown: [{ provider: 'deepgram', service: 'stt', units: 6.5, unit_label: 'minutes', cost: 0.02695 }],
+  },
 };

@@ -33,16 +33,23 @@ describe('GET /api/costs/by-agent and /summary queries', () => {
     const check = compileRequest({ query: costByAgentQuery });
     expect(check({ query: {} })).toEqual({ ok: true, value: { query: { limit: 50 } } });
     expect(wireResponse(check, { query: { limit: '0' } })).toEqual(
-      detail('{"type":"greater_than_equal","loc":["query","limit"],"msg":"Input should be greater than or equal to 1","input":"0","ctx":{"ge":1}}'),
+      detail(
+        '{"type":"greater_than_equal","loc":["query","limit"],"msg":"Input should be greater than or equal to 1","input":"0","ctx":{"ge":1}}',
+      ),
     );
   });
 
   it('takes tz as a plain string, and format as json or csv only', () => {
-    expect(compileRequest({ query: costSummaryQuery })({ query: { tz: 'Europe/Paris' } })).toEqual({ ok: true, value: { query: { tz: 'Europe/Paris' } } });
+    expect(compileRequest({ query: costSummaryQuery })({ query: { tz: 'Europe/Paris' } })).toEqual({
+      ok: true,
+      value: { query: { tz: 'Europe/Paris' } },
+    });
     const check = compileRequest({ query: costByAgentQuery });
     expect(check({ query: { format: 'csv' } })).toEqual({ ok: true, value: { query: { format: 'csv', limit: 50 } } });
     expect(wireResponse(check, { query: { format: 'xml' } })).toEqual(
-      detail('{"type":"literal_error","loc":["query","format"],"msg":"Input should be \'json\' or \'csv\'","input":"xml","ctx":{"expected":"\'json\' or \'csv\'"}}'),
+      detail(
+        '{"type":"literal_error","loc":["query","format"],"msg":"Input should be \'json\' or \'csv\'","input":"xml","ctx":{"expected":"\'json\' or \'csv\'"}}',
+      ),
     );
   });
 });
@@ -51,7 +58,10 @@ describe('GET /api/sessions/ query', () => {
   const check = compileRequest({ query: sessionListQuery });
 
   it('defaults page and limit and reads them as ints', () => {
-    expect(check({ query: { page: '2', limit: '25' } })).toEqual({ ok: true, value: { query: { page: 2, limit: 25 } } });
+    expect(check({ query: { page: '2', limit: '25' } })).toEqual({
+      ok: true,
+      value: { query: { page: 2, limit: 25 } },
+    });
     expect(check({ query: {} })).toEqual({ ok: true, value: { query: { page: 1, limit: 10 } } });
   });
 
@@ -63,7 +73,9 @@ describe('GET /api/sessions/ query', () => {
       ),
     );
     expect(wireResponse(check, { query: { page: 'x' } })).toEqual(
-      detail('{"type":"int_parsing","loc":["query","page"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"x"}'),
+      detail(
+        '{"type":"int_parsing","loc":["query","page"],"msg":"Input should be a valid integer, unable to parse string as an integer","input":"x"}',
+      ),
     );
   });
 });

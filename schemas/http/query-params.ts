@@ -2,10 +2,22 @@ import { CALL_DIRECTIONS, lowerCase } from '../records/session.ts';
 import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
 
-const startDate = { 'x-py': 'str', 'x-py-check': 'date-or-datetime', description: 'ISO date (that local day in tz) or date-time; inclusive' } as const;
-const endDate = { 'x-py': 'str', 'x-py-check': 'date-or-datetime', description: 'ISO date (the whole local day in tz is included) or date-time; inclusive' } as const;
+const startDate = {
+  'x-py': 'str',
+  'x-py-check': 'date-or-datetime',
+  description: 'ISO date (that local day in tz) or date-time; inclusive',
+} as const;
+const endDate = {
+  'x-py': 'str',
+  'x-py-check': 'date-or-datetime',
+  description: 'ISO date (the whole local day in tz is included) or date-time; inclusive',
+} as const;
 const timeZone = { 'x-py': 'str', 'x-py-check': 'time-zone', description: 'IANA time zone, default UTC' } as const;
-const exportFormat = { 'x-py': 'literal', enum: ['json', 'csv'], description: 'csv answers text/csv (so does Accept: text/csv)' } as const;
+const exportFormat = {
+  'x-py': 'literal',
+  enum: ['json', 'csv'],
+  description: 'csv answers text/csv (so does Accept: text/csv)',
+} as const;
 
 /**
  * GET /api/costs/timeline — `period` is a `str` with a pattern in the old service, so a bad

@@ -23,7 +23,13 @@ export type RatesQuery = FromPySchema<typeof ratesQuery>;
 export const rateQuoteBody = {
   ...usageEventBody,
   title: 'RateQuote',
-  properties: { ...usageEventBody.properties, user_id: { ...usageEventBody.properties.user_id, description: "whose rates apply (a tenant's own entries win); default: none" } },
+  properties: {
+    ...usageEventBody.properties,
+    user_id: {
+      ...usageEventBody.properties.user_id,
+      description: "whose rates apply (a tenant's own entries win); default: none",
+    },
+  },
   required: ['provider', 'event_type'],
 } as const satisfies ModelSchema;
 
@@ -34,7 +40,23 @@ const nullableText = { type: ['string', 'null'] } as const;
 
 export const rateEntrySchema = {
   type: 'object',
-  required: ['id', 'scope', 'user_id', 'provider', 'model', 'service', 'event_type', 'dimension', 'unit', 'price', 'per', 'currency', 'effective_from', 'effective_to', 'source'],
+  required: [
+    'id',
+    'scope',
+    'user_id',
+    'provider',
+    'model',
+    'service',
+    'event_type',
+    'dimension',
+    'unit',
+    'price',
+    'per',
+    'currency',
+    'effective_from',
+    'effective_to',
+    'source',
+  ],
   properties: {
     id: { type: 'string' },
     scope: { enum: ['card', 'catalog', 'tenant'] },
@@ -48,7 +70,11 @@ export const rateEntrySchema = {
     price: decimal,
     per: decimal,
     currency: { type: 'string' },
-    effective_from: { type: ['string', 'null'], format: 'date-time', description: 'null: since the catalog has known it' },
+    effective_from: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'null: since the catalog has known it',
+    },
     effective_to: { type: ['string', 'null'], format: 'date-time' },
     source: { type: 'string' },
   },
@@ -71,7 +97,15 @@ export const rateQuoteResponseSchema = {
       items: {
         type: 'object',
         required: ['dimension', 'quantity', 'unit', 'price', 'per', 'cost', 'rate_id'],
-        properties: { dimension: { type: 'string' }, quantity: decimal, unit: { type: 'string' }, price: decimal, per: decimal, cost: decimal, rate_id: { type: 'string' } },
+        properties: {
+          dimension: { type: 'string' },
+          quantity: decimal,
+          unit: { type: 'string' },
+          price: decimal,
+          per: decimal,
+          cost: decimal,
+          rate_id: { type: 'string' },
+        },
       },
     },
   },
@@ -85,13 +119,39 @@ export const rateCreateBody = {
     user_id: { ...name, minLength: 1 },
     provider: { ...name, minLength: 1 },
     model: name,
-    event_type: { 'x-py': 'enum', enum: ['stt_minutes', 'llm_tokens', 'tts_characters'], description: 'this or service' },
-    service: { 'x-py': 'literal', enum: ['stt', 'llm', 'tts'], description: 'every event type of the service; this or event_type' },
-    dimension: { 'x-py': 'literal', enum: ['quantity', ...TOKEN_KINDS], default: 'quantity', description: 'what the price multiplies: the quantity, or one token kind' },
-    price: { 'x-py': 'decimal', minimum: 0, maximum: 1_000_000_000, description: 'for `per` units, at most 18 decimals' },
-    per: { 'x-py': 'decimal', minimum: 0, maximum: 1_000_000_000, description: 'default 1 (write per-1K and per-1M prices as published)' },
+    event_type: {
+      'x-py': 'enum',
+      enum: ['stt_minutes', 'llm_tokens', 'tts_characters'],
+      description: 'this or service',
+    },
+    service: {
+      'x-py': 'literal',
+      enum: ['stt', 'llm', 'tts'],
+      description: 'every event type of the service; this or event_type',
+    },
+    dimension: {
+      'x-py': 'literal',
+      enum: ['quantity', ...TOKEN_KINDS],
+      default: 'quantity',
+      description: 'what the price multiplies: the quantity, or one token kind',
+    },
+    price: {
+      'x-py': 'decimal',
+      minimum: 0,
+      maximum: 1_000_000_000,
+      description: 'for `per` units, at most 18 decimals',
+    },
+    per: {
+      'x-py': 'decimal',
+      minimum: 0,
+      maximum: 1_000_000_000,
+      description: 'default 1 (write per-1K and per-1M prices as published)',
+    },
     currency: { 'x-py': 'str', pattern: '^[A-Z]{3}$', description: 'default USD' },
-    effective_from: { 'x-py': 'datetime', description: 'default now; earlier than now is refused: history is never repriced' },
+    effective_from: {
+      'x-py': 'datetime',
+      description: 'default now; earlier than now is refused: history is never repriced',
+    },
     effective_to: { 'x-py': 'datetime', description: 'default: until DELETE' },
   },
   required: ['user_id', 'provider', 'price'],

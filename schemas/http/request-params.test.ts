@@ -17,16 +17,25 @@ describe('x-user-id header', () => {
   });
 
   it('accepts an empty header as a valid string (row 2b)', () => {
-    expect(check({ query: {}, headers: { 'x-user-id': '' } })).toMatchObject({ ok: true, value: { headers: { 'x-user-id': '' } } });
+    expect(check({ query: {}, headers: { 'x-user-id': '' } })).toMatchObject({
+      ok: true,
+      value: { headers: { 'x-user-id': '' } },
+    });
   });
 
   it('lets a route answer an absent header itself when it declares it optional', () => {
-    expect(compileRequest({ headers: optionalUserIdHeaders })({ headers: {} })).toEqual({ ok: true, value: { headers: {} } });
+    expect(compileRequest({ headers: optionalUserIdHeaders })({ headers: {} })).toEqual({
+      ok: true,
+      value: { headers: {} },
+    });
   });
 });
 
 describe('{session_id} path parameter', () => {
   it('accepts any string', () => {
-    expect(compileRequest({ path: sessionIdPath })({ path: { session_id: 'not a uuid' } })).toEqual({ ok: true, value: { path: { session_id: 'not a uuid' } } });
+    expect(compileRequest({ path: sessionIdPath })({ path: { session_id: 'not a uuid' } })).toEqual({
+      ok: true,
+      value: { path: { session_id: 'not a uuid' } },
+    });
   });
 });

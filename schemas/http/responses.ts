@@ -4,11 +4,17 @@ import { CALL_DIRECTIONS, lowerCase, sessionRecordSchema } from '../records/sess
  * JSON Schemas of the success bodies, for the OpenAPI document (and the API fuzzer that checks
  * answers against it). Key order and types are those of compat.md.
  */
-const nullable = (type: string, extra: Record<string, unknown> = {}) => ({ anyOf: [{ type, ...extra }, { type: 'null' }] });
+const nullable = (type: string, extra: Record<string, unknown> = {}) => ({
+  anyOf: [{ type, ...extra }, { type: 'null' }],
+});
 const dateTime = { type: 'string', format: 'date-time' } as const;
 const nullableEnum = (values: readonly string[]) => ({ anyOf: [{ type: 'string', enum: values }, { type: 'null' }] });
 
-type FieldSchema = { readonly type?: string | readonly string[]; readonly enum?: readonly unknown[]; readonly [key: string]: unknown };
+type FieldSchema = {
+  readonly type?: string | readonly string[];
+  readonly enum?: readonly unknown[];
+  readonly [key: string]: unknown;
+};
 
 // The record's field schema in this document's dialect: null as an anyOf branch, an enum typed, an object open.
 function responseField({ type, enum: values, ...extra }: FieldSchema): Record<string, unknown> {
@@ -24,9 +30,17 @@ function responseField({ type, enum: values, ...extra }: FieldSchema): Record<st
 
 // The record's fields but version, in the replaced service's key order: session_data and id follow room_name.
 const LEADING = ['room_name', 'session_data', 'id'];
-const RECORD_FIELDS = [...LEADING, ...Object.keys(sessionRecordSchema.properties).filter((name) => !LEADING.includes(name) && name !== 'version')];
+const RECORD_FIELDS = [
+  ...LEADING,
+  ...Object.keys(sessionRecordSchema.properties).filter((name) => !LEADING.includes(name) && name !== 'version'),
+];
 const SESSION_FIELDS = {
-  ...Object.fromEntries(RECORD_FIELDS.map((name) => [name, responseField(sessionRecordSchema.properties[name as keyof typeof sessionRecordSchema.properties])])),
+  ...Object.fromEntries(
+    RECORD_FIELDS.map((name) => [
+      name,
+      responseField(sessionRecordSchema.properties[name as keyof typeof sessionRecordSchema.properties]),
+    ]),
+  ),
   // Read by the old dashboard's types: call_direction in lower case, and session_data again.
   direction: nullableEnum(lowerCase(CALL_DIRECTIONS)),
   metadata: { type: 'object', additionalProperties: true },
@@ -47,7 +61,13 @@ export const sessionAnalysisResponseSchema = { description: 'the analysis (an ob
 export const transcriptResponseSchema = {
   type: 'object',
   title: 'Transcript',
-  properties: { content: { type: 'string' }, speaker: { type: 'string', enum: ['USER', 'AGENT'] }, id: { type: 'string', format: 'uuid' }, session_id: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' } },
+  properties: {
+    content: { type: 'string' },
+    speaker: { type: 'string', enum: ['USER', 'AGENT'] },
+    id: { type: 'string', format: 'uuid' },
+    session_id: { type: 'string' },
+    timestamp: { type: 'string', format: 'date-time' },
+  },
   required: ['content', 'speaker', 'id', 'session_id', 'timestamp'],
 } as const;
 
@@ -56,7 +76,12 @@ export const transcriptListResponseSchema = { type: 'array', items: transcriptRe
 export const sessionListResponseSchema = {
   type: 'object',
   title: 'SessionList',
-  properties: { sessions: { type: 'array', items: sessionResponseSchema }, total: { type: 'integer', minimum: 0 }, page: { type: 'integer' }, limit: { type: 'integer' } },
+  properties: {
+    sessions: { type: 'array', items: sessionResponseSchema },
+    total: { type: 'integer', minimum: 0 },
+    page: { type: 'integer' },
+    limit: { type: 'integer' },
+  },
   required: ['sessions', 'total', 'page', 'limit'],
 } as const;
 
@@ -68,13 +93,23 @@ export const numberReleasedSchema = {
 
 export const numberAssignedSchema = {
   type: 'object',
-  properties: { status: { const: 'assigned' }, phone_number: { type: 'string' }, agent_id: { type: 'string' }, provider: { type: 'string' } },
+  properties: {
+    status: { const: 'assigned' },
+    phone_number: { type: 'string' },
+    agent_id: { type: 'string' },
+    provider: { type: 'string' },
+  },
   required: ['status', 'phone_number', 'agent_id', 'provider'],
 } as const;
 
 export const agentNumberSchema = {
   type: 'object',
-  properties: { agent_id: { type: 'string' }, phone_number: nullable('string'), provider: nullable('string'), assigned_at: nullable('string', { format: 'date-time' }) },
+  properties: {
+    agent_id: { type: 'string' },
+    phone_number: nullable('string'),
+    provider: nullable('string'),
+    assigned_at: nullable('string', { format: 'date-time' }),
+  },
   required: ['agent_id', 'phone_number', 'provider', 'assigned_at'],
 } as const;
 
@@ -104,6 +139,10 @@ export const agentListResponseSchema = { type: 'array', items: agentResponseSche
 
 export const phoneLookupResponseSchema = {
   type: 'object',
-  properties: { agent_id: { type: 'string' }, name: { type: 'string' }, config: { type: 'object', additionalProperties: true } },
+  properties: {
+    agent_id: { type: 'string' },
+    name: { type: 'string' },
+    config: { type: 'object', additionalProperties: true },
+  },
   required: ['agent_id', 'name', 'config'],
 } as const;

@@ -5,12 +5,25 @@ import { USAGE_LIMITS } from '../records/usage.ts';
 // Upper bounds keep every stored value and every sum exact (USAGE_LIMITS, README Limits), and refuse
 // absurd inputs ("1e1000000000") before anything expands them. quantity × unit_cost is bounded by
 // ingest (usage/reported-cost.ts), since a schema bounds each field alone.
-const quantity = { 'x-py': 'decimal', minimum: 0, maximum: USAGE_LIMITS.MAX_QUANTITY, description: 'in the unit of event_type; also the bound of a quantity derived from usage_data' } as const;
-const money = {
-  'x-py': 'decimal', minimum: 0, maximum: USAGE_LIMITS.MAX_REPORTED_COST,
-  description: 'reported; without total_cost, quantity × unit_cost is at most 1000000 too (and without unit_cost, total_cost ÷ quantity)',
+const quantity = {
+  'x-py': 'decimal',
+  minimum: 0,
+  maximum: USAGE_LIMITS.MAX_QUANTITY,
+  description: 'in the unit of event_type; also the bound of a quantity derived from usage_data',
 } as const;
-const tokens = { 'x-py': 'int', minimum: 0, maximum: USAGE_LIMITS.MAX_QUANTITY, description: 'exact count; so is one in usage_data, and their sum without a quantity' } as const;
+const money = {
+  'x-py': 'decimal',
+  minimum: 0,
+  maximum: USAGE_LIMITS.MAX_REPORTED_COST,
+  description:
+    'reported; without total_cost, quantity × unit_cost is at most 1000000 too (and without unit_cost, total_cost ÷ quantity)',
+} as const;
+const tokens = {
+  'x-py': 'int',
+  minimum: 0,
+  maximum: USAGE_LIMITS.MAX_QUANTITY,
+  description: 'exact count; so is one in usage_data, and their sum without a quantity',
+} as const;
 // The bound of the session's own ids (schemas/http/session-create.ts): every string an event stores is
 // an id or a name, and none needs more; a longer one is a 422, not a megabyte copied into every row.
 const MAX_NAME = 512;
@@ -39,17 +52,25 @@ export const usageEventBody = {
     event_id: { 'x-py': 'uuid' },
     timestamp: {
       'x-py': 'datetime',
-      description: 'when the usage happened (default: receipt); at most 5 minutes ahead and USAGE_MAX_AGE_DAYS (default 35) back, else 422: the past is changed by corrections',
+      description:
+        'when the usage happened (default: receipt); at most 5 minutes ahead and USAGE_MAX_AGE_DAYS (default 35) back, else 422: the past is changed by corrections',
     },
     model: { 'x-py': 'str', maxLength: MAX_NAME },
-    input_tokens: { ...tokens, description: 'every prompt token, cached and audio ones included; exact count; so is one in usage_data, and their sum without a quantity' },
+    input_tokens: {
+      ...tokens,
+      description:
+        'every prompt token, cached and audio ones included; exact count; so is one in usage_data, and their sum without a quantity',
+    },
     output_tokens: { ...tokens, description: 'every completion token, audio and reasoning ones included' },
     cached_input_tokens: { ...tokens, description: 'part of input_tokens: read from the prompt cache' },
     cache_write_tokens: { ...tokens, description: 'part of input_tokens: written to the prompt cache' },
     audio_input_tokens: { ...tokens, description: 'part of input_tokens: audio (cached audio included)' },
     cached_audio_input_tokens: { ...tokens, description: 'part of cached_input_tokens and of audio_input_tokens' },
     audio_output_tokens: { ...tokens, description: 'part of output_tokens: audio' },
-    reasoning_tokens: { ...tokens, description: 'part of output_tokens: reasoning (priced as output unless the model prices it apart)' },
+    reasoning_tokens: {
+      ...tokens,
+      description: 'part of output_tokens: reasoning (priced as output unless the model prices it apart)',
+    },
   },
   required: ['session_id', 'user_id', 'provider', 'event_type'],
 } as const satisfies ModelSchema;

@@ -12,7 +12,20 @@ export const apiKeyRecordSchema = {
   $id: 'callmeter/records/api-key',
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'prefix', 'name', 'scope', 'user_id', 'salt', 'secret_hash', 'created_at', 'expires_at', 'revoked_at', 'created_by', 'version'],
+  required: [
+    'id',
+    'prefix',
+    'name',
+    'scope',
+    'user_id',
+    'salt',
+    'secret_hash',
+    'created_at',
+    'expires_at',
+    'revoked_at',
+    'created_by',
+    'version',
+  ],
   properties: {
     id: { type: 'string', format: 'uuid' },
     /** The key's first characters (`cm_live_` and 8 more), shown in listings and used to find the key. */

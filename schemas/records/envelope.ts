@@ -1,6 +1,15 @@
 import type { FromSchema } from 'json-schema-to-ts';
 
-export const RECORD_KINDS = ['session', 'telephony_number', 'usage', 'agent', 'transcript', 'rate', 'api_key', 'audit'] as const;
+export const RECORD_KINDS = [
+  'session',
+  'telephony_number',
+  'usage',
+  'agent',
+  'transcript',
+  'rate',
+  'api_key',
+  'audit',
+] as const;
 
 /**
  * Every record on the record path (a Kafka value, or the embedded direct path). The payload is

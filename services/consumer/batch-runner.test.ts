@@ -69,7 +69,10 @@ describe('the batch runner when kafkajs gives up on its consumer', () => {
     consumers[0]!.emit(consumers[0]!.events.GROUP_JOIN, {});
     expect(runner.isJoined()).toBe(true);
 
-    consumers[0]!.emit(consumers[0]!.events.CRASH, { error: new Error('Failed to find group coordinator'), restart: false });
+    consumers[0]!.emit(consumers[0]!.events.CRASH, {
+      error: new Error('Failed to find group coordinator'),
+      restart: false,
+    });
     expect(runner.isJoined()).toBe(false);
     await until(() => consumers.length === 2 && consumers[1]!.running === 1);
     expect(consumers[0]!.disconnected).toBe(1);

@@ -52,7 +52,16 @@ const MAX_RELAUNCH_DELAY_MS = 30_000;
  * /readyz says the consumer is not in its group). Nothing is lost either way: offsets were committed
  * only for stored batches, and a replay keeps its planned boundaries.
  */
-export async function startBatchRunner({ kafka, groupId, topics, handle, log, relaunchDelayMs = 1_000, onCommitted, watch = new StoreWatch(Number.POSITIVE_INFINITY) }: BatchRunnerOptions): Promise<BatchRunner> {
+export async function startBatchRunner({
+  kafka,
+  groupId,
+  topics,
+  handle,
+  log,
+  relaunchDelayMs = 1_000,
+  onCommitted,
+  watch = new StoreWatch(Number.POSITIVE_INFINITY),
+}: BatchRunnerOptions): Promise<BatchRunner> {
   const admin = kafka.admin();
   await admin.connect();
   const plans = new OffsetPlans(admin, groupId);
@@ -62,17 +71,23 @@ export async function startBatchRunner({ kafka, groupId, topics, handle, log, re
   let current: Consumer | null = null;
   let relaunching: Promise<void> = Promise.resolve();
   let wake = () => {};
-  const pause = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    wake = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
 
   const launch = async (): Promise<void> => {
     // A consumer killed without leaving holds its partitions until its session expires: kept short.
-    const consumer = kafka.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 2_000, maxBytesPerPartition: 4 * 1024 * 1024 });
+    const consumer = kafka.consumer({
+      groupId,
+      sessionTimeout: 10_000,
+      heartbeatInterval: 2_000,
+      maxBytesPerPartition: 4 * 1024 * 1024,
+    });
     current = consumer;
     // After a rebalance this process may own partitions another member committed: ask the broker.
     consumer.on(consumer.events.GROUP_JOIN, () => {
@@ -148,7 +163,10 @@ interface RunContext {
   readonly log: Logger;
 }
 
-async function runBatch(payload: EachBatchPayload, { consumer, plans, groupId, handle, log, onCommitted, watch }: RunContext): Promise<void> {
+async function runBatch(
+  payload: EachBatchPayload,
+  { consumer, plans, groupId, handle, log, onCommitted, watch }: RunContext,
+): Promise<void> {
   const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
   const { topic, partition } = batch;
   if (batch.isEmpty()) return;
@@ -168,7 +186,14 @@ async function runBatch(payload: EachBatchPayload, { consumer, plans, groupId, h
   const token = batchToken(groupId, topic, partition, first, last);
   await consumer.commitOffsets([{ topic, partition, offset: first, metadata: encodePlan(last) }]);
   watch.fetched(topic, partition, Number(messages[0]!.timestamp), BigInt(batch.highWatermark) - BigInt(first));
-  const stored = await storeWithBackoff(() => handle({ topic, partition, messages, token }), { heartbeat, isRunning, isStale, log, token, failed: () => watch.failed(topic, partition) });
+  const stored = await storeWithBackoff(() => handle({ topic, partition, messages, token }), {
+    heartbeat,
+    isRunning,
+    isStale,
+    log,
+    token,
+    failed: () => watch.failed(topic, partition),
+  });
   watch.settled(topic, partition);
   if (!stored) return;
   const next = (BigInt(last) + 1n).toString();
@@ -189,7 +214,10 @@ interface BackoffContext {
 }
 
 /** True once stored; false when the consumer stops or loses the partition first (the next owner replays). */
-async function storeWithBackoff(store: () => Promise<void>, { heartbeat, isRunning, isStale, log, token, failed }: BackoffContext): Promise<boolean> {
+async function storeWithBackoff(
+  store: () => Promise<void>,
+  { heartbeat, isRunning, isStale, log, token, failed }: BackoffContext,
+): Promise<boolean> {
   const stored = await retry(
     async (n) => {
       try {
@@ -201,13 +229,19 @@ async function storeWithBackoff(store: () => Promise<void>, { heartbeat, isRunni
         return null;
       }
     },
-    { delayMs: exponentialDelay(100, MAX_BACKOFF_MS), wait: (ms) => waitHeartbeating(ms, { heartbeat, isRunning, isStale }) },
+    {
+      delayMs: exponentialDelay(100, MAX_BACKOFF_MS),
+      wait: (ms) => waitHeartbeating(ms, { heartbeat, isRunning, isStale }),
+    },
   );
   return stored === true;
 }
 
 /** Waits `ms` in slices, heartbeating so that the group keeps the partition; false once the consumer stops or the partition moved. */
-async function waitHeartbeating(ms: number, { heartbeat, isRunning, isStale }: Pick<BackoffContext, 'heartbeat' | 'isRunning' | 'isStale'>): Promise<boolean> {
+async function waitHeartbeating(
+  ms: number,
+  { heartbeat, isRunning, isStale }: Pick<BackoffContext, 'heartbeat' | 'isRunning' | 'isStale'>,
+): Promise<boolean> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
     if (!isRunning() || isStale()) return false;

@@ -21,7 +21,11 @@ export async function faultRoutes(ch: ClickHouse, log: Logger): Promise<Route[]>
   await ch.client.command({ query: `ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS fault_injected` });
   return [
     defineRoute({
-      method: 'POST', path: '/_faults/clickhouse-inserts', access: 'admin', summary: 'Make ClickHouse refuse usage inserts for a while (fault tests only)', tags: ['faults'],
+      method: 'POST',
+      path: '/_faults/clickhouse-inserts',
+      access: 'admin',
+      summary: 'Make ClickHouse refuse usage inserts for a while (fault tests only)',
+      tags: ['faults'],
       request: { query: faultQuery },
       handle: async ({ query }) => {
         await ch.client.command({ query: `ALTER TABLE ${table} ADD CONSTRAINT IF NOT EXISTS fault_injected CHECK 0` });
@@ -36,7 +40,12 @@ export async function faultRoutes(ch: ClickHouse, log: Logger): Promise<Route[]>
       },
     }),
     defineRoute({
-      method: 'GET', path: '/_faults/stored-totals', access: 'admin', summary: 'Event count and cost of usage_events, of every rollup and of usage_event_ids_by_user (fault tests only)', tags: ['faults'],
+      method: 'GET',
+      path: '/_faults/stored-totals',
+      access: 'admin',
+      summary:
+        'Event count and cost of usage_events, of every rollup and of usage_event_ids_by_user (fault tests only)',
+      tags: ['faults'],
       request: {},
       handle: async () => storedTotals(ch),
     }),

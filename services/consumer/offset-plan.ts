@@ -21,7 +21,11 @@ export function batchToken(groupId: string, topic: string, partition: number, fi
  * The tokens of the batches the group planned and has not committed past: the only batches stored
  * before now that a consumer may replay. Read before consuming, after a crash.
  */
-export async function plannedTokens(admin: Pick<Admin, 'fetchOffsets'>, groupId: string, topics: readonly string[]): Promise<Set<string>> {
+export async function plannedTokens(
+  admin: Pick<Admin, 'fetchOffsets'>,
+  groupId: string,
+  topics: readonly string[],
+): Promise<Set<string>> {
   const tokens = new Set<string>();
   for (const { topic, partitions } of await admin.fetchOffsets({ groupId, topics: [...topics] })) {
     for (const { partition, offset, metadata } of partitions) {
@@ -40,7 +44,13 @@ export function decodePlan(first: string, metadata: string | null | undefined): 
   if (metadata === null || metadata === undefined || metadata === '') return null;
   try {
     const parsed: unknown = JSON.parse(metadata);
-    if (typeof parsed === 'object' && parsed !== null && 'last' in parsed && typeof parsed.last === 'string' && /^\d+$/.test(parsed.last)) {
+    if (
+      typeof parsed === 'object' &&
+      parsed !== null &&
+      'last' in parsed &&
+      typeof parsed.last === 'string' &&
+      /^\d+$/.test(parsed.last)
+    ) {
       return { first, last: parsed.last };
     }
   } catch {

@@ -31,9 +31,14 @@ export class PendingReplays {
    * After a rebuild every planned batch is pending; otherwise those still pending from before that
    * the group still plans (a plan committed past is gone from the broker, so it is dropped here).
    */
-  static open(dataDir: string, { rebuilt, planned }: { rebuilt: boolean; planned: ReadonlySet<string> }): PendingReplays {
+  static open(
+    dataDir: string,
+    { rebuilt, planned }: { rebuilt: boolean; planned: ReadonlySet<string> },
+  ): PendingReplays {
     const file = PendingReplays.fileIn(dataDir);
-    const saved = existsSync(file) ? new Set((JSON.parse(readFileSync(file, 'utf8')) as { tokens: string[] }).tokens) : new Set<string>();
+    const saved = existsSync(file)
+      ? new Set((JSON.parse(readFileSync(file, 'utf8')) as { tokens: string[] }).tokens)
+      : new Set<string>();
     const pending = new PendingReplays(file, new Set([...planned].filter((token) => rebuilt || saved.has(token))));
     pending.save();
     return pending;

@@ -52,7 +52,10 @@ export async function rebuildViews(ch: ClickHouse, log: Logger): Promise<void> {
     const columns = (await described.json<{ name: string }>()).map(({ name }) => `\`${name.replaceAll('`', '\\`')}\``);
     await ch.client.command({ query: `TRUNCATE TABLE ${target}` });
     // Deduplication off: a rebuilt block must never be taken for the repeat of an earlier insert.
-    await ch.client.command({ query: `INSERT INTO ${target} (${columns.join(', ')}) ${as_select}`, clickhouse_settings: { insert_deduplicate: 0 } });
+    await ch.client.command({
+      query: `INSERT INTO ${target} (${columns.join(', ')}) ${as_select}`,
+      clickhouse_settings: { insert_deduplicate: 0 },
+    });
   }
   log.warn({ views: views.length, ms: Date.now() - started }, 'clickhouse_views_rebuilt');
 }

@@ -55,7 +55,17 @@ export interface RecordWriterDeps {
  * The steps after a batch is read: decode → validate → route (ok / dead letter) → write, one insert
  * per table carrying the batch token, so that a replay of the same batch stores nothing new.
  */
-export function createRecordWriter({ ch, reads, log, card, catalogs = null, claims, liveUsage, deadLetterTopic, pendingReplays }: RecordWriterDeps) {
+export function createRecordWriter({
+  ch,
+  reads,
+  log,
+  card,
+  catalogs = null,
+  claims,
+  liveUsage,
+  deadLetterTopic,
+  pendingReplays,
+}: RecordWriterDeps) {
   const unpricedWarnings = new UnpricedWarnings(log);
   /**
    * A batch planned before the views were rebuilt may be in the source tables already, wholly or in
@@ -64,7 +74,11 @@ export function createRecordWriter({ ch, reads, log, card, catalogs = null, clai
    * are stored are left out whoever claimed them, and what is left is inserted under a token of this
    * process, which no table has seen: every table then takes exactly the events the sources lacked.
    */
-  async function storeEnvelopes(items: readonly SourcedEnvelope[], batchToken: string, { isolate = false } = {}): Promise<RefusedRecord[]> {
+  async function storeEnvelopes(
+    items: readonly SourcedEnvelope[],
+    batchToken: string,
+    { isolate = false } = {},
+  ): Promise<RefusedRecord[]> {
     const afterRebuild = pendingReplays?.has(batchToken) === true;
     const token = afterRebuild ? `${batchToken}:rebuild-${pendingReplays!.id}` : batchToken;
     const byTable = new Map<InsertedTable, InsertedRows[InsertedTable][]>();
@@ -88,7 +102,13 @@ export function createRecordWriter({ ch, reads, log, card, catalogs = null, clai
       else rows.push(row);
     }
     if (usage.length > 0) {
-      const rows = afterRebuild ? await rowsAfterRebuild(batchToken, usage) : await usageRows({ ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims }, usage, batchToken);
+      const rows = afterRebuild
+        ? await rowsAfterRebuild(batchToken, usage)
+        : await usageRows(
+            { ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims },
+            usage,
+            batchToken,
+          );
       for (const row of rows) origins.set(row, usageOrigins.get(eventKey(row.user_id, row.id))!);
       byTable.set('usageEvents', rows);
     }
@@ -96,10 +116,16 @@ export function createRecordWriter({ ch, reads, log, card, catalogs = null, clai
     for (const [table, rows] of byTable) {
       // Without isolation (the embedded path) a refusal fails the whole call, which isolates by request.
       if (!isolate) await insertRows(ch, table, rows, token);
-      else for (const { item, reason } of await storeIsolating(rows, token, (part, partToken) => insertRows(ch, table, part, partToken))) refused.push({ ...origins.get(item)!, reason });
+      else
+        for (const { item, reason } of await storeIsolating(rows, token, (part, partToken) =>
+          insertRows(ch, table, part, partToken),
+        ))
+          refused.push({ ...origins.get(item)!, reason });
     }
     const refusedRows = new Set(refused.map(({ envelope }) => envelope));
-    const storedUsage = ((byTable.get('usageEvents') ?? []) as UsageEventRow[]).filter((row) => !refusedRows.has(origins.get(row)!.envelope));
+    const storedUsage = ((byTable.get('usageEvents') ?? []) as UsageEventRow[]).filter(
+      (row) => !refusedRows.has(origins.get(row)!.envelope),
+    );
     await recordLiveUsage(liveUsage, storedUsage);
     unpricedWarnings.noteStored(storedUsage);
     return refused;
@@ -111,7 +137,12 @@ export function createRecordWriter({ ch, reads, log, card, catalogs = null, clai
   function rowsAfterRebuild(batchToken: string, usage: readonly UsageItem[]): Promise<UsageEventRow[]> {
     let rows = decidedAfterRebuild.get(batchToken);
     if (rows === undefined) {
-      rows = usageRows({ ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims }, usage, batchToken, { storedWins: true });
+      rows = usageRows(
+        { ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims },
+        usage,
+        batchToken,
+        { storedWins: true },
+      );
       decidedAfterRebuild.set(batchToken, rows);
       // A failed decision (Redis or ClickHouse down) is made again on the next try.
       rows.catch(() => decidedAfterRebuild.delete(batchToken));
@@ -121,7 +152,10 @@ export function createRecordWriter({ ch, reads, log, card, catalogs = null, clai
 
   async function storeDeadLetters(batch: RecordBatch, dead: readonly DeadLetter[]): Promise<void> {
     if (dead.length === 0) return;
-    log.warn({ topic: batch.topic, partition: batch.partition, count: dead.length, reason: dead[0]!.reason }, 'records_dead_lettered');
+    log.warn(
+      { topic: batch.topic, partition: batch.partition, count: dead.length, reason: dead[0]!.reason },
+      'records_dead_lettered',
+    );
     const rows = dead.map(({ message, reason }) => ({
       kind: message.headers?.kind?.toString() ?? 'unknown',
       reason,
@@ -147,7 +181,8 @@ export function createRecordWriter({ ch, reads, log, card, catalogs = null, clai
     for (const message of batch.messages) {
       const decoded = decodeRecord(message.value);
       messageAt.set(message.offset, message);
-      if (decoded.ok) good.push({ envelope: decoded.envelope, source: { partition: batch.partition, offset: message.offset } });
+      if (decoded.ok)
+        good.push({ envelope: decoded.envelope, source: { partition: batch.partition, offset: message.offset } });
       else dead.push({ message, reason: decoded.reason });
     }
     // Records ClickHouse refuses for what they hold go to the dead letters beside the undecodable ones,
@@ -165,7 +200,15 @@ export type RecordWriter = ReturnType<typeof createRecordWriter>;
 async function recordLiveUsage(liveUsage: LiveUsageStore, rows: readonly UsageEventRow[]): Promise<void> {
   const bySession = new Map<string, LiveUsageEntry[]>();
   for (const row of rows) {
-    const entry = { event_id: row.id, provider: row.provider, service: row.service, event_type: row.event_type, unit: row.unit, quantity: row.quantity, cost: row.cost };
+    const entry = {
+      event_id: row.id,
+      provider: row.provider,
+      service: row.service,
+      event_type: row.event_type,
+      unit: row.unit,
+      quantity: row.quantity,
+      cost: row.cost,
+    };
     const entries = bySession.get(row.session_id);
     if (entries === undefined) bySession.set(row.session_id, [entry]);
     else entries.push(entry);

@@ -46,9 +46,23 @@ export interface StartedConsumer {
  * Builds the record writer and, with Kafka, the batch runner that feeds it. Without Kafka the
  * writer is returned for the composition root to hand to ingest as its direct path.
  */
-export async function startConsumer({ infra, log, shutdown, groupId, rateCardPath, redisKeyPrefix, liveUsage, dataDir, stallAfterMs }: ConsumerDeps): Promise<StartedConsumer> {
+export async function startConsumer({
+  infra,
+  log,
+  shutdown,
+  groupId,
+  rateCardPath,
+  redisKeyPrefix,
+  liveUsage,
+  dataDir,
+  stallAfterMs,
+}: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
-  const tenantCard = new TenantRateCard(await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL), infra.clickhouseIngestReads, consumerLog);
+  const tenantCard = new TenantRateCard(
+    await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL),
+    infra.clickhouseIngestReads,
+    consumerLog,
+  );
   await tenantCard.start();
   shutdown.add('consumer-tenant-rates', async () => tenantCard.stop());
   const card = () => tenantCard.current();
@@ -57,7 +71,21 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   if (infra.kafka === null) {
     if (recovery.uncleanBefore) await rebuildViews(infra.clickhouse, consumerLog);
     recovery.repaired();
-    return { writer: createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseIngestReads, log: consumerLog, card, catalogs, claims: null, liveUsage, deadLetterTopic: null }), checks: [], run: async () => undefined, metrics: [] };
+    return {
+      writer: createRecordWriter({
+        ch: infra.clickhouse,
+        reads: infra.clickhouseIngestReads,
+        log: consumerLog,
+        card,
+        catalogs,
+        claims: null,
+        liveUsage,
+        deadLetterTopic: null,
+      }),
+      checks: [],
+      run: async () => undefined,
+      metrics: [],
+    };
   }
   const kafka = infra.kafka;
   const topics = [kafka.topics.sessions.name, kafka.topics.usage.name];
@@ -66,17 +94,32 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
   // are committed past, across clean restarts too.
   // Only then is the broker asked for the group's plans: a clean start has nothing to recover.
   const recovering = infra.clickhouse.embedded && (recovery.uncleanBefore || PendingReplays.saved(dataDir));
-  const pendingReplays = recovering ? await recoverEngine(kafka.client, groupId, topics, infra, dataDir, consumerLog) : undefined;
-  if (infra.redis === null) throw new Error('the consumer needs REDIS_URL with KAFKA_BROKERS: usage event claims live in Redis');
+  const pendingReplays = recovering
+    ? await recoverEngine(kafka.client, groupId, topics, infra, dataDir, consumerLog)
+    : undefined;
+  if (infra.redis === null)
+    throw new Error('the consumer needs REDIS_URL with KAFKA_BROKERS: usage event claims live in Redis');
   const redis = infra.redis;
   // One claim per tenant and event id (eventKey): another tenant's event of the same id is claimed apart.
   const claims = new RedisEventClaims(redis, (key) => `${redisKeyPrefix}usage-claim:${key}`);
 
   const producer = createIdempotentProducer(infra.kafka.client);
   await producer.connect();
-  const deadLetters = new BatchingProducer(producer, consumerLog, { renew: () => createIdempotentProducer(kafka.client) });
+  const deadLetters = new BatchingProducer(producer, consumerLog, {
+    renew: () => createIdempotentProducer(kafka.client),
+  });
   shutdown.add('dead-letter-producer', () => deadLetters.close());
-  const writer = createRecordWriter({ ch: infra.clickhouse, reads: infra.clickhouseIngestReads, log: consumerLog, card, catalogs, claims, liveUsage, deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name }, ...(pendingReplays === undefined ? {} : { pendingReplays }) });
+  const writer = createRecordWriter({
+    ch: infra.clickhouse,
+    reads: infra.clickhouseIngestReads,
+    log: consumerLog,
+    card,
+    catalogs,
+    claims,
+    liveUsage,
+    deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name },
+    ...(pendingReplays === undefined ? {} : { pendingReplays }),
+  });
   let joined = () => false;
   const watch = new StoreWatch(stallAfterMs);
   const checks: DependencyCheck[] = [
@@ -90,14 +133,29 @@ export async function startConsumer({ infra, log, shutdown, groupId, rateCardPat
     },
   ];
   const run = async () => {
-    const runner = await startBatchRunner({ kafka: kafka.client, groupId, topics, handle: writer.handleBatch, log: consumerLog, watch, ...(pendingReplays === undefined ? {} : { onCommitted: (token: string) => pendingReplays.committed(token) }) });
+    const runner = await startBatchRunner({
+      kafka: kafka.client,
+      groupId,
+      topics,
+      handle: writer.handleBatch,
+      log: consumerLog,
+      watch,
+      ...(pendingReplays === undefined ? {} : { onCommitted: (token: string) => pendingReplays.committed(token) }),
+    });
     shutdown.add('consumer', runner.stop);
     joined = runner.isJoined;
   };
   return { writer, checks, run, metrics: [watch.registry] };
 }
 
-async function recoverEngine(kafka: Kafka, groupId: string, topics: readonly string[], infra: Infrastructure, dataDir: string, log: Logger): Promise<PendingReplays> {
+async function recoverEngine(
+  kafka: Kafka,
+  groupId: string,
+  topics: readonly string[],
+  infra: Infrastructure,
+  dataDir: string,
+  log: Logger,
+): Promise<PendingReplays> {
   const admin = kafka.admin();
   await admin.connect();
   try {

@@ -18,8 +18,18 @@ export class StoreWatch {
     private readonly stallAfterMs: number,
     private readonly now: () => number = Date.now,
   ) {
-    this.lag = new Gauge({ name: 'consumer_lag_records', help: 'Records of a partition not yet stored and committed, as of its last fetch', labelNames: ['topic', 'partition'], registers: [this.registry] });
-    this.failures = new Counter({ name: 'consumer_store_failures_total', help: 'Failed attempts to store a batch, by partition', labelNames: ['topic', 'partition'], registers: [this.registry] });
+    this.lag = new Gauge({
+      name: 'consumer_lag_records',
+      help: 'Records of a partition not yet stored and committed, as of its last fetch',
+      labelNames: ['topic', 'partition'],
+      registers: [this.registry],
+    });
+    this.failures = new Counter({
+      name: 'consumer_store_failures_total',
+      help: 'Failed attempts to store a batch, by partition',
+      labelNames: ['topic', 'partition'],
+      registers: [this.registry],
+    });
     const oldestAgeMs = () => this.oldestUnstoredAgeMs();
     new Gauge({
       name: 'consumer_oldest_unstored_record_age_seconds',

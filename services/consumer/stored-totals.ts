@@ -2,7 +2,13 @@ import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { TABLES, tableName, type TableKey } from '../shared/clickhouse/tables.ts';
 
 /** Every table a usage_events insert feeds through a materialized view that counts events and cost. */
-export const USAGE_ROLLUPS = ['usageRollup15m', 'usageTotals15m', 'usageTotalsDaily', 'usageByAgentDaily', 'usageBySession'] as const satisfies readonly TableKey[];
+export const USAGE_ROLLUPS = [
+  'usageRollup15m',
+  'usageTotals15m',
+  'usageTotalsDaily',
+  'usageByAgentDaily',
+  'usageBySession',
+] as const satisfies readonly TableKey[];
 
 export type StoredTotals = Record<string, { n: string; cost?: string }>;
 
@@ -12,11 +18,16 @@ export type StoredTotals = Record<string, { n: string; cost?: string }>;
  * the table it happens to read. A full scan of each: for tests and the fault suite, not for serving.
  */
 export async function storedTotals(ch: ClickHouse): Promise<StoredTotals> {
-  const one = async (sql: string) => (await (await ch.client.query({ query: sql, format: 'JSONEachRow' })).json<{ n: string; cost?: string }>())[0]!;
+  const one = async (sql: string) =>
+    (await (await ch.client.query({ query: sql, format: 'JSONEachRow' })).json<{ n: string; cost?: string }>())[0]!;
   const totals: StoredTotals = {};
-  totals.usage_events = await one(`SELECT toString(count()) AS n, toString(sum(toDecimal256(cost, 18))) AS cost FROM ${tableName(ch, 'usageEvents')}`);
+  totals.usage_events = await one(
+    `SELECT toString(count()) AS n, toString(sum(toDecimal256(cost, 18))) AS cost FROM ${tableName(ch, 'usageEvents')}`,
+  );
   for (const table of USAGE_ROLLUPS) {
-    totals[TABLES[table]] = await one(`SELECT toString(sum(events)) AS n, toString(sum(cost)) AS cost FROM ${tableName(ch, table)}`);
+    totals[TABLES[table]] = await one(
+      `SELECT toString(sum(events)) AS n, toString(sum(cost)) AS cost FROM ${tableName(ch, table)}`,
+    );
   }
   totals[TABLES.usageEventIds] = await one(`SELECT toString(count()) AS n FROM ${tableName(ch, 'usageEventIds')}`);
   return totals;

@@ -27,7 +27,13 @@ describe('the largest agent the bounds let in', () => {
 
   it('is accepted by the request schema at every maxLength', () => {
     const { name, description, user_id, config } = agent;
-    const body: PyDict = new Map<string, PyValue>([['name', name], ['description', description], ['type', 'PIPELINE'], ['user_id', user_id], ['config', new Map([['a', String(config.a)]])]]);
+    const body: PyDict = new Map<string, PyValue>([
+      ['name', name],
+      ['description', description],
+      ['type', 'PIPELINE'],
+      ['user_id', user_id],
+      ['config', new Map([['a', String(config.a)]])],
+    ]);
     expect(compileRequest({ body: agentCreateBody })({ body })).toMatchObject({ ok: true });
   });
 

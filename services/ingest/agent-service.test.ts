@@ -10,8 +10,15 @@ import { MemoryAgentStore } from './agents/memory-agent-store.ts';
 import { MemoryNumberStore } from './telephony/memory-number-store.ts';
 
 const log = createLogger('silent');
-const brokerDown = () => AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable', { headers: { 'Retry-After': '1' } });
-const input = { name: 'Desk', description: null, type: 'PIPELINE' as const, config: { system_prompt: 'Hi' }, user_id: 'tenant-1' };
+const brokerDown = () =>
+  AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable', { headers: { 'Retry-After': '1' } });
+const input = {
+  name: 'Desk',
+  description: null,
+  type: 'PIPELINE' as const,
+  config: { system_prompt: 'Hi' },
+  user_id: 'tenant-1',
+};
 
 /** The live store with the two reads the history adds, answered from memory. */
 class MemoryDirectory extends MemoryAgentStore {
@@ -48,7 +55,9 @@ describe('agent service', () => {
     await service.update(agent.id, { name: 'Desk 2' });
     await service.update(agent.id, { name: 'Desk 2' });
     await service.remove(agent.id);
-    expect(published.map((record) => [record.kind, record.key, (record.payload as { version: number }).version])).toEqual([
+    expect(
+      published.map((record) => [record.kind, record.key, (record.payload as { version: number }).version]),
+    ).toEqual([
       ['agent', agent.id, 1],
       ['agent', agent.id, 2],
       ['agent', agent.id, 3],
@@ -74,7 +83,10 @@ describe('agent service', () => {
     await numbers.assign({ agent_id: agent.id, phone_number: '+15551230001', provider: 'twilio', assigned_at: T0 });
     expect((await service.get(agent.id)).phone_number).toBe('+15551230001');
     expect((await service.lookup(' 1 (555) 123-0001 ')).id).toBe(agent.id);
-    await expect(service.lookup('not a number')).rejects.toMatchObject({ code: 'NOT_FOUND', detail: 'No agent found for this phone number' });
+    await expect(service.lookup('not a number')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      detail: 'No agent found for this phone number',
+    });
     await service.remove(agent.id);
     await expect(service.lookup('+15551230001')).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });

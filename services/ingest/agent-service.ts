@@ -36,9 +36,18 @@ const NOT_FOUND = 'Agent not found';
  * at a time from apply to publish or revert, so a revert restores exactly what it replaced.
  */
 export function createAgentService({ store, numbers, sink, log, now = Date.now }: AgentServiceDeps) {
-  const inTurn = new KeyedQueue({ maxPerKey: MAX_WAITING_CHANGES, full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many changes of this agent are waiting; retry later') });
-  const live = liveStateRunner(log, { event: 'agent_state_unavailable', detail: 'Agent state is unavailable; retry the request.' });
-  const withNumber = async (agent: Agent): Promise<AgentView> => ({ agent, phone_number: (await live(() => numbers.get(agent.id)))?.phone_number ?? null });
+  const inTurn = new KeyedQueue({
+    maxPerKey: MAX_WAITING_CHANGES,
+    full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many changes of this agent are waiting; retry later'),
+  });
+  const live = liveStateRunner(log, {
+    event: 'agent_state_unavailable',
+    detail: 'Agent state is unavailable; retry the request.',
+  });
+  const withNumber = async (agent: Agent): Promise<AgentView> => ({
+    agent,
+    phone_number: (await live(() => numbers.get(agent.id)))?.phone_number ?? null,
+  });
 
   /** The agent, if `tenant` (when not null) owns it; else the 404 of an unknown agent. */
   async function owned(id: string, tenant: string | null): Promise<Agent> {
@@ -58,7 +67,9 @@ export function createAgentService({ store, numbers, sink, log, now = Date.now }
       return after;
     } catch (error) {
       await store
-        .update(id, (current) => (current.version === after.version ? { ...before, version: current.version + 1 } : null))
+        .update(id, (current) =>
+          current.version === after.version ? { ...before, version: current.version + 1 } : null,
+        )
         .catch((revertError: unknown) => log.error({ err: revertError, agent_id: id }, 'agent_revert_failed'));
       throw error;
     }
@@ -69,7 +80,9 @@ export function createAgentService({ store, numbers, sink, log, now = Date.now }
       const agent = newAgent({ ...input, id: randomUUID() }, now());
       await sink.publish([agentEnvelope(agent, now())]);
       // Durable from here on: if the live store misses it, reads restore it from the history.
-      await store.create(agent).catch((error: unknown) => log.warn({ err: error, agent_id: agent.id }, 'agent_live_write_failed'));
+      await store
+        .create(agent)
+        .catch((error: unknown) => log.warn({ err: error, agent_id: agent.id }, 'agent_live_write_failed'));
       return { agent, phone_number: null };
     },
     /** `tenant` (a bound credential's): another tenant's agent is a 404, as an unknown one; an agent's user never changes. */
@@ -84,14 +97,16 @@ export function createAgentService({ store, numbers, sink, log, now = Date.now }
     },
     get: async (id: string, tenant: string | null = null): Promise<AgentView> => withNumber(await owned(id, tenant)),
     /** The user's active agents, newest first. */
-    list: (userId: string): Promise<AgentView[]> => live(async () => Promise.all((await store.active(userId)).map(withNumber))),
+    list: (userId: string): Promise<AgentView[]> =>
+      live(async () => Promise.all((await store.active(userId)).map(withNumber))),
     /** The active agent that holds this number (normalised as assign normalises it). */
     lookup: (rawPhoneNumber: string, tenant: string | null = null): Promise<Agent> =>
       live(async () => {
         const normalized = normalizePhoneNumber(rawPhoneNumber);
         const holder = normalized.ok ? await numbers.holder(normalized.phone_number) : null;
         const agent = holder === null ? null : await store.get(holder);
-        if (agent === null || !agent.is_active || (tenant !== null && agent.user_id !== tenant)) throw AppError.of('NOT_FOUND', 'No agent found for this phone number');
+        if (agent === null || !agent.is_active || (tenant !== null && agent.user_id !== tenant))
+          throw AppError.of('NOT_FOUND', 'No agent found for this phone number');
         return agent;
       }),
     /**

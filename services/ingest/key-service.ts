@@ -32,7 +32,10 @@ export function createKeyService({ keys, sink, now = Date.now }: KeyServiceDeps)
     const action = record.revoked_at === null ? 'key_created' : 'key_revoked';
     await sink.publish([
       makeEnvelope('api_key', `api_key:${record.id}`, record, at, at),
-      auditEnvelope({ action, subject_id: record.id, actor, user_id: record.user_id, at, detail: listed(record) }, `api_key:${record.id}`),
+      auditEnvelope(
+        { action, subject_id: record.id, actor, user_id: record.user_id, at, detail: listed(record) },
+        `api_key:${record.id}`,
+      ),
     ]);
     keys.remember(record);
   }
@@ -42,7 +45,13 @@ export function createKeyService({ keys, sink, now = Date.now }: KeyServiceDeps)
       if (body.user_id !== undefined) assertActsFor(actor.tenant, body.user_id, 'create keys');
       const nowMs = now();
       if (body.expires_at !== undefined && body.expires_at.getTime() <= nowMs) {
-        const item: ValidationItem = { type: 'value_error', loc: ['body', 'expires_at'], msg: 'Value error, expires_at must be in the future', input: body.expires_at.toISOString(), ctx: { error: {} } };
+        const item: ValidationItem = {
+          type: 'value_error',
+          loc: ['body', 'expires_at'],
+          msg: 'Value error, expires_at must be in the future',
+          input: body.expires_at.toISOString(),
+          ctx: { error: {} },
+        };
         throw AppError.validation([item]);
       }
       const secret = newSecret();
@@ -65,19 +74,22 @@ export function createKeyService({ keys, sink, now = Date.now }: KeyServiceDeps)
     },
 
     list(actor: Caller): ListedKey[] {
-      return keys.all().filter((key) => actor.tenant === null || key.user_id === actor.tenant).map(listed);
+      return keys
+        .all()
+        .filter((key) => actor.tenant === null || key.user_id === actor.tenant)
+        .map(listed);
     },
 
     /** Revoked at once in this process, in every other within AUTH_KEY_REFRESH_MS; revoking twice answers the first revocation. */
     async revoke(id: string, actor: Caller): Promise<ListedKey> {
       const key = keys.latest(id);
-      if (key === null || (actor.tenant !== null && key.user_id !== actor.tenant)) throw AppError.of('NOT_FOUND', NOT_FOUND);
+      if (key === null || (actor.tenant !== null && key.user_id !== actor.tenant))
+        throw AppError.of('NOT_FOUND', NOT_FOUND);
       if (key.revoked_at !== null) return listed(key);
       const revoked: ApiKeyRecord = { ...key, revoked_at: new Date(now()).toISOString(), version: key.version + 1 };
       await publish(revoked, actor);
       return listed(revoked);
     },
-
   };
 }
 

@@ -34,7 +34,14 @@ export interface TenantRateServiceDeps {
  * Tenants' own prices: created from now on (history is never repriced) and ended now, each change a
  * durable record on the record path (rate_entries), which every pricing process reads within seconds.
  */
-export function createTenantRateService({ card, catalogs, entries, reads, sink, now = Date.now }: TenantRateServiceDeps) {
+export function createTenantRateService({
+  card,
+  catalogs,
+  entries,
+  reads,
+  sink,
+  now = Date.now,
+}: TenantRateServiceDeps) {
   async function publish(record: RateRecord, atMs: number, actor: Caller): Promise<RateListing> {
     // Kept first: a failed publish leaves a copy that no price reads (a DELETE of it only writes it ended).
     await entries.save(record);
@@ -43,7 +50,10 @@ export function createTenantRateService({ card, catalogs, entries, reads, sink, 
     await sink.publish([
       makeEnvelope('rate', `rate:${record.id}`, record, at, at),
       // The same key as the rate: stored in the same batch on the embedded path, in order on Kafka.
-      auditEnvelope({ action, subject_id: record.id, actor, user_id: record.user_id, at, detail: record }, `rate:${record.id}`),
+      auditEnvelope(
+        { action, subject_id: record.id, actor, user_id: record.user_id, at, detail: record },
+        `rate:${record.id}`,
+      ),
     ]);
     return listing(record, card());
   }
@@ -63,12 +73,24 @@ export function createTenantRateService({ card, catalogs, entries, reads, sink, 
       // Another tenant's entry is, for a bound credential, one that does not exist.
       const stored = found !== undefined && actor.tenant !== null && found.user_id !== actor.tenant ? undefined : found;
       if (stored === undefined) {
-        const known = card().rates.some((rate) => rate.id === id && rate.user_id === undefined) || catalogs.speech.entries().some((entry) => entry.id === id) || id.startsWith('genai-prices@');
-        if (known) throw AppError.of('CONFLICT', `Rate ${id} is ${id.startsWith('genai-prices@') || catalogs.speech.entries().some((entry) => entry.id === id) ? 'the built-in catalog’s: upgrade the catalog to change it' : 'the rate card’s: change the rate card file'}`);
+        const known =
+          card().rates.some((rate) => rate.id === id && rate.user_id === undefined) ||
+          catalogs.speech.entries().some((entry) => entry.id === id) ||
+          id.startsWith('genai-prices@');
+        if (known)
+          throw AppError.of(
+            'CONFLICT',
+            `Rate ${id} is ${id.startsWith('genai-prices@') || catalogs.speech.entries().some((entry) => entry.id === id) ? 'the built-in catalog’s: upgrade the catalog to change it' : 'the rate card’s: change the rate card file'}`,
+          );
         throw AppError.of('NOT_FOUND', 'Rate not found');
       }
-      if (stored.effective_to !== null && Date.parse(stored.effective_to) <= nowMs) return listing(fromStored(stored), card());
-      const ended: RateRecord = { ...fromStored(stored), effective_to: new Date(Math.max(nowMs, Date.parse(stored.effective_from))).toISOString(), version: stored.version + 1 };
+      if (stored.effective_to !== null && Date.parse(stored.effective_to) <= nowMs)
+        return listing(fromStored(stored), card());
+      const ended: RateRecord = {
+        ...fromStored(stored),
+        effective_to: new Date(Math.max(nowMs, Date.parse(stored.effective_from))).toISOString(),
+        version: stored.version + 1,
+      };
       return publish(ended, nowMs, actor);
     },
   };
@@ -84,18 +106,38 @@ function fromStored(stored: StoredRate): RateRecord {
 function toRecord(body: RateCreateBody, card: RateCard, nowMs: number): RateRecord {
   const problems: ValidationItem[] = [];
   const from = body.effective_from?.getTime() ?? nowMs;
-  if (from < nowMs - NOW_TOLERANCE_MS) problems.push(valueError('effective_from', 'effective_from is in the past: history is never repriced (a correction changes past usage)', body.effective_from?.toISOString()));
-  if (body.effective_to !== undefined && body.effective_to.getTime() <= from) problems.push(valueError('effective_to', 'effective_to must be after effective_from', body.effective_to.toISOString()));
-  if ((body.event_type === undefined) === (body.service === undefined)) problems.push(valueError('event_type', 'name exactly one of event_type and service', body.event_type ?? null));
+  if (from < nowMs - NOW_TOLERANCE_MS)
+    problems.push(
+      valueError(
+        'effective_from',
+        'effective_from is in the past: history is never repriced (a correction changes past usage)',
+        body.effective_from?.toISOString(),
+      ),
+    );
+  if (body.effective_to !== undefined && body.effective_to.getTime() <= from)
+    problems.push(
+      valueError('effective_to', 'effective_to must be after effective_from', body.effective_to.toISOString()),
+    );
+  if ((body.event_type === undefined) === (body.service === undefined))
+    problems.push(valueError('event_type', 'name exactly one of event_type and service', body.event_type ?? null));
   const dimension = body.dimension ?? 'quantity';
   const eventType = body.event_type ?? null;
   const service = body.service ?? null;
-  if (dimension !== 'quantity' && eventType !== 'llm_tokens' && service !== 'llm') problems.push(valueError('dimension', `${dimension} prices language-model tokens: use event_type llm_tokens or service llm`, dimension));
+  if (dimension !== 'quantity' && eventType !== 'llm_tokens' && service !== 'llm')
+    problems.push(
+      valueError(
+        'dimension',
+        `${dimension} prices language-model tokens: use event_type llm_tokens or service llm`,
+        dimension,
+      ),
+    );
   for (const field of ['price', 'per'] as const) {
     const value = body[field];
-    if (value !== undefined && new Exact(value).decimalPlaces() > MONEY_SCALE) problems.push(valueError(field, `at most ${MONEY_SCALE} decimals`, value));
+    if (value !== undefined && new Exact(value).decimalPlaces() > MONEY_SCALE)
+      problems.push(valueError(field, `at most ${MONEY_SCALE} decimals`, value));
   }
-  if (body.per !== undefined && new Exact(body.per).isZero()) problems.push(valueError('per', 'per must be greater than 0', body.per));
+  if (body.per !== undefined && new Exact(body.per).isZero())
+    problems.push(valueError('per', 'per must be greater than 0', body.per));
   if (problems.length > 0) throw AppError.validation(problems);
   const unit = dimension === 'quantity' ? unitOf(card, eventType, service) : 'token';
   const record: RateRecord = {
@@ -116,19 +158,31 @@ function toRecord(body: RateCreateBody, card: RateCard, nowMs: number): RateReco
     version: 1,
   };
   // The card's own checks (a known event type or service, its unit, a price per unit within the bound).
-  const cardProblems = listRateCardProblems({ version: 1, currency: card.currency, services: card.services, provider_aliases: card.provider_aliases, rates: [toCardEntry(record)] });
-  if (cardProblems.length > 0) throw AppError.validation(cardProblems.map((problem) => valueError('price', problem.replace(/^rate [^:]+: /, ''), body.price)));
+  const cardProblems = listRateCardProblems({
+    version: 1,
+    currency: card.currency,
+    services: card.services,
+    provider_aliases: card.provider_aliases,
+    rates: [toCardEntry(record)],
+  });
+  if (cardProblems.length > 0)
+    throw AppError.validation(
+      cardProblems.map((problem) => valueError('price', problem.replace(/^rate [^:]+: /, ''), body.price)),
+    );
   return record;
 }
 
 function unitOf(card: RateCard, eventType: string | null, service: string | null): string {
-  const described = Object.entries(card.services).find(([type, entry]) => type === eventType || entry.service === service);
+  const described = Object.entries(card.services).find(
+    ([type, entry]) => type === eventType || entry.service === service,
+  );
   return described?.[1].unit ?? 'unit';
 }
 
 /** A tenant entry as GET /api/rates lists it. */
 function listing(record: RateRecord, card: RateCard): RateListing {
-  const eventType = record.event_type ?? Object.entries(card.services).find(([, entry]) => entry.service === record.service)?.[0] ?? '';
+  const eventType =
+    record.event_type ?? Object.entries(card.services).find(([, entry]) => entry.service === record.service)?.[0] ?? '';
   return {
     id: record.id,
     scope: 'tenant',

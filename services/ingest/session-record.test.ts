@@ -42,10 +42,17 @@ describe('the largest session the bounds let in', () => {
 
   it('is built of the widest characters, which the request schemas accept at their maxLength', () => {
     expect(jsonBytesPerChar(WIDEST)).toBe(6);
-    for (const char of ['x', '"', 'é', '€', '😀', '\ud800']) expect(jsonBytesPerChar(char)).toBeLessThanOrEqual(jsonBytesPerChar(WIDEST));
+    for (const char of ['x', '"', 'é', '€', '😀', '\ud800'])
+      expect(jsonBytesPerChar(char)).toBeLessThanOrEqual(jsonBytesPerChar(WIDEST));
     const { room_name, user_id, agent_id, agent_name, outbound_phone_number, transferred_to } = session;
-    expect(compileRequest({ body: sessionCreateBody })({ body: new Map(Object.entries({ room_name, user_id, agent_id })) })).toMatchObject({ ok: true });
-    expect(compileRequest({ body: sessionUpdateBody })({ body: new Map(Object.entries({ agent_name, outbound_phone_number, transferred_to })) })).toMatchObject({ ok: true });
+    expect(
+      compileRequest({ body: sessionCreateBody })({ body: new Map(Object.entries({ room_name, user_id, agent_id })) }),
+    ).toMatchObject({ ok: true });
+    expect(
+      compileRequest({ body: sessionUpdateBody })({
+        body: new Map(Object.entries({ agent_name, outbound_phone_number, transferred_to })),
+      }),
+    ).toMatchObject({ ok: true });
   });
 
   it('has a Kafka record far below what one send to the broker takes', () => {

@@ -4,5 +4,11 @@ import type { Session } from './sessions/session.ts';
 
 /** The record of one version of a session; keyed by session id so its versions stay in order. */
 export function sessionEnvelope(session: Session, receivedAtMs: number): Envelope {
-  return makeEnvelope('session', session.id, toSessionRecord(session), new Date(session.updated_at), new Date(receivedAtMs));
+  return makeEnvelope(
+    'session',
+    session.id,
+    toSessionRecord(session),
+    new Date(session.updated_at),
+    new Date(receivedAtMs),
+  );
 }

@@ -11,7 +11,8 @@ import { MAX_ANALYSIS_BYTES, MAX_SESSION_DATA_BYTES } from './sessions/session-l
 import { T0 } from './sessions/session.fixtures.ts';
 
 const log = createLogger('silent');
-const brokerDown = () => AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable', { headers: { 'Retry-After': '1' } });
+const brokerDown = () =>
+  AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable', { headers: { 'Retry-After': '1' } });
 
 /** A record sink that micro-batches like the Kafka one; `refuse` decides each flush. */
 function makeSink(refuse: (records: Envelope[]) => boolean = () => false) {
@@ -31,15 +32,26 @@ function makeService(sink: RecordSink) {
   return { store, service };
 }
 
-const dataOf = (records: Envelope[]) => records.map((r) => (r.payload as { session_data: Record<string, unknown> }).session_data);
+const dataOf = (records: Envelope[]) =>
+  records.map((r) => (r.payload as { session_data: Record<string, unknown> }).session_data);
 
 describe('session service: one session per live room', () => {
   it('answers a second create for the live room with its session, filled with what it lacked, and publishes that change', async () => {
     const { sink, flushes } = makeSink();
     const { service } = makeService(sink);
     const first = await service.create({ room_name: 'r', user_id: 'u', session_data: { from: 'token' } });
-    const second = await service.create({ room_name: 'r', user_id: 'u', agent_id: 'agent-1', session_data: { from: 'worker', lang: 'en' } });
-    expect(second).toMatchObject({ id: first.id, agent_id: 'agent-1', session_data: { from: 'token', lang: 'en' }, version: 2 });
+    const second = await service.create({
+      room_name: 'r',
+      user_id: 'u',
+      agent_id: 'agent-1',
+      session_data: { from: 'worker', lang: 'en' },
+    });
+    expect(second).toMatchObject({
+      id: first.id,
+      agent_id: 'agent-1',
+      session_data: { from: 'token', lang: 'en' },
+      version: 2,
+    });
     expect(dataOf(flushes.flat())).toEqual([{ from: 'token' }, { from: 'token', lang: 'en' }]);
     const third = await service.create({ room_name: 'r', user_id: 'u', agent_id: 'agent-2' });
     expect(third).toEqual(second);
@@ -48,7 +60,10 @@ describe('session service: one session per live room', () => {
   it('refuses another user’s create for the live room with a conflict naming the room', async () => {
     const { service } = makeService(makeSink().sink);
     await service.create({ room_name: 'room-x', user_id: 'u' });
-    await expect(service.create({ room_name: 'room-x', user_id: 'v' })).rejects.toMatchObject({ code: 'CONFLICT', message: 'Room room-x has a live session of another user' });
+    await expect(service.create({ room_name: 'room-x', user_id: 'v' })).rejects.toMatchObject({
+      code: 'CONFLICT',
+      message: 'Room room-x has a live session of another user',
+    });
   });
 
   it('makes a new session for a room whose sessions all ended', async () => {
@@ -62,7 +77,11 @@ describe('session service: one session per live room', () => {
 
   it('makes one session of 20 concurrent creates for one room', async () => {
     const { service } = makeService(makeSink().sink);
-    const created = await Promise.all(Array.from({ length: 20 }, (_, i) => service.create({ room_name: 'busy', user_id: 'u', session_data: { [`k${i}`]: i } })));
+    const created = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        service.create({ room_name: 'busy', user_id: 'u', session_data: { [`k${i}`]: i } }),
+      ),
+    );
     expect(new Set(created.map((s) => s.id)).size).toBe(1);
     expect(Object.keys((await service.getByRoom('busy')).session_data)).toHaveLength(20);
   });
@@ -75,7 +94,10 @@ describe('session service', () => {
     const { store, service } = makeService(sink);
     const { id } = await service.create({ room_name: 'r', user_id: 'u' });
     refusing = true;
-    const refused = await Promise.allSettled([service.update(id, { metadata: { a: 1 } }), service.update(id, { metadata: { b: 2 } })]);
+    const refused = await Promise.allSettled([
+      service.update(id, { metadata: { a: 1 } }),
+      service.update(id, { metadata: { b: 2 } }),
+    ]);
     expect(refused.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     expect((await store.get(id))?.session_data).toEqual({});
 
@@ -95,11 +117,15 @@ describe('session service', () => {
     const { id } = await service.create({ room_name: 'r', user_id: 'u' });
     const other = await service.create({ room_name: 'o', user_id: 'u' });
     holding = true;
-    const waiting = Array.from({ length: MAX_WAITING_CHANGES }, (_, i) => service.update(id, { metadata: { [`k${i}`]: i } }));
+    const waiting = Array.from({ length: MAX_WAITING_CHANGES }, (_, i) =>
+      service.update(id, { metadata: { [`k${i}`]: i } }),
+    );
     const refused = await service.update(id, { metadata: { over: true } }).catch((error: unknown) => error);
     expect(refused).toMatchObject({ code: 'TOO_MANY_REQUESTS' });
     holding = false;
-    await expect(service.update(other.id, { metadata: { fine: true } })).resolves.toMatchObject({ session_data: { fine: true } });
+    await expect(service.update(other.id, { metadata: { fine: true } })).resolves.toMatchObject({
+      session_data: { fine: true },
+    });
     release();
     await Promise.all(waiting);
     const stored = await store.get(id);
@@ -114,16 +140,23 @@ describe('session service', () => {
     await Promise.all(Array.from({ length: 20 }, (_, i) => service.update(id, { metadata: { [`k${i}`]: i } })));
     const stored = await store.get(id);
     expect([Object.keys(stored?.session_data ?? {}).length, stored?.version]).toEqual([20, 21]);
-    expect(flushes.flat().map((r) => (r.payload as { version: number }).version)).toEqual(Array.from({ length: 21 }, (_, i) => i + 1));
+    expect(flushes.flat().map((r) => (r.payload as { version: number }).version)).toEqual(
+      Array.from({ length: 21 }, (_, i) => i + 1),
+    );
   });
 
   it('publishes changes of different sessions in the same send, and refuses only the refused session', async () => {
     let refusedId = '';
     const { sink, flushes } = makeSink((records) => records.some((r) => r.key === refusedId));
     const { store, service } = makeService(sink);
-    const [one, two, three] = await Promise.all(['r1', 'r2', 'r3'].map((room_name) => service.create({ room_name, user_id: 'u' })));
+    const [one, two, three] = await Promise.all(
+      ['r1', 'r2', 'r3'].map((room_name) => service.create({ room_name, user_id: 'u' })),
+    );
     flushes.length = 0;
-    await Promise.all([service.update(one!.id, { call_status: 'ANSWERED' }), service.update(two!.id, { call_status: 'ANSWERED' })]);
+    await Promise.all([
+      service.update(one!.id, { call_status: 'ANSWERED' }),
+      service.update(two!.id, { call_status: 'ANSWERED' }),
+    ]);
     expect(flushes.map((records) => records.length)).toEqual([2]);
 
     refusedId = three!.id;
@@ -140,7 +173,17 @@ describe('session service', () => {
     const refused = (await service.update(id, { metadata: { b: half } }).catch((e: unknown) => e)) as AppError;
     expect([refused.code, refused.detail]).toEqual([
       'VALIDATION',
-      [{ type: 'value_error', loc: ['body', 'metadata'], msg: expect.stringMatching(/^Value error, session_data would be \d+ bytes as JSON, over the limit of 65536 bytes$/), input: { b: half }, ctx: { error: {} } }],
+      [
+        {
+          type: 'value_error',
+          loc: ['body', 'metadata'],
+          msg: expect.stringMatching(
+            /^Value error, session_data would be \d+ bytes as JSON, over the limit of 65536 bytes$/,
+          ),
+          input: { b: half },
+          ctx: { error: {} },
+        },
+      ],
     ]);
     expect((await store.get(id))?.version).toBe(1);
     expect(flushes.flat()).toHaveLength(1);
@@ -152,21 +195,37 @@ describe('session service', () => {
     const { store, service } = makeService(sink);
     const { id } = await service.create({ room_name: 'r', user_id: 'u' });
     const analysis = { summary: 'x'.repeat(MAX_ANALYSIS_BYTES) };
-    const refused = (await service.update(id, { analysis, call_status: 'ANSWERED' }).catch((e: unknown) => e)) as AppError;
+    const refused = (await service
+      .update(id, { analysis, call_status: 'ANSWERED' })
+      .catch((e: unknown) => e)) as AppError;
     expect([refused.code, refused.detail]).toEqual([
       'VALIDATION',
-      [{ type: 'value_error', loc: ['body', 'analysis'], msg: `Value error, analysis would be ${MAX_ANALYSIS_BYTES + 14} bytes as JSON, over the limit of 65536 bytes`, input: analysis, ctx: { error: {} } }],
+      [
+        {
+          type: 'value_error',
+          loc: ['body', 'analysis'],
+          msg: `Value error, analysis would be ${MAX_ANALYSIS_BYTES + 14} bytes as JSON, over the limit of 65536 bytes`,
+          input: analysis,
+          ctx: { error: {} },
+        },
+      ],
     ]);
     expect((await store.get(id))?.version).toBe(1);
     expect(flushes.flat()).toHaveLength(1);
-    await expect(service.update(id, { analysis: { summary: 'short' } })).resolves.toMatchObject({ version: 2, analysis: { summary: 'short' } });
+    await expect(service.update(id, { analysis: { summary: 'short' } })).resolves.toMatchObject({
+      version: 2,
+      analysis: { summary: 'short' },
+    });
   });
 
   it('refuses with a 422 a new session whose session_data is past its bound, and publishes nothing', async () => {
     const { sink, flushes } = makeSink();
     const { service } = makeService(sink);
     const session_data = { a: 'x'.repeat(MAX_SESSION_DATA_BYTES) };
-    await expect(service.create({ room_name: 'r', user_id: 'u', session_data })).rejects.toMatchObject({ code: 'VALIDATION', detail: [{ loc: ['body', 'session_data'] }] });
+    await expect(service.create({ room_name: 'r', user_id: 'u', session_data })).rejects.toMatchObject({
+      code: 'VALIDATION',
+      detail: [{ loc: ['body', 'session_data'] }],
+    });
     expect(flushes).toEqual([]);
   });
 });

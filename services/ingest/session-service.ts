@@ -4,7 +4,15 @@ import type { Logger } from '../shared/logger.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { sessionEnvelope } from './session-record.ts';
 import { KeyedQueue, MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
-import { endSession, getSession, getSessionByRoom, joinSession, newBoundedSession, updateSession, type SessionChange } from './sessions/session-commands.ts';
+import {
+  endSession,
+  getSession,
+  getSessionByRoom,
+  joinSession,
+  newBoundedSession,
+  updateSession,
+  type SessionChange,
+} from './sessions/session-commands.ts';
 import { roomJoin } from './sessions/session-join.ts';
 import type { NewSessionInput, Session, SessionUpdate } from './sessions/session.ts';
 import type { SessionListQuery, SessionPage, SessionStore } from './sessions/session-store.ts';
@@ -30,11 +38,18 @@ export interface SessionServiceDeps {
  * change; then the revert is skipped and the later change's record carries it.
  */
 export function createSessionService({ store, sink, log, now = Date.now }: SessionServiceDeps) {
-  const live = liveStateRunner(log, { event: 'session_state_unavailable', detail: 'Session state is unavailable; retry the request.' });
-  const inTurn = new KeyedQueue({ maxPerKey: MAX_WAITING_CHANGES, full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many changes of this session are waiting; retry later') });
+  const live = liveStateRunner(log, {
+    event: 'session_state_unavailable',
+    detail: 'Session state is unavailable; retry the request.',
+  });
+  const inTurn = new KeyedQueue({
+    maxPerKey: MAX_WAITING_CHANGES,
+    full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many changes of this session are waiting; retry later'),
+  });
 
   /** Runs one change of a session in its turn, through to the record or the revert. */
-  const applyInTurn = (id: string, apply: () => Promise<SessionChange>) => inTurn.run(id, async () => publishOrRevert(await live(apply)));
+  const applyInTurn = (id: string, apply: () => Promise<SessionChange>) =>
+    inTurn.run(id, async () => publishOrRevert(await live(apply)));
 
   async function publishOrRevert(change: SessionChange): Promise<Session> {
     if (change.before === null) return change.session;
@@ -44,8 +59,12 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
       return after;
     } catch (error) {
       await store
-        .update(after.id, (current) => (current.version === after.version ? { ...before, version: current.version + 1 } : null))
-        .catch((revertError: unknown) => log.error({ err: revertError, session_id: after.id }, 'session_revert_failed'));
+        .update(after.id, (current) =>
+          current.version === after.version ? { ...before, version: current.version + 1 } : null,
+        )
+        .catch((revertError: unknown) =>
+          log.error({ err: revertError, session_id: after.id }, 'session_revert_failed'),
+        );
       throw error;
     }
   }
@@ -68,12 +87,15 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
         store.withRoomLock(input.room_name, async () => {
           const latest = await store.getByRoom(input.room_name);
           const join = roomJoin(latest, input);
-          if (join.kind === 'other_user') throw AppError.of('CONFLICT', `Room ${input.room_name} has a live session of another user`);
+          if (join.kind === 'other_user')
+            throw AppError.of('CONFLICT', `Room ${input.room_name} has a live session of another user`);
           if (join.kind === 'join') return applyInTurn(latest!.id, () => joinSession(store, latest!.id, input, now()));
           const session = newBoundedSession({ ...input, id: randomUUID() }, now());
           await sink.publish([sessionEnvelope(session, now())]);
           // Durable from here on: if the live store misses it, reads restore it from the history.
-          await store.create(session).catch((error: unknown) => log.warn({ err: error, session_id: session.id }, 'session_live_write_failed'));
+          await store
+            .create(session)
+            .catch((error: unknown) => log.warn({ err: error, session_id: session.id }, 'session_live_write_failed'));
           return session;
         }),
       ),

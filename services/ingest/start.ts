@@ -55,13 +55,19 @@ export async function startIngest({ config, infra, log, shutdown, directSink, ke
   const ingestLog = log.child({ component: 'ingest' });
   const sink = infra.kafka === null ? directSink : await kafkaSink(infra.kafka, ingestLog, shutdown);
   if (sink === null) throw new Error('ingest needs KAFKA_BROKERS, or the consumer in the same process (embedded mode)');
-  const redis = infra.redis === null || config.redis === null ? null : { client: infra.redis, prefix: config.redis.keyPrefix };
+  const redis =
+    infra.redis === null || config.redis === null ? null : { client: infra.redis, prefix: config.redis.keyPrefix };
   const liveSessions = redis === null ? new MemorySessionStore() : new RedisSessionStore(redis.client, redis.prefix);
   const liveNumbers = redis === null ? new MemoryNumberStore() : new RedisNumberStore(redis.client, redis.prefix);
   const liveAgents = redis === null ? new MemoryAgentStore() : new RedisAgentStore(redis.client, redis.prefix);
   const sessions = new HistoryBackedSessionStore(liveSessions, new SessionHistory(infra.clickhouseIngestReads));
   const numbers = new HistoryBackedNumberStore(liveNumbers, new NumberHistory(infra.clickhouseIngestReads));
-  const agents = createAgentService({ store: new HistoryBackedAgentStore(liveAgents, new AgentHistory(infra.clickhouseIngestReads)), numbers, sink, log: ingestLog });
+  const agents = createAgentService({
+    store: new HistoryBackedAgentStore(liveAgents, new AgentHistory(infra.clickhouseIngestReads)),
+    numbers,
+    sink,
+    log: ingestLog,
+  });
   // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
   const provider = new RecordingTelephonyProvider();
   const sessionService = createSessionService({ store: sessions, sink, log: ingestLog });
@@ -73,20 +79,41 @@ export async function startIngest({ config, infra, log, shutdown, directSink, ke
   await tenantCard.start();
   shutdown.add('ingest-tenant-rates', async () => tenantCard.stop());
   const rateEntries = redis === null ? new MemoryRateEntryStore() : new RedisRateEntryStore(redis.client, redis.prefix);
-  const tenantRates = createTenantRateService({ ...pricing, entries: rateEntries, reads: infra.clickhouseIngestReads, sink });
-  const transcripts = createTranscriptService({ sessions: sessionService, history: new TranscriptHistory(infra.clickhouseReads), sink, log: ingestLog });
+  const tenantRates = createTenantRateService({
+    ...pricing,
+    entries: rateEntries,
+    reads: infra.clickhouseIngestReads,
+    sink,
+  });
+  const transcripts = createTranscriptService({
+    sessions: sessionService,
+    history: new TranscriptHistory(infra.clickhouseReads),
+    sink,
+    log: ingestLog,
+  });
   return [
     ...agentRoutes(agents),
     ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink }), agents),
     ...sessionRoutes(sessionService, agents.names),
     ...transcriptRoutes(transcripts),
-    ...usageRoutes(createUsageService({ sessions, sink, ...config.usage, pricing: { card: () => tenantCard.current(), catalogs: pricing.catalogs } })),
+    ...usageRoutes(
+      createUsageService({
+        sessions,
+        sink,
+        ...config.usage,
+        pricing: { card: () => tenantCard.current(), catalogs: pricing.catalogs },
+      }),
+    ),
     ...rateRoutes(tenantRates),
     ...adminRoutes(createKeyService({ keys, sink })),
   ];
 }
 
-async function kafkaSink(kafka: NonNullable<Infrastructure['kafka']>, log: Logger, shutdown: Shutdown): Promise<RecordSink> {
+async function kafkaSink(
+  kafka: NonNullable<Infrastructure['kafka']>,
+  log: Logger,
+  shutdown: Shutdown,
+): Promise<RecordSink> {
   const producer = createIdempotentProducer(kafka.client);
   await producer.connect();
   const batching = new BatchingProducer(producer, log, { renew: () => createIdempotentProducer(kafka.client) });

@@ -26,14 +26,18 @@ function makeService() {
   return { service, store, provider, state, flushes };
 }
 
-const codeOf = (result: PromiseSettledResult<unknown>) => (result.status === 'rejected' ? (result.reason as AppError).code : 'OK');
+const codeOf = (result: PromiseSettledResult<unknown>) =>
+  result.status === 'rejected' ? (result.reason as AppError).code : 'OK';
 
 describe('telephony service', () => {
   it('undoes a refused release of an agent even when its next assign was sent with it', async () => {
     const { service, store, state } = makeService();
     await service.assign({ agent_id: 'agent-1', phone_number: N0, provider: 'twilio' });
     state.refusing = true;
-    const results = await Promise.allSettled([service.release('agent-1'), service.assign({ agent_id: 'agent-1', phone_number: N1, provider: 'twilio' })]);
+    const results = await Promise.allSettled([
+      service.release('agent-1'),
+      service.assign({ agent_id: 'agent-1', phone_number: N1, provider: 'twilio' }),
+    ]);
     expect(results.map(codeOf)).toEqual(['DEPENDENCY_UNAVAILABLE', 'BAD_REQUEST']);
     expect((await store.get('agent-1'))?.phone_number).toBe(N0);
   });
@@ -42,7 +46,10 @@ describe('telephony service', () => {
     const { service, store, state } = makeService();
     await service.assign({ agent_id: 'agent-1', phone_number: N0, provider: 'twilio' });
     state.refusing = true;
-    const results = await Promise.allSettled([service.release('agent-1'), service.assign({ agent_id: 'agent-2', phone_number: ' +1 555 123 0001', provider: 'twilio' })]);
+    const results = await Promise.allSettled([
+      service.release('agent-1'),
+      service.assign({ agent_id: 'agent-2', phone_number: ' +1 555 123 0001', provider: 'twilio' }),
+    ]);
     expect(results.map(codeOf)).toEqual(['DEPENDENCY_UNAVAILABLE', 'CONFLICT']);
     expect((await store.get('agent-1'))?.phone_number).toBe(N0);
     expect(await store.get('agent-2')).toBeNull();
@@ -50,10 +57,14 @@ describe('telephony service', () => {
 
   it('undoes an assign whose record its schema refuses, so the number is not left held', async () => {
     const { service, store, flushes } = makeService();
-    await expect(service.assign({ agent_id: 'a'.repeat(600), phone_number: N0, provider: 'twilio' })).rejects.toThrow(/refusing to publish an invalid telephony_number record/);
+    await expect(service.assign({ agent_id: 'a'.repeat(600), phone_number: N0, provider: 'twilio' })).rejects.toThrow(
+      /refusing to publish an invalid telephony_number record/,
+    );
     expect(await store.get('a'.repeat(600))).toBeNull();
     expect(flushes).toEqual([]);
-    await expect(service.assign({ agent_id: 'agent-2', phone_number: N0, provider: 'twilio' })).resolves.toMatchObject({ phone_number: N0 });
+    await expect(service.assign({ agent_id: 'agent-2', phone_number: N0, provider: 'twilio' })).resolves.toMatchObject({
+      phone_number: N0,
+    });
   });
 
   it('sends changes of different agents and numbers together', async () => {
@@ -69,7 +80,9 @@ describe('telephony service', () => {
   it('publishes an assigned number with its own assigned_at as changed_at, which is what history reads back', async () => {
     const { service, flushes } = makeService();
     const held = await service.assign({ agent_id: 'agent-1', phone_number: N0, provider: 'twilio' });
-    expect(flushes.flat().map((record) => record.payload)).toMatchObject([{ status: 'assigned', phone_number: N0, changed_at: new Date(held.assigned_at).toISOString() }]);
+    expect(flushes.flat().map((record) => record.payload)).toMatchObject([
+      { status: 'assigned', phone_number: N0, changed_at: new Date(held.assigned_at).toISOString() },
+    ]);
   });
 
   it('a refused release leaves the number exactly as held, with its own assigned_at', async () => {
@@ -83,12 +96,16 @@ describe('telephony service', () => {
   it('a refused assign of an agent that never held a number leaves it unknown and the number free', async () => {
     const { service, store, provider, state } = makeService();
     state.refusing = true;
-    await expect(service.assign({ agent_id: 'agent-1', phone_number: N0, provider: 'twilio' })).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+    await expect(service.assign({ agent_id: 'agent-1', phone_number: N0, provider: 'twilio' })).rejects.toMatchObject({
+      code: 'DEPENDENCY_UNAVAILABLE',
+    });
     expect(await store.get('agent-1')).toBeNull();
     await expect(service.release('agent-1')).rejects.toMatchObject({ code: 'NOT_FOUND', detail: 'Agent not found' });
     expect(provider.calls.map((call) => call.operation)).toEqual(['assign', 'release']);
     state.refusing = false;
-    await expect(service.assign({ agent_id: 'agent-2', phone_number: N0, provider: 'twilio' })).resolves.toMatchObject({ agent_id: 'agent-2' });
+    await expect(service.assign({ agent_id: 'agent-2', phone_number: N0, provider: 'twilio' })).resolves.toMatchObject({
+      agent_id: 'agent-2',
+    });
   });
 
   it('a refused assign of an agent that released its number leaves it known with no number', async () => {
@@ -96,8 +113,15 @@ describe('telephony service', () => {
     await service.assign({ agent_id: 'agent-1', phone_number: N0, provider: 'twilio' });
     await service.release('agent-1');
     state.refusing = true;
-    await expect(service.assign({ agent_id: 'agent-1', phone_number: N1, provider: 'twilio' })).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
-    expect(await store.get('agent-1')).toEqual({ agent_id: 'agent-1', phone_number: null, provider: null, assigned_at: null });
+    await expect(service.assign({ agent_id: 'agent-1', phone_number: N1, provider: 'twilio' })).rejects.toMatchObject({
+      code: 'DEPENDENCY_UNAVAILABLE',
+    });
+    expect(await store.get('agent-1')).toEqual({
+      agent_id: 'agent-1',
+      phone_number: null,
+      provider: null,
+      assigned_at: null,
+    });
     await expect(service.release('agent-1')).rejects.toMatchObject({ code: 'BAD_REQUEST' });
   });
 });

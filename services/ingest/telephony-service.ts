@@ -3,7 +3,14 @@ import { makeEnvelope } from '../shared/records/envelope.ts';
 import type { TelephonyNumberRecord } from '../shared/records/payloads.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { KeyedQueue, MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
-import { assignNumber, reassignNumber, releaseNumber, unassignNumber, type AssignNumberInput, type TelephonyDeps } from './telephony/number-commands.ts';
+import {
+  assignNumber,
+  reassignNumber,
+  releaseNumber,
+  unassignNumber,
+  type AssignNumberInput,
+  type TelephonyDeps,
+} from './telephony/number-commands.ts';
 import type { HeldNumber } from './telephony/number-rules.ts';
 import { normalizePhoneNumber } from './telephony/phone-number.ts';
 
@@ -23,9 +30,17 @@ export interface TelephonyServiceDeps extends TelephonyDeps {
  * that never held a number unknown again (404, not 200 with nulls).
  */
 export function createTelephonyService({ store, provider, sink, now = Date.now }: TelephonyServiceDeps) {
-  const inTurn = new KeyedQueue({ maxPerKey: MAX_WAITING_CHANGES, full: (key) => AppError.of('TOO_MANY_REQUESTS', `Too many changes of this ${key.startsWith('agent:') ? 'agent' : 'number'} are waiting; retry later`) });
+  const inTurn = new KeyedQueue({
+    maxPerKey: MAX_WAITING_CHANGES,
+    full: (key) =>
+      AppError.of(
+        'TOO_MANY_REQUESTS',
+        `Too many changes of this ${key.startsWith('agent:') ? 'agent' : 'number'} are waiting; retry later`,
+      ),
+  });
   const holdingAgent = <T>(agentId: string, work: () => Promise<T>) => inTurn.run(`agent:${agentId}`, work);
-  const holdingNumber = <T>(phoneNumber: string | null, work: () => Promise<T>) => (phoneNumber === null ? work() : inTurn.run(`number:${phoneNumber}`, work));
+  const holdingNumber = <T>(phoneNumber: string | null, work: () => Promise<T>) =>
+    phoneNumber === null ? work() : inTurn.run(`number:${phoneNumber}`, work);
 
   // An assigned record's changed_at is the number's own assigned_at: that is what the history
   // reads back as assigned_at once live state has lost the number. version is the publish time.
@@ -33,7 +48,14 @@ export function createTelephonyService({ store, provider, sink, now = Date.now }
   const publish = async (number: HeldNumber, status: TelephonyNumberRecord['status']) => {
     const at = now();
     const changedAt = new Date(status === 'assigned' ? number.assigned_at : at);
-    const record: TelephonyNumberRecord = { agent_id: number.agent_id, phone_number: status === 'assigned' ? number.phone_number : null, provider: status === 'assigned' ? number.provider : null, status, changed_at: changedAt.toISOString(), version: at };
+    const record: TelephonyNumberRecord = {
+      agent_id: number.agent_id,
+      phone_number: status === 'assigned' ? number.phone_number : null,
+      provider: status === 'assigned' ? number.provider : null,
+      status,
+      changed_at: changedAt.toISOString(),
+      version: at,
+    };
     return sink.publish([makeEnvelope('telephony_number', number.agent_id, record, changedAt, new Date(at))]);
   };
 
@@ -59,10 +81,14 @@ export function createTelephonyService({ store, provider, sink, now = Date.now }
     assign(input: AssignNumberInput): Promise<HeldNumber> {
       // An invalid number holds nothing: assignNumber refuses it before touching the store.
       const normalized = normalizePhoneNumber(input.phone_number);
-      return holdingAgent(input.agent_id, () => holdingNumber(normalized.ok ? normalized.phone_number : null, () => assign(input)));
+      return holdingAgent(input.agent_id, () =>
+        holdingNumber(normalized.ok ? normalized.phone_number : null, () => assign(input)),
+      );
     },
     release: (agentId: string): Promise<HeldNumber> =>
-      holdingAgent(agentId, async () => holdingNumber((await store.get(agentId))?.phone_number ?? null, () => release(agentId))),
+      holdingAgent(agentId, async () =>
+        holdingNumber((await store.get(agentId))?.phone_number ?? null, () => release(agentId)),
+      ),
     get: (agentId: string) => store.get(agentId),
   };
 }

@@ -13,7 +13,13 @@ function makeServices(history: Transcript[] = []) {
   const published: Envelope[] = [];
   const sink = { publish: async (envelopes: readonly Envelope[]) => void published.push(...envelopes) };
   const sessions = createSessionService({ store: new MemorySessionStore(), sink, log, now: () => T0 });
-  const transcripts = createTranscriptService({ sessions, history: { list: async () => history }, sink, log, now: () => T0 });
+  const transcripts = createTranscriptService({
+    sessions,
+    history: { list: async () => history },
+    sink,
+    log,
+    now: () => T0,
+  });
   return { sessions, transcripts, published };
 }
 
@@ -34,14 +40,24 @@ describe('transcript service', () => {
 
   it('answers 404 Session not found for an unknown session or room and publishes nothing', async () => {
     const { transcripts, published } = makeServices();
-    await expect(transcripts.addByRoom('nobody', { content: 'x', speaker: 'USER' })).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'Session not found' });
-    await expect(transcripts.add('00000000-0000-4000-8000-000000000000', { content: 'x', speaker: 'USER' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(transcripts.addByRoom('nobody', { content: 'x', speaker: 'USER' })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      message: 'Session not found',
+    });
+    await expect(
+      transcripts.add('00000000-0000-4000-8000-000000000000', { content: 'x', speaker: 'USER' }),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect(published).toEqual([]);
   });
 
   it('a history that does not answer is a 503, not a 500', async () => {
     const { sessions } = makeServices();
-    const transcripts = createTranscriptService({ sessions, history: { list: () => Promise.reject(new Error('engine down')) }, sink: { publish: async () => {} }, log });
+    const transcripts = createTranscriptService({
+      sessions,
+      history: { list: () => Promise.reject(new Error('engine down')) },
+      sink: { publish: async () => {} },
+      log,
+    });
     await expect(transcripts.list('s')).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
   });
 });

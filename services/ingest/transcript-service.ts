@@ -29,7 +29,13 @@ export function createTranscriptService({ sessions, history, sink, log, now = Da
   const clock = monotonicClock(now);
 
   async function add(session: Session, turn: TranscriptTurn): Promise<Transcript> {
-    const transcript: Transcript = { id: randomUUID(), session_id: session.id, content: turn.content, speaker: turn.speaker, timestamp: clock() };
+    const transcript: Transcript = {
+      id: randomUUID(),
+      session_id: session.id,
+      content: turn.content,
+      speaker: turn.speaker,
+      timestamp: clock(),
+    };
     await sink.publish([transcriptEnvelope(transcript, now())]);
     return transcript;
   }
@@ -45,8 +51,10 @@ export function createTranscriptService({ sessions, history, sink, log, now = Da
   }
 
   return {
-    add: async (sessionId: string, turn: TranscriptTurn, tenant: string | null = null) => add(await sessions.get(sessionId, tenant), turn),
-    addByRoom: async (roomName: string, turn: TranscriptTurn, tenant: string | null = null) => add(await sessions.getByRoom(roomName, tenant), turn),
+    add: async (sessionId: string, turn: TranscriptTurn, tenant: string | null = null) =>
+      add(await sessions.get(sessionId, tenant), turn),
+    addByRoom: async (roomName: string, turn: TranscriptTurn, tenant: string | null = null) =>
+      add(await sessions.getByRoom(roomName, tenant), turn),
     /**
      * Oldest first, at most MAX_TRANSCRIPT_TURNS; an unknown session has none (as the old service
      * answered), and so has another tenant's for a bound credential (`tenant`): the same answer.
@@ -57,7 +65,10 @@ export function createTranscriptService({ sessions, history, sink, log, now = Da
         return await history.list(sessionId);
       } catch (error) {
         log.warn({ err: error }, 'transcript_read_failed');
-        throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Transcripts are unavailable; retry the request.', { cause: error, headers: { 'Retry-After': '1' } });
+        throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Transcripts are unavailable; retry the request.', {
+          cause: error,
+          headers: { 'Retry-After': '1' },
+        });
       }
     },
   };

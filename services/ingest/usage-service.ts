@@ -50,7 +50,14 @@ export interface UsageServiceDeps {
  * Checks an event against its session, converts the workers' body to a quantity, and publishes the
  * record; pricing is the consumer's (it applies the rate card). Answered once the record is durable.
  */
-export function createUsageService({ sessions, sink, now = Date.now, maxAgeMs, graceAfterEndMs, pricing = null }: UsageServiceDeps) {
+export function createUsageService({
+  sessions,
+  sink,
+  now = Date.now,
+  maxAgeMs,
+  graceAfterEndMs,
+  pricing = null,
+}: UsageServiceDeps) {
   // Read again no later than the grace: a session that ended is refused within the grace of its end.
   const identities = new SessionIdentities(sessions, { refreshMs: Math.min(DEFAULT_REFRESH_MS, graceAfterEndMs), now });
 
@@ -59,27 +66,55 @@ export function createUsageService({ sessions, sink, now = Date.now, maxAgeMs, g
    * and CONFLICT for one that ended more than the grace ago; FORBIDDEN when a bound credential
    * (`tenant`) sends usage of, or into a session of, another tenant.
    */
-  async function prepare(body: UsageEventBody, receivedAtMs: number, tenant: string | null): Promise<AcceptedUsage | readonly ValidationItem[]> {
+  async function prepare(
+    body: UsageEventBody,
+    receivedAtMs: number,
+    tenant: string | null,
+  ): Promise<AcceptedUsage | readonly ValidationItem[]> {
     assertActsFor(tenant, body.user_id, 'record usage');
     const session = await identities.read(body.session_id);
     if (session === null) throw AppError.of('NOT_FOUND', 'Session not found');
     assertActsFor(tenant, session.user_id, 'record usage');
     const items: ValidationItem[] = [];
-    if (body.user_id !== session.user_id) items.push(valueError('user_id', 'the session belongs to another user', body.user_id));
+    if (body.user_id !== session.user_id)
+      items.push(valueError('user_id', 'the session belongs to another user', body.user_id));
     else assertSessionOpen(session, receivedAtMs, graceAfterEndMs);
     const occurredAtMs = body.timestamp?.getTime() ?? receivedAtMs;
-    if (occurredAtMs > receivedAtMs + FUTURE_TOLERANCE_MS) items.push(valueError('timestamp', 'timestamp is more than 5 minutes in the future', body.timestamp?.toISOString()));
+    if (occurredAtMs > receivedAtMs + FUTURE_TOLERANCE_MS)
+      items.push(
+        valueError('timestamp', 'timestamp is more than 5 minutes in the future', body.timestamp?.toISOString()),
+      );
     if (occurredAtMs < receivedAtMs - maxAgeMs) {
       const days = maxAgeMs / DAY_MS;
-      items.push(valueError('timestamp', `timestamp is more than ${days} days in the past; usage that old is changed by a correction, not a new event`, body.timestamp?.toISOString()));
+      items.push(
+        valueError(
+          'timestamp',
+          `timestamp is more than ${days} days in the past; usage that old is changed by a correction, not a new event`,
+          body.timestamp?.toISOString(),
+        ),
+      );
     }
     const quantities = usageQuantities(body.event_type, body);
     if ('type' in quantities) items.push(quantities);
     else items.push(...reportedCostProblems(quantities.quantity, body));
     if (items.length > 0 || 'type' in quantities) return items;
     const record = toRecord(body, session, quantities, occurredAtMs, receivedAtMs);
-    const priced = pricing === null ? null : priceUsage(pricing.card(), { ...record, occurred_at: new Date(record.occurred_at) }, pricing.catalogs);
-    return { record, priced, envelope: makeEnvelope('usage', session.id, record, new Date(occurredAtMs), new Date(receivedAtMs), record.event_id as `${string}-${string}-${string}-${string}-${string}`) };
+    const priced =
+      pricing === null
+        ? null
+        : priceUsage(pricing.card(), { ...record, occurred_at: new Date(record.occurred_at) }, pricing.catalogs);
+    return {
+      record,
+      priced,
+      envelope: makeEnvelope(
+        'usage',
+        session.id,
+        record,
+        new Date(occurredAtMs),
+        new Date(receivedAtMs),
+        record.event_id as `${string}-${string}-${string}-${string}-${string}`,
+      ),
+    };
   }
 
   const publish = (accepted: readonly AcceptedUsage[]) => sink.publish(accepted.map((a) => a.envelope));
@@ -101,7 +136,13 @@ export function createUsageService({ sessions, sink, now = Date.now, maxAgeMs, g
 export type UsageService = ReturnType<typeof createUsageService>;
 
 // The envelope id is the event id: a resent event is the same record.
-function toRecord(body: UsageEventBody, session: SessionIdentity, quantities: Quantities, occurredAtMs: number, receivedAtMs: number): UsageRecord {
+function toRecord(
+  body: UsageEventBody,
+  session: SessionIdentity,
+  quantities: Quantities,
+  occurredAtMs: number,
+  receivedAtMs: number,
+): UsageRecord {
   return {
     event_id: body.event_id ?? randomUUID(),
     session_id: session.id,
@@ -123,15 +164,21 @@ function toRecord(body: UsageEventBody, session: SessionIdentity, quantities: Qu
 
 /** The token parts the event carries; the record leaves out those it does not, as records before them did. */
 function tokenParts(quantities: Quantities): Partial<UsageRecord> {
-  const parts = TOKEN_KINDS.filter((kind) => kind !== 'input_tokens' && kind !== 'output_tokens' && quantities[kind] !== null);
+  const parts = TOKEN_KINDS.filter(
+    (kind) => kind !== 'input_tokens' && kind !== 'output_tokens' && quantities[kind] !== null,
+  );
   return Object.fromEntries(parts.map((kind) => [kind, quantities[kind]]));
 }
 
 /** A finished call's bill stops moving: its usage is refused once the grace after its end is over. */
 function assertSessionOpen(session: SessionIdentity, receivedAtMs: number, graceAfterEndMs: number): void {
-  if (!isFinalStatus(session.status) || session.ended_at === null || receivedAtMs <= session.ended_at + graceAfterEndMs) return;
+  if (!isFinalStatus(session.status) || session.ended_at === null || receivedAtMs <= session.ended_at + graceAfterEndMs)
+    return;
   const ended = new Date(session.ended_at).toISOString();
-  throw AppError.of('CONFLICT', `Session ended at ${ended}, more than ${graceAfterEndMs / 1000} seconds ago: it takes no more usage`);
+  throw AppError.of(
+    'CONFLICT',
+    `Session ended at ${ended}, more than ${graceAfterEndMs / 1000} seconds ago: it takes no more usage`,
+  );
 }
 
 function valueError(field: string, message: string, input: unknown): ValidationItem {

@@ -18,10 +18,19 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * service), the currency, and whether the call is still live. With x-user-id, another user's
  * session is not found.
  */
-export async function costBreakdown(ch: ClickHouse, liveUsage: LiveUsageStore, sessionId: string, callerId: string | null) {
+export async function costBreakdown(
+  ch: ClickHouse,
+  liveUsage: LiveUsageStore,
+  sessionId: string,
+  callerId: string | null,
+) {
   const session = UUID.test(sessionId) ? await sessionHead(ch, sessionId.toLowerCase()) : null;
-  if (session === null || (callerId !== null && callerId !== session.user_id)) throw AppError.of('NOT_FOUND', 'Session not found');
-  const [lines, parts] = await Promise.all([sessionLines(ch, session.user_id, session.id), partsBySessionItem(ch, session.user_id, session.id)]);
+  if (session === null || (callerId !== null && callerId !== session.user_id))
+    throw AppError.of('NOT_FOUND', 'Session not found');
+  const [lines, parts] = await Promise.all([
+    sessionLines(ch, session.user_id, session.id),
+    partsBySessionItem(ch, session.user_id, session.id),
+  ]);
   const first = Math.min(...lines.map((line) => Number(line.first_at)));
   const last = Math.max(...lines.map((line) => Number(line.last_at)));
   const live = session.status === 'ACTIVE';
@@ -31,14 +40,28 @@ export async function costBreakdown(ch: ClickHouse, liveUsage: LiveUsageStore, s
     lines.length === 0 ? [] : sessionEvents(ch, session.user_id, session.id, first, last, MAX_LISTED_EVENTS + 1),
     live ? liveUsage.read(session.id) : [],
   ]);
-  const pending = await pendingLiveEntries(ch, session.user_id, entries, new Set(events.map((event) => event.event_key)), events.length <= MAX_LISTED_EVENTS);
-  const costLines = [...lines, ...pending.map((entry) => ({ ...entry, cost_sum: entry.cost, quantity_sum: entry.quantity, events_sum: '1' }))];
+  const pending = await pendingLiveEntries(
+    ch,
+    session.user_id,
+    entries,
+    new Set(events.map((event) => event.event_key)),
+    events.length <= MAX_LISTED_EVENTS,
+  );
+  const costLines = [
+    ...lines,
+    ...pending.map((entry) => ({ ...entry, cost_sum: entry.cost, quantity_sum: entry.quantity, events_sum: '1' })),
+  ];
   // Usage of a call in progress that is not stored yet has no parts yet: one `pending` part per item, so that an item's parts still add up to it.
   for (const entry of pending) {
     const key = itemKey(entry.provider, entry.event_type, entry.service);
     const list = parts.get(key) ?? [];
     const known = list.find((part) => part.dimension === 'pending' && part.unit === entry.unit);
-    const summed = { dimension: 'pending', unit: entry.unit, quantity: money(new Exact(known?.quantity ?? 0).plus(entry.quantity)), cost: money(new Exact(known?.cost ?? 0).plus(entry.cost)) };
+    const summed = {
+      dimension: 'pending',
+      unit: entry.unit,
+      quantity: money(new Exact(known?.quantity ?? 0).plus(entry.quantity)),
+      cost: money(new Exact(known?.cost ?? 0).plus(entry.cost)),
+    };
     parts.set(key, [...list.filter((part) => part !== known), summed]);
   }
   const total = new CostTally();
@@ -53,7 +76,9 @@ export async function costBreakdown(ch: ClickHouse, liveUsage: LiveUsageStore, s
     session_id: session.id,
     total_cost: money(total.totalCost),
     events: events.slice(0, MAX_LISTED_EVENTS).map(toEventJson),
-    cost_by_type: Object.fromEntries([...byType].sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, tally]) => [type, money(tally.totalCost)])),
+    cost_by_type: Object.fromEntries(
+      [...byType].sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, tally]) => [type, money(tally.totalCost)]),
+    ),
     currency: lines[0]?.currency ?? 'USD',
     live,
     event_count: total.events,
@@ -61,7 +86,15 @@ export async function costBreakdown(ch: ClickHouse, liveUsage: LiveUsageStore, s
     items: [...items].flatMap(([key, tally]) =>
       tally.byService().map((row) => {
         const provider = key.split('\u0000')[0]!;
-        return { provider, service: row.service, event_type: row.event_type, quantity: row.quantity, unit: row.unit, cost: row.cost, parts: parts.get(itemKey(provider, row.event_type, row.service)) ?? [] };
+        return {
+          provider,
+          service: row.service,
+          event_type: row.event_type,
+          quantity: row.quantity,
+          unit: row.unit,
+          cost: row.cost,
+          parts: parts.get(itemKey(provider, row.event_type, row.service)) ?? [],
+        };
       }),
     ),
   };
@@ -88,7 +121,8 @@ function toEventJson(event: StoredUsageEvent) {
     provider: event.provider,
     event_type: event.event_type,
     quantity: money(event.quantity),
-    unit_cost: event.event_type === 'llm_tokens' ? money(new Exact(event.unit_cost).times(1000)) : money(event.unit_cost),
+    unit_cost:
+      event.event_type === 'llm_tokens' ? money(new Exact(event.unit_cost).times(1000)) : money(event.unit_cost),
     total_cost: money(event.cost),
     created_at: new Date(Number(event.received_ms)).toISOString(),
     occurred_at: new Date(Number(event.occurred_ms)).toISOString(),
@@ -100,6 +134,14 @@ function toEventJson(event: StoredUsageEvent) {
     cost_source: event.cost_source,
     reported_unit_cost: optional(event.reported_unit_cost),
     reported_total_cost: optional(event.reported_total_cost),
-    components: event.parts.map(([dimension, quantity, unit, price, per, cost, rate_id]) => ({ dimension, quantity: money(quantity), unit, price: money(price), per: money(per), cost: money(cost), rate_id })),
+    components: event.parts.map(([dimension, quantity, unit, price, per, cost, rate_id]) => ({
+      dimension,
+      quantity: money(quantity),
+      unit,
+      price: money(price),
+      per: money(per),
+      cost: money(cost),
+      rate_id,
+    })),
   };
 }

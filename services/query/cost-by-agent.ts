@@ -17,7 +17,12 @@ export interface AgentCost {
  * usage without an agent is left out; the name is the agent's own (POST /api/agents/), else the latest
  * one the agent's sessions gave, else "Unknown"; session_count counts the sessions with usage in the range.
  */
-export async function costByAgent(ch: ClickHouse, userId: string, range: InstantRange, limit: number): Promise<AgentCost[]> {
+export async function costByAgent(
+  ch: ClickHouse,
+  userId: string,
+  range: InstantRange,
+  limit: number,
+): Promise<AgentCost[]> {
   const [lines, sessions] = await Promise.all([agentServiceLines(ch, userId, range), agentSessions(ch, userId, range)]);
   const tallies = new Map<string, CostTally>();
   for (const line of lines) {
@@ -25,8 +30,14 @@ export async function costByAgent(ch: ClickHouse, userId: string, range: Instant
     tally.add(line);
     tallies.set(line.agent_id, tally);
   }
-  const ranked = [...tallies].sort(([a, x], [b, y]) => y.totalCost.comparedTo(x.totalCost) || (a < b ? -1 : 1)).slice(0, limit);
-  const names = await agentNames(ch, userId, ranked.map(([agentId]) => agentId));
+  const ranked = [...tallies]
+    .sort(([a, x], [b, y]) => y.totalCost.comparedTo(x.totalCost) || (a < b ? -1 : 1))
+    .slice(0, limit);
+  const names = await agentNames(
+    ch,
+    userId,
+    ranked.map(([agentId]) => agentId),
+  );
   return ranked.map(([agentId, tally]) => ({
     agent_id: agentId,
     agent_name: names.get(agentId) ?? 'Unknown',

@@ -16,7 +16,9 @@ export async function costSummary(ch: ClickHouse, userId: string, timeZone: stri
     partsByService(ch, userId),
   ]);
   const tally = new CostTally();
-  let month = ZERO, reported = ZERO, unpriced = 0;
+  let month = ZERO,
+    reported = ZERO,
+    unpriced = 0;
   for (const line of lines) {
     tally.add(line);
     month = month.plus(line.month_cost);
@@ -29,7 +31,9 @@ export async function costSummary(ch: ClickHouse, userId: string, timeZone: stri
     by_provider: tally.byProvider(),
     currency: lines[0]?.currency ?? 'USD',
     // Each service with the parts of its computed cost (a token kind, or the quantity), as stored.
-    by_service: tally.byService().map((service) => ({ ...service, parts: parts.get(serviceKey(service.event_type, service.service)) ?? [] })),
+    by_service: tally
+      .byService()
+      .map((service) => ({ ...service, parts: parts.get(serviceKey(service.event_type, service.service)) ?? [] })),
     event_count: tally.events,
     session_count: sessions,
     unpriced_event_count: unpriced,

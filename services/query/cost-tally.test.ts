@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { CostTally, money } from './cost-tally.ts';
 
-const line = (provider: string, event_type: string, cost_sum: string, quantity_sum = '1') => ({ provider, service: event_type.slice(0, 3), event_type, unit: 'u', cost_sum, quantity_sum, events_sum: '2' });
+const line = (provider: string, event_type: string, cost_sum: string, quantity_sum = '1') => ({
+  provider,
+  service: event_type.slice(0, 3),
+  event_type,
+  unit: 'u',
+  cost_sum,
+  quantity_sum,
+  events_sum: '2',
+});
 
 describe('the cost tally', () => {
   it('sums money exactly where floats would drift', () => {

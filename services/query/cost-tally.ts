@@ -30,15 +30,25 @@ export class CostTally {
   private total = ZERO;
   private eventCount = 0;
   private readonly providers = new Map<string, Exact>();
-  private readonly services = new Map<string, { event_type: string; service: string; unit: string; quantity: Exact; cost: Exact }>();
+  private readonly services = new Map<
+    string,
+    { event_type: string; service: string; unit: string; quantity: Exact; cost: Exact }
+  >();
 
   add(line: CostLine): void {
     const cost = new Exact(line.cost_sum);
     this.total = this.total.plus(cost);
     this.eventCount += Number(line.events_sum ?? 0);
-    if (line.provider !== undefined) this.providers.set(line.provider, (this.providers.get(line.provider) ?? ZERO).plus(cost));
+    if (line.provider !== undefined)
+      this.providers.set(line.provider, (this.providers.get(line.provider) ?? ZERO).plus(cost));
     const key = `${line.event_type}\u0000${line.service}\u0000${line.unit}`;
-    const entry = this.services.get(key) ?? { event_type: line.event_type, service: line.service, unit: line.unit, quantity: ZERO, cost: ZERO };
+    const entry = this.services.get(key) ?? {
+      event_type: line.event_type,
+      service: line.service,
+      unit: line.unit,
+      quantity: ZERO,
+      cost: ZERO,
+    };
     this.services.set(key, { ...entry, quantity: entry.quantity.plus(line.quantity_sum), cost: entry.cost.plus(cost) });
   }
 
@@ -52,13 +62,23 @@ export class CostTally {
 
   /** Providers in name order. */
   byProvider(): Record<string, string> {
-    return Object.fromEntries([...this.providers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([provider, cost]) => [provider, money(cost)]));
+    return Object.fromEntries(
+      [...this.providers]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([provider, cost]) => [provider, money(cost)]),
+    );
   }
 
   /** Services in event-type order. */
   byService(): ServiceCost[] {
     return [...this.services.values()]
       .sort((a, b) => (a.event_type < b.event_type ? -1 : a.event_type > b.event_type ? 1 : a.unit < b.unit ? -1 : 1))
-      .map((s) => ({ event_type: s.event_type, service: s.service, unit: s.unit, quantity: money(s.quantity), cost: money(s.cost) }));
+      .map((s) => ({
+        event_type: s.event_type,
+        service: s.service,
+        unit: s.unit,
+        quantity: money(s.quantity),
+        cost: money(s.cost),
+      }));
   }
 }

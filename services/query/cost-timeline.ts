@@ -18,7 +18,14 @@ export interface TimelinePoint {
  * start the range begins at the user's first usage (no usage: no buckets); without an end it
  * ends with the current bucket. A range of more than MAX_BUCKETS buckets is cut to the user's data first.
  */
-export async function costTimeline(ch: ClickHouse, userId: string, range: InstantRange, period: Period, timeZone: string, nowMs: number): Promise<TimelinePoint[]> {
+export async function costTimeline(
+  ch: ClickHouse,
+  userId: string,
+  range: InstantRange,
+  period: Period,
+  timeZone: string,
+  nowMs: number,
+): Promise<TimelinePoint[]> {
   let start = range.start ?? (await firstUsageAt(ch, userId));
   if (start === null) return [];
   let end = range.end ?? Math.max(currentBucketEnd(nowMs, period, timeZone), currentBucketEnd(start, period, timeZone));
@@ -35,19 +42,37 @@ export async function costTimeline(ch: ClickHouse, userId: string, range: Instan
     buckets = timelineBuckets(start, end, period, timeZone);
   }
   if (buckets === null) {
-    throw AppError.validation([{ type: 'value_error', loc: ['query', 'start_date'], msg: `Value error, the range holds more than ${MAX_BUCKETS} ${period} buckets: give a later start_date or a longer period`, input: null, ctx: { error: {} } }]);
+    throw AppError.validation([
+      {
+        type: 'value_error',
+        loc: ['query', 'start_date'],
+        msg: `Value error, the range holds more than ${MAX_BUCKETS} ${period} buckets: give a later start_date or a longer period`,
+        input: null,
+        ctx: { error: {} },
+      },
+    ]);
   }
   const tallies = new Map(buckets.map((bucket) => [bucket.date, new CostTally()]));
   for (const line of await timelineLines(ch, userId, { start, end }, period, timeZone)) {
     const tally = tallies.get(line.bucket_date);
     // Both sides cut the same range with the IANA rules; were their tz data ever to disagree, fail
     // loudly rather than answer a timeline whose points do not add up to the summary.
-    if (tally === undefined) throw AppError.of('INTERNAL', `ClickHouse put usage in bucket ${line.bucket_date}, outside the ${period} buckets of ${timeZone} computed here`);
+    if (tally === undefined)
+      throw AppError.of(
+        'INTERNAL',
+        `ClickHouse put usage in bucket ${line.bucket_date}, outside the ${period} buckets of ${timeZone} computed here`,
+      );
     tally.add(line);
   }
   return buckets.map(({ date }) => {
     const tally = tallies.get(date)!;
-    return { date, total_cost: money(tally.totalCost), by_provider: tally.byProvider(), by_service: tally.byService(), event_count: tally.events };
+    return {
+      date,
+      total_cost: money(tally.totalCost),
+      by_provider: tally.byProvider(),
+      by_service: tally.byService(),
+      event_count: tally.events,
+    };
   });
 }
 

@@ -10,7 +10,14 @@ async function textOf(body: TextBody): Promise<string> {
   return text;
 }
 
-const agent = (agent_id: string, agent_name: string) => ({ agent_id, agent_name, total_cost: '1.5', session_count: 2, event_count: 3, by_service: [] });
+const agent = (agent_id: string, agent_name: string) => ({
+  agent_id,
+  agent_name,
+  total_cost: '1.5',
+  session_count: 2,
+  event_count: 3,
+  by_service: [],
+});
 
 describe('CSV exports', () => {
   it('writes one line per bucket with a cost column per provider, zeros where a provider had none', async () => {
@@ -23,7 +30,9 @@ describe('CSV exports', () => {
       'USD',
     );
     expect(csv.contentType).toBe('text/csv; charset=utf-8');
-    expect(await textOf(csv)).toBe('date,total_cost,currency,event_count,cost_deepgram,cost_resemble\r\n2026-11-21,0.5,USD,1,0.5,0\r\n2026-11-22,0,USD,0,0,0\r\n2026-11-23,0.25,USD,2,0,0.25\r\n');
+    expect(await textOf(csv)).toBe(
+      'date,total_cost,currency,event_count,cost_deepgram,cost_resemble\r\n2026-11-21,0.5,USD,1,0.5,0\r\n2026-11-22,0,USD,0,0,0\r\n2026-11-23,0.25,USD,2,0,0.25\r\n',
+    );
   });
 
   it('quotes commas and quotes, and defuses formulas in names', async () => {
@@ -34,7 +43,13 @@ describe('CSV exports', () => {
 
   it('streams a long export in parts of about 64 KiB, letting other work run between them', async () => {
     const providers = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`provider-${i}`, '0.000001']));
-    const points = Array.from({ length: 400 }, (_, i) => ({ date: `day-${i}`, total_cost: '0.0005', by_provider: providers, by_service: [], event_count: 500 }));
+    const points = Array.from({ length: 400 }, (_, i) => ({
+      date: `day-${i}`,
+      total_cost: '0.0005',
+      by_provider: providers,
+      by_service: [],
+      event_count: 500,
+    }));
     const body = timelineCsv(points, 'USD');
     if (typeof body.text === 'string') throw new Error('a long export must be streamed');
     let turns = 0;
@@ -42,7 +57,7 @@ describe('CSV exports', () => {
     const parts: string[] = [];
     for await (const part of body.text()) parts.push(part);
     clearInterval(ticker);
-    expect(parts.length).toBeGreaterThan(parts.join("").length / (70 * 1024));
+    expect(parts.length).toBeGreaterThan(parts.join('').length / (70 * 1024));
     expect(Math.max(...parts.map((part) => part.length))).toBeLessThan(70 * 1024);
     expect(turns).toBeGreaterThan(0);
     expect(parts.join('').split('\r\n')).toHaveLength(402);

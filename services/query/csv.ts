@@ -33,7 +33,9 @@ function csvBody(name: string, header: readonly string[], rows: Iterable<readonl
     }
     if (part !== '') yield part;
   }
-  return new TextBody('text/csv; charset=utf-8', parts, { 'Content-Disposition': `attachment; filename="${name}.csv"` });
+  return new TextBody('text/csv; charset=utf-8', parts, {
+    'Content-Disposition': `attachment; filename="${name}.csv"`,
+  });
 }
 
 /** One line per bucket: the date, the total, the event count and one cost column per provider. */
@@ -43,7 +45,14 @@ export function timelineCsv(points: readonly TimelinePoint[], currency: string):
     'cost-timeline',
     ['date', 'total_cost', 'currency', 'event_count', ...providers.map((provider) => `cost_${provider}`)],
     (function* rows() {
-      for (const point of points) yield [point.date, point.total_cost, currency, point.event_count, ...providers.map((provider) => point.by_provider[provider] ?? '0')];
+      for (const point of points)
+        yield [
+          point.date,
+          point.total_cost,
+          currency,
+          point.event_count,
+          ...providers.map((provider) => point.by_provider[provider] ?? '0'),
+        ];
     })(),
   );
 }
@@ -53,7 +62,14 @@ export function agentsCsv(agents: readonly AgentCost[], currency: string): TextB
   return csvBody(
     'cost-by-agent',
     ['agent_id', 'agent_name', 'total_cost', 'currency', 'session_count', 'event_count'],
-    agents.map((agent) => [agent.agent_id, agent.agent_name, agent.total_cost, currency, agent.session_count, agent.event_count]),
+    agents.map((agent) => [
+      agent.agent_id,
+      agent.agent_name,
+      agent.total_cost,
+      currency,
+      agent.session_count,
+      agent.event_count,
+    ]),
   );
 }
 

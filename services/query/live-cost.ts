@@ -11,10 +11,19 @@ import { activeSessionsCost } from './queries/session-costs.ts';
  * breakdown listed is stored; when the listing holds every stored event of the call, nothing is
  * looked up, else the entries it did not list are looked up among the call's tenant's stored ids (an event id is unique within its tenant only).
  */
-export async function pendingLiveEntries(ch: ClickHouse, userId: string, entries: readonly LiveUsageEntry[], listed: ReadonlySet<string>, listingComplete: boolean): Promise<LiveUsageEntry[]> {
+export async function pendingLiveEntries(
+  ch: ClickHouse,
+  userId: string,
+  entries: readonly LiveUsageEntry[],
+  listed: ReadonlySet<string>,
+  listingComplete: boolean,
+): Promise<LiveUsageEntry[]> {
   const unlisted = entries.filter((entry) => !listed.has(entry.event_id));
   if (unlisted.length === 0 || listingComplete) return unlisted;
-  const stored = await storedEventKeys(ch, unlisted.map((entry) => ({ user_id: userId, event_id: entry.event_id })));
+  const stored = await storedEventKeys(
+    ch,
+    unlisted.map((entry) => ({ user_id: userId, event_id: entry.event_id })),
+  );
   return unlisted.filter((entry) => !stored.has(eventKey(userId, entry.event_id)));
 }
 

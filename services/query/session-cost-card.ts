@@ -10,7 +10,12 @@ type Breakdown = Awaited<ReturnType<typeof costBreakdown>>;
  * live usage included. The card calls toFixed on units, cost and total_cost, so those are JSON
  * numbers; each has its exact decimal string beside it (`*_exact`), and /cost-breakdown keeps them all.
  */
-export async function sessionCostCard(ch: ClickHouse, liveUsage: LiveUsageStore, sessionId: string, callerId: string | null) {
+export async function sessionCostCard(
+  ch: ClickHouse,
+  liveUsage: LiveUsageStore,
+  sessionId: string,
+  callerId: string | null,
+) {
   return toCostCard(await costBreakdown(ch, liveUsage, sessionId, callerId));
 }
 

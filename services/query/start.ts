@@ -23,7 +23,11 @@ export interface QueryDeps {
 /** The cost routes over ClickHouse (and the live usage of calls in progress), and the prices in force. */
 export async function startQuery({ infra, liveUsage, log, shutdown, rateCardPath }: QueryDeps): Promise<Route[]> {
   // The same card, tenant entries and catalogs the consumer prices with, so that a quote is what an event costs.
-  const tenantCard = new TenantRateCard(await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL), infra.clickhouseReads, log.child({ component: 'query' }));
+  const tenantCard = new TenantRateCard(
+    await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL),
+    infra.clickhouseReads,
+    log.child({ component: 'query' }),
+  );
   await tenantCard.start();
   shutdown.add('query-tenant-rates', async () => tenantCard.stop());
   return [

@@ -11,16 +11,33 @@ describe('timeline buckets', () => {
   });
 
   it('starts weeks on Monday and months on the 1st, in the zone', () => {
-    expect(timelineBuckets(at('2026-11-22T00:00:00Z'), at('2026-12-01T00:00:00Z'), 'weekly', 'UTC')!.map((b) => b.date)).toEqual(['2026-11-16', '2026-11-23', '2026-11-30']);
-    const months = timelineBuckets(at('2026-10-31T18:20:00Z'), at('2027-01-01T00:00:00Z'), 'monthly', 'Asia/Kathmandu')!;
+    expect(
+      timelineBuckets(at('2026-11-22T00:00:00Z'), at('2026-12-01T00:00:00Z'), 'weekly', 'UTC')!.map((b) => b.date),
+    ).toEqual(['2026-11-16', '2026-11-23', '2026-11-30']);
+    const months = timelineBuckets(
+      at('2026-10-31T18:20:00Z'),
+      at('2027-01-01T00:00:00Z'),
+      'monthly',
+      'Asia/Kathmandu',
+    )!;
     expect(months.map((b) => b.date)).toEqual(['2026-11-01', '2026-12-01', '2027-01-01']);
     expect(new Date(months[0]!.start).toISOString()).toBe('2026-10-31T18:15:00.000Z');
   });
 
   it('cuts days of 23 and 25 hours where DST changes', () => {
-    const [spring] = timelineBuckets(at('2026-03-08T12:00:00Z'), at('2026-03-08T13:00:00Z'), 'daily', 'America/New_York')!;
+    const [spring] = timelineBuckets(
+      at('2026-03-08T12:00:00Z'),
+      at('2026-03-08T13:00:00Z'),
+      'daily',
+      'America/New_York',
+    )!;
     expect(spring!.end - spring!.start).toBe(23 * 3_600_000);
-    const [autumn] = timelineBuckets(at('2026-11-01T12:00:00Z'), at('2026-11-01T13:00:00Z'), 'daily', 'America/New_York')!;
+    const [autumn] = timelineBuckets(
+      at('2026-11-01T12:00:00Z'),
+      at('2026-11-01T13:00:00Z'),
+      'daily',
+      'America/New_York',
+    )!;
     expect(autumn!.end - autumn!.start).toBe(25 * 3_600_000);
   });
 

@@ -1,4 +1,13 @@
-import { addDays, addMonths, formatLocalDate, localDate, startOfLocalDay, startOfMonth, startOfWeek, type LocalDate } from './zoned-time.ts';
+import {
+  addDays,
+  addMonths,
+  formatLocalDate,
+  localDate,
+  startOfLocalDay,
+  startOfMonth,
+  startOfWeek,
+  type LocalDate,
+} from './zoned-time.ts';
 
 export type Period = 'daily' | 'weekly' | 'monthly';
 
@@ -12,8 +21,16 @@ export interface TimelineBucket {
 /** The most buckets one timeline answers: about 27 years of days. */
 export const MAX_BUCKETS = 10_000;
 
-const FIRST_DAY: Record<Period, (date: LocalDate) => LocalDate> = { daily: (d) => d, weekly: startOfWeek, monthly: startOfMonth };
-const NEXT: Record<Period, (date: LocalDate) => LocalDate> = { daily: (d) => addDays(d, 1), weekly: (d) => addDays(d, 7), monthly: (d) => addMonths(d, 1) };
+const FIRST_DAY: Record<Period, (date: LocalDate) => LocalDate> = {
+  daily: (d) => d,
+  weekly: startOfWeek,
+  monthly: startOfMonth,
+};
+const NEXT: Record<Period, (date: LocalDate) => LocalDate> = {
+  daily: (d) => addDays(d, 1),
+  weekly: (d) => addDays(d, 7),
+  monthly: (d) => addMonths(d, 1),
+};
 
 /** The local first day of the bucket an instant falls in. */
 export function bucketOf(instantMs: number, period: Period, timeZone: string): LocalDate {

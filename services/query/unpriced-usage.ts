@@ -21,7 +21,16 @@ export async function unpricedUsage(ch: ClickHouse, userId: string) {
     query_params: { user: userId },
     format: 'JSONEachRow',
   });
-  const rows = await result.json<{ provider: string; model: string; event_type: string; unit: string; event_count: string; total_quantity: string; first_ms: string; last_ms: string }>();
+  const rows = await result.json<{
+    provider: string;
+    model: string;
+    event_type: string;
+    unit: string;
+    event_count: string;
+    total_quantity: string;
+    first_ms: string;
+    last_ms: string;
+  }>();
   return rows.map((row) => ({
     provider: row.provider,
     model: row.model === '' ? null : row.model,

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { addDays, addMonths, isTimeZone, localDate, localToInstant, startOfLocalDay, startOfWeek } from './zoned-time.ts';
+import {
+  addDays,
+  addMonths,
+  isTimeZone,
+  localDate,
+  localToInstant,
+  startOfLocalDay,
+  startOfWeek,
+} from './zoned-time.ts';
 
 describe('zoned time', () => {
   it('knows IANA zones and refuses unknown names', () => {
@@ -9,15 +17,27 @@ describe('zoned time', () => {
   });
 
   it('finds local midnight exactly at +05:30 and +05:45', () => {
-    expect(new Date(startOfLocalDay({ year: 2026, month: 11, day: 1 }, 'Asia/Kolkata')).toISOString()).toBe('2026-10-31T18:30:00.000Z');
-    expect(new Date(startOfLocalDay({ year: 2026, month: 11, day: 1 }, 'Asia/Kathmandu')).toISOString()).toBe('2026-10-31T18:15:00.000Z');
-    expect(new Date(startOfLocalDay({ year: 2026, month: 11, day: 1 }, 'UTC')).toISOString()).toBe('2026-11-01T00:00:00.000Z');
+    expect(new Date(startOfLocalDay({ year: 2026, month: 11, day: 1 }, 'Asia/Kolkata')).toISOString()).toBe(
+      '2026-10-31T18:30:00.000Z',
+    );
+    expect(new Date(startOfLocalDay({ year: 2026, month: 11, day: 1 }, 'Asia/Kathmandu')).toISOString()).toBe(
+      '2026-10-31T18:15:00.000Z',
+    );
+    expect(new Date(startOfLocalDay({ year: 2026, month: 11, day: 1 }, 'UTC')).toISOString()).toBe(
+      '2026-11-01T00:00:00.000Z',
+    );
   });
 
   it('handles the days DST starts and ends', () => {
-    expect(new Date(startOfLocalDay({ year: 2026, month: 3, day: 8 }, 'America/New_York')).toISOString()).toBe('2026-03-08T05:00:00.000Z');
-    expect(new Date(startOfLocalDay({ year: 2026, month: 3, day: 9 }, 'America/New_York')).toISOString()).toBe('2026-03-09T04:00:00.000Z');
-    expect(new Date(startOfLocalDay({ year: 2026, month: 11, day: 2 }, 'America/New_York')).toISOString()).toBe('2026-11-02T05:00:00.000Z');
+    expect(new Date(startOfLocalDay({ year: 2026, month: 3, day: 8 }, 'America/New_York')).toISOString()).toBe(
+      '2026-03-08T05:00:00.000Z',
+    );
+    expect(new Date(startOfLocalDay({ year: 2026, month: 3, day: 9 }, 'America/New_York')).toISOString()).toBe(
+      '2026-03-09T04:00:00.000Z',
+    );
+    expect(new Date(startOfLocalDay({ year: 2026, month: 11, day: 2 }, 'America/New_York')).toISOString()).toBe(
+      '2026-11-02T05:00:00.000Z',
+    );
   });
 
   it('reads the local date of an instant and moves across month ends', () => {
@@ -28,7 +48,10 @@ describe('zoned time', () => {
 
 describe('wall-clock times and calendar steps', () => {
   it('turns a local wall-clock time into its instant, at +05:45 and across DST', () => {
-    const at = (y: number, mo: number, d: number, h: number, mi: number, tz: string) => new Date(localToInstant({ year: y, month: mo, day: d, hour: h, minute: mi, second: 0, millisecond: 0 }, tz)).toISOString();
+    const at = (y: number, mo: number, d: number, h: number, mi: number, tz: string) =>
+      new Date(
+        localToInstant({ year: y, month: mo, day: d, hour: h, minute: mi, second: 0, millisecond: 0 }, tz),
+      ).toISOString();
     expect(at(2026, 11, 1, 6, 0, 'Asia/Kathmandu')).toBe('2026-11-01T00:15:00.000Z');
     expect(at(2026, 7, 1, 12, 0, 'America/New_York')).toBe('2026-07-01T16:00:00.000Z');
     expect(at(2026, 1, 1, 12, 0, 'America/New_York')).toBe('2026-01-01T17:00:00.000Z');

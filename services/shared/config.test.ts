@@ -4,7 +4,13 @@ import { ConfigError, loadConfig } from './config.ts';
 describe('loadConfig', () => {
   it('runs fully embedded with no variable set', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, services: ['ingest', 'consumer', 'query'], logLevel: 'info', kafka: null, redis: null });
+    expect(config).toMatchObject({
+      port: 8080,
+      services: ['ingest', 'consumer', 'query'],
+      logLevel: 'info',
+      kafka: null,
+      redis: null,
+    });
     expect(config.clickhouse).toEqual({
       url: null,
       database: 'callmeter',
@@ -16,7 +22,12 @@ describe('loadConfig', () => {
   });
 
   it('switches each dependency to its real service by its own variable', () => {
-    const config = loadConfig({ KAFKA_BROKERS: 'k1:9092, k2:9092', REDIS_URL: 'redis://r:6379', CLICKHOUSE_URL: 'http://ch:8123', SERVICES: 'consumer,query' });
+    const config = loadConfig({
+      KAFKA_BROKERS: 'k1:9092, k2:9092',
+      REDIS_URL: 'redis://r:6379',
+      CLICKHOUSE_URL: 'http://ch:8123',
+      SERVICES: 'consumer,query',
+    });
     expect(config.kafka?.brokers).toEqual(['k1:9092', 'k2:9092']);
     expect(config.redis?.url).toBe('redis://r:6379');
     expect(config.clickhouse.url).toBe('http://ch:8123');
@@ -24,7 +35,15 @@ describe('loadConfig', () => {
   });
 
   it('names every bad variable in one error', () => {
-    const bad = { PORT: 'eighty', LOG_LEVEL: 'loud', KAFKA_BROKERS: 'nohost', CLICKHOUSE_URL: 'ftp://x', CLICKHOUSE_DATABASE: 'drop table', REDIS_URL: '::', SERVICES: 'billing' };
+    const bad = {
+      PORT: 'eighty',
+      LOG_LEVEL: 'loud',
+      KAFKA_BROKERS: 'nohost',
+      CLICKHOUSE_URL: 'ftp://x',
+      CLICKHOUSE_DATABASE: 'drop table',
+      REDIS_URL: '::',
+      SERVICES: 'billing',
+    };
     let error: unknown;
     try {
       loadConfig(bad);
@@ -33,7 +52,15 @@ describe('loadConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     const named = (error as ConfigError).problems.map((problem) => problem.split(':')[0]);
-    expect(named.sort()).toEqual(['CLICKHOUSE_DATABASE', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'LOG_LEVEL', 'PORT', 'REDIS_URL', 'SERVICES']);
+    expect(named.sort()).toEqual([
+      'CLICKHOUSE_DATABASE',
+      'CLICKHOUSE_URL',
+      'KAFKA_BROKERS',
+      'LOG_LEVEL',
+      'PORT',
+      'REDIS_URL',
+      'SERVICES',
+    ]);
   });
 
   it('never echoes the password of a bad URL', () => {
@@ -41,15 +68,21 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ REDIS_URL: 'http://user:secret@host' })).not.toThrow(/secret/);
   });
 
-  it('allows the CORS origins of CORS_ORIGINS and of FRONTEND_URL, the replaced service\'s variable, once each', () => {
-    const config = loadConfig({ CORS_ORIGINS: 'https://a.example', FRONTEND_URL: 'http://localhost:3000, https://a.example,' });
+  it("allows the CORS origins of CORS_ORIGINS and of FRONTEND_URL, the replaced service's variable, once each", () => {
+    const config = loadConfig({
+      CORS_ORIGINS: 'https://a.example',
+      FRONTEND_URL: 'http://localhost:3000, https://a.example,',
+    });
     expect(config.corsOrigins).toEqual(['https://a.example', 'http://localhost:3000']);
     expect(loadConfig({}).corsOrigins).toEqual([]);
   });
 
   it('bounds usage to 35 days back and 1 hour after the session ended by default, each configurable', () => {
     expect(loadConfig({}).usage).toEqual({ maxAgeMs: 35 * 86_400_000, graceAfterEndMs: 3_600_000 });
-    expect(loadConfig({ USAGE_MAX_AGE_DAYS: '90', USAGE_GRACE_AFTER_END_SECONDS: '0' }).usage).toEqual({ maxAgeMs: 90 * 86_400_000, graceAfterEndMs: 0 });
+    expect(loadConfig({ USAGE_MAX_AGE_DAYS: '90', USAGE_GRACE_AFTER_END_SECONDS: '0' }).usage).toEqual({
+      maxAgeMs: 90 * 86_400_000,
+      graceAfterEndMs: 0,
+    });
     // Past 3,650 days an instant could leave what the rollups' DateTime buckets hold.
     expect(() => loadConfig({ USAGE_MAX_AGE_DAYS: '20000' })).toThrow(/USAGE_MAX_AGE_DAYS/);
   });

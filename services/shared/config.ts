@@ -17,7 +17,12 @@ export interface Config {
   /** The rate card file; null: the card shipped in infra/rate-card/rate-card.json. */
   readonly rateCardPath: string | null;
   /** Absent: records go straight from ingest to the writer in this process (embedded mode). */
-  readonly kafka: { readonly brokers: readonly string[]; readonly clientId: string; readonly groupId: string; readonly topicSuffix: string } | null;
+  readonly kafka: {
+    readonly brokers: readonly string[];
+    readonly clientId: string;
+    readonly groupId: string;
+    readonly topicSuffix: string;
+  } | null;
   readonly clickhouse: {
     /** Absent: the embedded engine (chdb) with its data under dataDir. */
     readonly url: string | null;
@@ -138,10 +143,27 @@ export function loadConfig(env: Env): Config {
   const auth = readAuth(read, problems);
   const consumerStallMs = read.integer('CONSUMER_STALL_SECONDS', 60, 1, 86_400) * 1000;
   // FAULT_ROUTES is the name the issue of tenancy gave it; FAULT_INJECTION the earlier one. Either mounts /_faults/*.
-  const faultInjection = read.oneOf('FAULT_ROUTES', ['0', '1'], '0') === '1' || read.oneOf('FAULT_INJECTION', ['0', '1'], '0') === '1';
+  const faultInjection =
+    read.oneOf('FAULT_ROUTES', ['0', '1'], '0') === '1' || read.oneOf('FAULT_INJECTION', ['0', '1'], '0') === '1';
 
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze({ port, host, services, dataDir, logLevel, shutdownTimeoutMs, corsOrigins, rateCardPath, kafka, clickhouse, redis, usage, faultInjection, consumerStallMs, auth });
+  return deepFreeze({
+    port,
+    host,
+    services,
+    dataDir,
+    logLevel,
+    shutdownTimeoutMs,
+    corsOrigins,
+    rateCardPath,
+    kafka,
+    clickhouse,
+    redis,
+    usage,
+    faultInjection,
+    consumerStallMs,
+    auth,
+  });
 }
 
 function readAuth(read: EnvReader, problems: string[]): AuthConfig {
@@ -153,7 +175,8 @@ function readAuth(read: EnvReader, problems: string[]): AuthConfig {
   };
   const jwksUrl = read.optionalUrl('AUTH_JWKS_URL', ['http:', 'https:']);
   const issuer = read.string('AUTH_JWT_ISSUER', '');
-  if (jwksUrl !== null && issuer === '') problems.push('AUTH_JWT_ISSUER: required with AUTH_JWKS_URL (a token is checked against its issuer)');
+  if (jwksUrl !== null && issuer === '')
+    problems.push('AUTH_JWT_ISSUER: required with AUTH_JWKS_URL (a token is checked against its issuer)');
   const audience = read.string('AUTH_JWT_AUDIENCE', '');
   return {
     mode,
@@ -171,14 +194,26 @@ function readAuth(read: EnvReader, problems: string[]): AuthConfig {
     metricsToken: secret('METRICS_TOKEN', read.string('METRICS_TOKEN', '')),
     keyRefreshMs: read.integer('AUTH_KEY_REFRESH_MS', 2_000, 100, 60_000),
     rateLimits: {
-      perKey: bucket('per-key', read.integer('RATE_LIMIT_KEY_PER_SECOND', 1_000, 0, 1_000_000), read.integer('RATE_LIMIT_KEY_BURST', 2_000, 1, 10_000_000)),
-      perTenant: bucket('per-tenant', read.integer('RATE_LIMIT_TENANT_PER_SECOND', 2_000, 0, 1_000_000), read.integer('RATE_LIMIT_TENANT_BURST', 4_000, 1, 10_000_000)),
+      perKey: bucket(
+        'per-key',
+        read.integer('RATE_LIMIT_KEY_PER_SECOND', 1_000, 0, 1_000_000),
+        read.integer('RATE_LIMIT_KEY_BURST', 2_000, 1, 10_000_000),
+      ),
+      perTenant: bucket(
+        'per-tenant',
+        read.integer('RATE_LIMIT_TENANT_PER_SECOND', 2_000, 0, 1_000_000),
+        read.integer('RATE_LIMIT_TENANT_BURST', 4_000, 1, 10_000_000),
+      ),
     },
   };
 }
 
 /** A rate of 0 turns the limit off. */
-function bucket<N extends string>(name: N, perSecond: number, burst: number): { name: N; perSecond: number; burst: number } | null {
+function bucket<N extends string>(
+  name: N,
+  perSecond: number,
+  burst: number,
+): { name: N; perSecond: number; burst: number } | null {
   return perSecond === 0 ? null : { name, perSecond, burst: Math.max(1, burst) };
 }
 
@@ -211,7 +246,10 @@ class EnvReader {
   list(name: string, fallback: string[]): string[] {
     const value = this.raw(name);
     if (value === undefined) return fallback;
-    return value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+    return value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
   }
 
   oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {

@@ -59,7 +59,8 @@ export async function connectInfrastructure(config: Config, log: Logger, shutdow
   const clickhouseReads = await createReadClickHouse(config, clickhouse);
   shutdown.add('clickhouse-reads', () => clickhouseReads.client.close());
   const clickhouseIngestReads = clickhouse.embedded ? await createReadClickHouse(config, clickhouse) : clickhouseReads;
-  if (clickhouseIngestReads !== clickhouseReads) shutdown.add('clickhouse-ingest-reads', () => clickhouseIngestReads.client.close());
+  if (clickhouseIngestReads !== clickhouseReads)
+    shutdown.add('clickhouse-ingest-reads', () => clickhouseIngestReads.client.close());
   const checks: DependencyCheck[] = [
     {
       name: 'clickhouse',

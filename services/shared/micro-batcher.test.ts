@@ -39,22 +39,34 @@ describe('MicroBatcher', () => {
     const flushes: number[][] = [];
     const batcher = new MicroBatcher<number>(async (items) => void flushes.push(items), { maxItems: 3 });
     await Promise.all([batcher.submit([1, 2]), batcher.submit([3, 4]), batcher.submit([5])]);
-    expect(flushes).toEqual([[1, 2], [3, 4, 5]]);
+    expect(flushes).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
   });
 
   it('caps the total weight of a flush, in submit order, without splitting a submit', async () => {
     const flushes: number[][] = [];
-    const batcher = new MicroBatcher<number>(async (items) => void flushes.push(items), { maxWeight: 10, weigh: (item) => item });
+    const batcher = new MicroBatcher<number>(async (items) => void flushes.push(items), {
+      maxWeight: 10,
+      weigh: (item) => item,
+    });
     await Promise.all([batcher.submit([4, 5]), batcher.submit([2]), batcher.submit([1]), batcher.submit([3, 3])]);
-    expect(flushes).toEqual([[4, 5], [2, 1, 3, 3]]);
+    expect(flushes).toEqual([
+      [4, 5],
+      [2, 1, 3, 3],
+    ]);
   });
 
   it('flushes a submit heavier than the cap alone, so that its failure is its own', async () => {
     const flushes: number[][] = [];
-    const batcher = new MicroBatcher<number>(async (items) => {
-      flushes.push(items);
-      if (items.includes(50)) throw new Error('too large');
-    }, { maxWeight: 10, weigh: (item) => item });
+    const batcher = new MicroBatcher<number>(
+      async (items) => {
+        flushes.push(items);
+        if (items.includes(50)) throw new Error('too large');
+      },
+      { maxWeight: 10, weigh: (item) => item },
+    );
     const results = await Promise.allSettled([batcher.submit([1]), batcher.submit([50]), batcher.submit([2])]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(flushes).toEqual([[1], [50], [2]]);
@@ -63,29 +75,48 @@ describe('MicroBatcher', () => {
   it('halves a flush whose error blames its items until the submit at fault fails alone, and stores every other submit', async () => {
     const flushes: number[][] = [];
     const poison = Object.assign(new Error('refused'), { blames: true });
-    const batcher = new MicroBatcher<number>(async (items) => {
-      flushes.push(items);
-      if (items.includes(13)) throw poison;
-    }, { blamesItems: (error) => error === poison });
-    const results = await Promise.allSettled([batcher.submit([1, 2]), batcher.submit([13, 3]), batcher.submit([4]), batcher.submit([5])]);
+    const batcher = new MicroBatcher<number>(
+      async (items) => {
+        flushes.push(items);
+        if (items.includes(13)) throw poison;
+      },
+      { blamesItems: (error) => error === poison },
+    );
+    const results = await Promise.allSettled([
+      batcher.submit([1, 2]),
+      batcher.submit([13, 3]),
+      batcher.submit([4]),
+      batcher.submit([5]),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect((results[1] as PromiseRejectedResult).reason).toBe(poison);
-    expect(flushes).toEqual([[1, 2, 13, 3, 4, 5], [1, 2, 13, 3], [1, 2], [13, 3], [4, 5]]);
+    expect(flushes).toEqual([
+      [1, 2, 13, 3, 4, 5],
+      [1, 2, 13, 3],
+      [1, 2],
+      [13, 3],
+      [4, 5],
+    ]);
   });
 
   it('does not halve a flush for an error that blames no item: every submit of it fails', async () => {
     let flushes = 0;
-    const batcher = new MicroBatcher<number>(async () => {
-      flushes += 1;
-      throw new Error('ClickHouse unavailable');
-    }, { blamesItems: () => false });
+    const batcher = new MicroBatcher<number>(
+      async () => {
+        flushes += 1;
+        throw new Error('ClickHouse unavailable');
+      },
+      { blamesItems: () => false },
+    );
     const results = await Promise.allSettled([batcher.submit([1]), batcher.submit([2])]);
     expect([results.map((r) => r.status), flushes]).toEqual([['rejected', 'rejected'], 1]);
   });
 
   it('refuses a submit at once with QueueFullError while maxQueuedItems wait, and takes submits again once they are flushed', async () => {
     let release = () => {};
-    const batcher = new MicroBatcher<number>(() => new Promise<void>((resolve) => (release = resolve)), { maxQueuedItems: 3 });
+    const batcher = new MicroBatcher<number>(() => new Promise<void>((resolve) => (release = resolve)), {
+      maxQueuedItems: 3,
+    });
     const first = batcher.submit([1, 2]);
     await expect(batcher.submit([3, 4])).rejects.toBeInstanceOf(QueueFullError);
     const second = batcher.submit([3]);

@@ -50,7 +50,13 @@ export class MicroBatcher<T> {
 
   constructor(
     private readonly flush: (items: T[]) => Promise<void>,
-    { maxItems = 10_000, maxWeight = Number.POSITIVE_INFINITY, weigh = () => 0, maxQueuedItems = Number.POSITIVE_INFINITY, blamesItems = () => false }: MicroBatcherOptions<T> = {},
+    {
+      maxItems = 10_000,
+      maxWeight = Number.POSITIVE_INFINITY,
+      weigh = () => 0,
+      maxQueuedItems = Number.POSITIVE_INFINITY,
+      blamesItems = () => false,
+    }: MicroBatcherOptions<T> = {},
   ) {
     this.maxItems = maxItems;
     this.maxWeight = maxWeight;
@@ -61,7 +67,8 @@ export class MicroBatcher<T> {
 
   submit(items: readonly T[]): Promise<void> {
     if (items.length === 0) return Promise.resolve();
-    if (this.queuedItems + items.length > this.maxQueuedItems && this.queuedItems > 0) return Promise.reject(new QueueFullError(this.queuedItems));
+    if (this.queuedItems + items.length > this.maxQueuedItems && this.queuedItems > 0)
+      return Promise.reject(new QueueFullError(this.queuedItems));
     this.queuedItems += items.length;
     const weight = items.reduce((sum, item) => sum + this.weigh(item), 0);
     return new Promise<void>((resolve, reject) => {
@@ -72,7 +79,8 @@ export class MicroBatcher<T> {
 
   /** Resolves once everything submitted so far has been flushed (or failed). */
   async drain(): Promise<void> {
-    while (this.queue.length > 0 || this.flushing || this.scheduled) await new Promise((resolve) => setTimeout(resolve, 5));
+    while (this.queue.length > 0 || this.flushing || this.scheduled)
+      await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
   private schedule(): void {

@@ -15,7 +15,11 @@ describe('retry', () => {
   it('gives up with null after the last attempt, without a pause after it', async () => {
     let pauses = 0;
     let attempts = 0;
-    const outcome = await retry(async () => (attempts++, null), { attempts: 4, delayMs: () => 0, wait: async () => (pauses++, true) });
+    const outcome = await retry(async () => (attempts++, null), {
+      attempts: 4,
+      delayMs: () => 0,
+      wait: async () => (pauses++, true),
+    });
     expect(outcome).toBeNull();
     expect([attempts, pauses]).toEqual([4, 3]);
   });
@@ -29,10 +33,13 @@ describe('retry', () => {
 
   it('ends on an error thrown by an attempt', async () => {
     let attempts = 0;
-    const failing = retry(async () => {
-      attempts++;
-      throw new Error('refused');
-    }, { attempts: 5, delayMs: () => 0 });
+    const failing = retry(
+      async () => {
+        attempts++;
+        throw new Error('refused');
+      },
+      { attempts: 5, delayMs: () => 0 },
+    );
     await expect(failing).rejects.toThrow('refused');
     expect(attempts).toBe(1);
   });

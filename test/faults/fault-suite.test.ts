@@ -32,24 +32,40 @@ describe('callmeter under faults', () => {
   let ingest: CallmeterProcess;
   let consumer: CallmeterProcess;
   let env: Record<string, string>;
-  const startIngest = () => startCallmeter({ ...env, SERVICES: 'ingest', DATA_DIR: path.join(folder, 'ingest') }, 120_000);
-  const startConsumer = () => startCallmeter({ ...env, SERVICES: 'consumer,query', DATA_DIR: path.join(folder, 'consumer'), FAULT_INJECTION: '1' }, 120_000);
+  const startIngest = () =>
+    startCallmeter({ ...env, SERVICES: 'ingest', DATA_DIR: path.join(folder, 'ingest') }, 120_000);
+  const startConsumer = () =>
+    startCallmeter(
+      { ...env, SERVICES: 'consumer,query', DATA_DIR: path.join(folder, 'consumer'), FAULT_INJECTION: '1' },
+      120_000,
+    );
 
   beforeAll(async () => {
     kafka = await LocalKafka.create(path.join(folder, 'kafka'));
     redis = await LocalRedis.create(path.join(folder, 'redis'));
     await Promise.all([kafka.start(), redis.start()]);
     redisUrl = redis.url;
-    env = { KAFKA_BROKERS: kafka.brokers, REDIS_URL: redis.url, KAFKA_GROUP_ID: 'faults', LOG_LEVEL: 'error', SHUTDOWN_TIMEOUT_MS: '5000' };
+    env = {
+      KAFKA_BROKERS: kafka.brokers,
+      REDIS_URL: redis.url,
+      KAFKA_GROUP_ID: 'faults',
+      LOG_LEVEL: 'error',
+      SHUTDOWN_TIMEOUT_MS: '5000',
+    };
     [ingest, consumer] = await Promise.all([startIngest(), startConsumer()]);
   }, 240_000);
 
   afterAll(async () => {
     // A process that died on its own is the first thing to read when the suite fails.
-    for (const [name, process_] of [['ingest', ingest], ['consumer', consumer]] as const) {
+    for (const [name, process_] of [
+      ['ingest', ingest],
+      ['consumer', consumer],
+    ] as const) {
       const child = process_?.child;
       if (child !== undefined && (child.exitCode !== null || child.signalCode !== null)) {
-        process.stdout.write(`\n${name} process ended by itself (code ${child.exitCode}, signal ${child.signalCode}); its last output:\n${process_!.output().slice(-6_000)}\n`);
+        process.stdout.write(
+          `\n${name} process ended by itself (code ${child.exitCode}, signal ${child.signalCode}); its last output:\n${process_!.output().slice(-6_000)}\n`,
+        );
       }
     }
     await Promise.allSettled([ingest?.stop('SIGKILL'), consumer?.stop('SIGKILL')]);
@@ -60,7 +76,11 @@ describe('callmeter under faults', () => {
     const sessions: DriverSession[] = [];
     for (let i = 0; i < SESSIONS; i += 1) {
       const agent_id = i % 6 === 5 ? null : `agent-${i % 5}`;
-      const created = await call<{ id: string }>(ingest.url, 'POST', '/api/sessions/', { room_name: `fault-room-${i}`, user_id: USER, agent_id });
+      const created = await call<{ id: string }>(ingest.url, 'POST', '/api/sessions/', {
+        room_name: `fault-room-${i}`,
+        user_id: USER,
+        agent_id,
+      });
       expect(created.status).toBe(201);
       sessions.push({ id: created.body.id, user_id: USER, agent_id });
     }
@@ -109,15 +129,26 @@ describe('callmeter under faults', () => {
     expect(events.filter((event) => event.invalid !== event.refused)).toEqual([]);
     const expectedTotal = sumOf(acknowledged);
 
-    const get = async <T>(route: string) => (await call<T>(consumer.url, 'GET', route, undefined, { 'x-user-id': USER })).body;
-    await eventually(async () => expect((await get<{ event_count: number }>('/api/costs/summary')).event_count).toBe(acknowledged.length), 180_000, 500);
+    const get = async <T>(route: string) =>
+      (await call<T>(consumer.url, 'GET', route, undefined, { 'x-user-id': USER })).body;
+    await eventually(
+      async () =>
+        expect((await get<{ event_count: number }>('/api/costs/summary')).event_count).toBe(acknowledged.length),
+      180_000,
+      500,
+    );
     await sleep(3_000);
 
     const stored = new Map<string, number>();
     let sessionTotals = new Exact(0);
     const sessionMismatches: unknown[] = [];
     for (const [index, session] of sessions.entries()) {
-      const breakdown = await get<{ total_cost: string; event_count: number; events: { id: string }[]; events_truncated: boolean }>(`/api/sessions/${session.id}/cost-breakdown`);
+      const breakdown = await get<{
+        total_cost: string;
+        event_count: number;
+        events: { id: string }[];
+        events_truncated: boolean;
+      }>(`/api/sessions/${session.id}/cost-breakdown`);
       expect(breakdown.events_truncated).toBe(false);
       sessionTotals = sessionTotals.plus(breakdown.total_cost);
       for (const { id } of breakdown.events) stored.set(id, (stored.get(id) ?? 0) + 1);
@@ -125,10 +156,17 @@ describe('callmeter under faults', () => {
       const expected = { total_cost: sumOf(own).toFixed(), event_count: own.length };
       const got = { total_cost: new Exact(breakdown.total_cost).toFixed(), event_count: breakdown.event_count };
       if (got.total_cost !== expected.total_cost || got.event_count !== expected.event_count) {
-        sessionMismatches.push({ session: session.id, expected, got, listed: breakdown.events.length, ...(await liveCounters(session.id, breakdown.events)) });
+        sessionMismatches.push({
+          session: session.id,
+          expected,
+          got,
+          listed: breakdown.events.length,
+          ...(await liveCounters(session.id, breakdown.events)),
+        });
       }
     }
-    if (sessionMismatches.length > 0) process.stdout.write(`sessions whose breakdown differs: ${JSON.stringify(sessionMismatches)}\n`);
+    if (sessionMismatches.length > 0)
+      process.stdout.write(`sessions whose breakdown differs: ${JSON.stringify(sessionMismatches)}\n`);
     const rows = report(events, stored);
     process.stdout.write(`\n${rows}\n`);
 
@@ -137,14 +175,21 @@ describe('callmeter under faults', () => {
     const totals = (await call(consumer.url, 'GET', '/_faults/stored-totals')).body;
     process.stdout.write(`stored totals: ${JSON.stringify(totals)}\n`);
     expect(totals).toEqual(expectedTotals(acknowledged.length, expectedTotal.toFixed()));
-    for (const event of events) expect(stored.get(event.id) ?? 0, `${event.phase}: ${event.id} acknowledged=${event.acknowledged}`).toBe(event.acknowledged ? 1 : 0);
+    for (const event of events)
+      expect(stored.get(event.id) ?? 0, `${event.phase}: ${event.id} acknowledged=${event.acknowledged}`).toBe(
+        event.acknowledged ? 1 : 0,
+      );
     const summary = await get<{ total_cost: string; event_count: number }>('/api/costs/summary');
     expect(summary).toMatchObject({ total_cost: expectedTotal.toFixed(), event_count: acknowledged.length });
     const timeline = await get<{ total_cost: string }[]>('/api/costs/timeline?period=daily');
-    expect(timeline.reduce((sum, point) => sum.plus(point.total_cost), new Exact(0)).toFixed()).toBe(expectedTotal.toFixed());
+    expect(timeline.reduce((sum, point) => sum.plus(point.total_cost), new Exact(0)).toFixed()).toBe(
+      expectedTotal.toFixed(),
+    );
     const agents = await get<{ total_cost: string }[]>('/api/costs/by-agent');
     const withoutAgent = sumOf(acknowledged.filter((event) => sessions[event.session]!.agent_id === null));
-    expect(agents.reduce((sum, agent) => sum.plus(agent.total_cost), withoutAgent).toFixed()).toBe(expectedTotal.toFixed());
+    expect(agents.reduce((sum, agent) => sum.plus(agent.total_cost), withoutAgent).toFixed()).toBe(
+      expectedTotal.toFixed(),
+    );
     expect(sessionMismatches).toEqual([]);
     expect(sessionTotals.toFixed()).toBe(expectedTotal.toFixed());
   }, 600_000);
@@ -158,10 +203,16 @@ async function liveCounters(sessionId: string, listed: readonly { id: string }[]
   const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await client.connect();
-    const entries = (await client.hvals(liveUsageKey('callmeter:', sessionId))).map((value) => JSON.parse(value) as { event_id: string; cost: string });
+    const entries = (await client.hvals(liveUsageKey('callmeter:', sessionId))).map(
+      (value) => JSON.parse(value) as { event_id: string; cost: string },
+    );
     const ids = new Set(listed.map((event) => event.id));
     const unlisted = entries.filter((entry) => !ids.has(entry.event_id));
-    return { live_entries: entries.length, live_unlisted: unlisted.length, live_unlisted_cost: unlisted.reduce((sum, entry) => sum.plus(entry.cost), new Exact(0)).toFixed() };
+    return {
+      live_entries: entries.length,
+      live_unlisted: unlisted.length,
+      live_unlisted_cost: unlisted.reduce((sum, entry) => sum.plus(entry.cost), new Exact(0)).toFixed(),
+    };
   } finally {
     client.disconnect();
   }
@@ -174,7 +225,10 @@ function sumOf(events: readonly SentEvent[]): Exact {
 /** The table the suite prints: per fault, events sent, acknowledged, stored, lost and duplicated. */
 function report(events: readonly SentEvent[], stored: ReadonlyMap<string, number>): string {
   const phases = [...new Set(events.map((event) => event.phase))];
-  const lines = ['| fault | events sent | acknowledged | refused (invalid) | stored | lost | duplicated |', '|---|---|---|---|---|---|---|'];
+  const lines = [
+    '| fault | events sent | acknowledged | refused (invalid) | stored | lost | duplicated |',
+    '|---|---|---|---|---|---|---|',
+  ];
   for (const phase of [...phases, 'all']) {
     const own = events.filter((event) => phase === 'all' || event.phase === phase);
     const count = (predicate: (event: SentEvent) => boolean) => own.filter(predicate).length;

@@ -68,29 +68,67 @@ export class LoadDriver {
     const target = this.sessions[session]!;
     const invalid = n % 50 === 49;
     const characters = 1 + (n % 997);
-    const event: SentEvent = { id: randomUUID(), phase: this.phase, session, cost: invalid ? new Exact(0) : TTS_RATE.times(characters), invalid, acknowledged: false, refused: false };
+    const event: SentEvent = {
+      id: randomUUID(),
+      phase: this.phase,
+      session,
+      cost: invalid ? new Exact(0) : TTS_RATE.times(characters),
+      invalid,
+      acknowledged: false,
+      refused: false,
+    };
     this.events.set(event.id, event);
-    const body = { event_id: event.id, session_id: target.id, user_id: target.user_id, provider: 'resemble', event_type: 'tts_characters', quantity: invalid ? -1 : characters };
+    const body = {
+      event_id: event.id,
+      session_id: target.id,
+      user_id: target.user_id,
+      provider: 'resemble',
+      event_type: 'tts_characters',
+      quantity: invalid ? -1 : characters,
+    };
     return { body, event };
   }
 
   private someAcknowledged(count: number): { body: Record<string, unknown>; event: SentEvent }[] {
-    const acknowledged = [...this.events.values()].slice(-400).filter((event) => event.acknowledged && !event.invalid).slice(0, count);
+    const acknowledged = [...this.events.values()]
+      .slice(-400)
+      .filter((event) => event.acknowledged && !event.invalid)
+      .slice(0, count);
     return acknowledged.map((event) => {
       const target = this.sessions[event.session]!;
-      return { event, body: { event_id: event.id, session_id: target.id, user_id: target.user_id, provider: 'resemble', event_type: 'tts_characters', quantity: event.cost.div(TTS_RATE).toNumber() } };
+      return {
+        event,
+        body: {
+          event_id: event.id,
+          session_id: target.id,
+          user_id: target.user_id,
+          provider: 'resemble',
+          event_type: 'tts_characters',
+          quantity: event.cost.div(TTS_RATE).toNumber(),
+        },
+      };
     });
   }
 
-  private async sendUntilAnswered(fresh: { body: Record<string, unknown>; event: SentEvent }[], resent: { body: Record<string, unknown> }[], single: boolean): Promise<void> {
+  private async sendUntilAnswered(
+    fresh: { body: Record<string, unknown>; event: SentEvent }[],
+    resent: { body: Record<string, unknown> }[],
+    single: boolean,
+  ): Promise<void> {
     const deadline = Date.now() + 180_000;
     while (Date.now() < deadline) {
       try {
         const path = single ? '/api/usage/events' : '/api/usage/events/batch';
         const body = single ? fresh[0]!.body : [...fresh.map((f) => f.body), ...resent.map((r) => r.body)];
-        const response = await fetch(`${this.url()}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(15_000) });
+        const response = await fetch(`${this.url()}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(15_000),
+        });
         const text = await response.text();
-        if (response.status >= 500) throw new Error(`status ${response.status} ${text.replace(/"request_id":"[^"]*"/, '').slice(0, 80)}`);
+        if (response.status >= 500)
+          throw new Error(`status ${response.status} ${text.replace(/"request_id":"[^"]*"/, '').slice(0, 80)}`);
         if (single) {
           fresh[0]!.event.acknowledged = response.status === 201;
           fresh[0]!.event.refused = response.status !== 201;
@@ -103,7 +141,10 @@ export class LoadDriver {
         }
         return;
       } catch (error) {
-        const reason = error instanceof Error ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ''}` : String(error);
+        const reason =
+          error instanceof Error
+            ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ''}`
+            : String(error);
         this.retries.set(reason, (this.retries.get(reason) ?? 0) + 1);
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
       }

@@ -6,7 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClickHouse, createReadClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
 import { insertRows } from '../../services/shared/clickhouse/insert-rows.ts';
 import { migrate, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrate.ts';
-import { storedEventKeys as storedEventIds, storedEventIdsQuery, type UsageEventRow } from '../../services/shared/clickhouse/tables/usage-events.ts';
+import {
+  storedEventKeys as storedEventIds,
+  storedEventIdsQuery,
+  type UsageEventRow,
+} from '../../services/shared/clickhouse/tables/usage-events.ts';
 import { connectInfrastructure } from '../../services/shared/infrastructure.ts';
 import { Shutdown } from '../../services/shared/lifecycle.ts';
 import { createLogger } from '../../services/shared/logger.ts';
@@ -50,7 +54,10 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     const second = await migrate(ch, log);
     expect(first).toContain(1);
     expect(second).toEqual([]);
-    const result = await ch.client.query({ query: `SELECT version FROM ${ch.database}.schema_migrations ORDER BY version`, format: 'JSONEachRow' });
+    const result = await ch.client.query({
+      query: `SELECT version FROM ${ch.database}.schema_migrations ORDER BY version`,
+      format: 'JSONEachRow',
+    });
     expect((await result.json<{ version: number }>()).map((row) => Number(row.version))).toEqual(first);
   });
 
@@ -66,7 +73,10 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
   });
 
   it('stores a batch replayed with the same insert_deduplication_token once', async () => {
-    const rows = [makeUsageRow({ user_id: 'replay-user', cost: '0.011550' }), makeUsageRow({ user_id: 'replay-user', cost: '0.001032' })];
+    const rows = [
+      makeUsageRow({ user_id: 'replay-user', cost: '0.011550' }),
+      makeUsageRow({ user_id: 'replay-user', cost: '0.001032' }),
+    ];
     for (let attempt = 0; attempt < 3; attempt++) {
       await ch.client.insert({
         table: `${ch.database}.usage_events`,
@@ -90,14 +100,27 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
                toDateTime64('2026-10-01 00:00:00', 3, 'UTC') + number, toDateTime64('2026-10-01 00:00:00', 3, 'UTC') + number
         FROM numbers(200000)`,
     });
-    const stored = await (await ch.client.query({ query: `SELECT toString(id) AS stored FROM ${ch.database}.usage_events WHERE user_id = 'lookup-user' ORDER BY occurred_at LIMIT 3 OFFSET 100000`, format: 'JSONEachRow' })).json<{ stored: string }>();
+    const stored = await (
+      await ch.client.query({
+        query: `SELECT toString(id) AS stored FROM ${ch.database}.usage_events WHERE user_id = 'lookup-user' ORDER BY occurred_at LIMIT 3 OFFSET 100000`,
+        format: 'JSONEachRow',
+      })
+    ).json<{ stored: string }>();
     const ids = [...Array.from({ length: 5 }, () => randomUUID()), ...stored.map((row) => row.stored)];
     const refs = ids.map((event_id) => ({ user_id: 'lookup-user', event_id }));
     // The same ids under another tenant are not stored: an event id deduplicates within its tenant.
     const elsewhere = stored.map((row) => ({ user_id: 'other-user', event_id: row.stored }));
-    expect(await storedEventIds(ch, [...refs, ...elsewhere])).toEqual(new Set(stored.map((row) => `${row.stored}:lookup-user`)));
+    expect(await storedEventIds(ch, [...refs, ...elsewhere])).toEqual(
+      new Set(stored.map((row) => `${row.stored}:lookup-user`)),
+    );
     const params = { users: refs.map((ref) => ref.user_id), ids };
-    const plan = await (await ch.client.query({ query: `EXPLAIN indexes = 1 ${storedEventIdsQuery(ch)}`, query_params: params, format: 'TabSeparatedRaw' })).text();
+    const plan = await (
+      await ch.client.query({
+        query: `EXPLAIN indexes = 1 ${storedEventIdsQuery(ch)}`,
+        query_params: params,
+        format: 'TabSeparatedRaw',
+      })
+    ).text();
     const primary = /PrimaryKey[\s\S]*?Condition: \(\(user_id, id\) in[\s\S]*?Granules: (\d+)\/(\d+)/.exec(plan);
     expect(primary, plan).not.toBeNull();
     expect(Number(primary![1])).toBeLessThan(Number(primary![2]) / 2);
@@ -108,17 +131,32 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     try {
       expect(reads.client).not.toBe(ch.client);
       let slowDone = false;
-      const slow = ch.client.query({ query: 'SELECT sleepEachRow(0.5) FROM numbers(4)', format: 'JSONEachRow' }).then(async (result) => {
-        await result.json();
-        slowDone = true;
-      });
-      const count = async () => (await (await reads.client.query({ query: `SELECT count() AS n FROM ${ch.database}.usage_events WHERE user_id = 'reads-user'`, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n;
+      const slow = ch.client
+        .query({ query: 'SELECT sleepEachRow(0.5) FROM numbers(4)', format: 'JSONEachRow' })
+        .then(async (result) => {
+          await result.json();
+          slowDone = true;
+        });
+      const count = async () =>
+        (
+          await (
+            await reads.client.query({
+              query: `SELECT count() AS n FROM ${ch.database}.usage_events WHERE user_id = 'reads-user'`,
+              format: 'JSONEachRow',
+            })
+          ).json<{ n: string }>()
+        )[0]!.n;
       expect(await count()).toBe('0');
       expect(slowDone).toBe(false);
       await slow;
       // As the writer inserts: with a token (see insertRows on settings that outlive a statement here).
       // The columns the test sets; ClickHouse fills the others with their defaults.
-      await insertRows(ch, 'usageEvents', [makeUsageRow({ user_id: 'reads-user' }) as unknown as UsageEventRow], 'reads-test');
+      await insertRows(
+        ch,
+        'usageEvents',
+        [makeUsageRow({ user_id: 'reads-user' }) as unknown as UsageEventRow],
+        'reads-test',
+      );
       expect(await count()).toBe('1');
     } finally {
       await reads.client.close();
@@ -129,13 +167,19 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     const shutdown = new Shutdown(log, 10_000);
     const infra = await connectInfrastructure(testConfig(isolation), log, shutdown);
     try {
-      expect(new Set([infra.clickhouse.client, infra.clickhouseReads.client, infra.clickhouseIngestReads.client]).size).toBe(3);
+      expect(
+        new Set([infra.clickhouse.client, infra.clickhouseReads.client, infra.clickhouseIngestReads.client]).size,
+      ).toBe(3);
       let heavyDone = false;
-      const heavy = infra.clickhouseReads.client.query({ query: 'SELECT sleepEachRow(0.5) FROM numbers(4) SETTINGS max_block_size = 1', format: 'JSONEachRow' }).then(async (result) => {
-        await result.json();
-        heavyDone = true;
-      });
-      const lookup = await storedEventIds(infra.clickhouseIngestReads, [{ user_id: "tenant-1", event_id: randomUUID() }]);
+      const heavy = infra.clickhouseReads.client
+        .query({ query: 'SELECT sleepEachRow(0.5) FROM numbers(4) SETTINGS max_block_size = 1', format: 'JSONEachRow' })
+        .then(async (result) => {
+          await result.json();
+          heavyDone = true;
+        });
+      const lookup = await storedEventIds(infra.clickhouseIngestReads, [
+        { user_id: 'tenant-1', event_id: randomUUID() },
+      ]);
       expect([lookup.size, heavyDone]).toEqual([0, false]);
       await heavy;
     } finally {
@@ -144,10 +188,16 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
   });
 
   it('stops a read past its configured time or result size, and leaves the writer unlimited', async () => {
-    const reads = await createReadClickHouse(testConfig(isolation, { CLICKHOUSE_READ_MAX_EXECUTION_TIME_S: '1', CLICKHOUSE_READ_MAX_RESULT_BYTES: '4096' }), ch);
-    const rows = (client: ClickHouse['client'], query: string) => client.query({ query, format: 'JSONEachRow' }).then((result) => result.json());
+    const reads = await createReadClickHouse(
+      testConfig(isolation, { CLICKHOUSE_READ_MAX_EXECUTION_TIME_S: '1', CLICKHOUSE_READ_MAX_RESULT_BYTES: '4096' }),
+      ch,
+    );
+    const rows = (client: ClickHouse['client'], query: string) =>
+      client.query({ query, format: 'JSONEachRow' }).then((result) => result.json());
     try {
-      await expect(rows(reads.client, 'SELECT number FROM numbers(100000)')).rejects.toThrow(/Limit for result exceeded/);
+      await expect(rows(reads.client, 'SELECT number FROM numbers(100000)')).rejects.toThrow(
+        /Limit for result exceeded/,
+      );
       await expect(rows(reads.client, 'SELECT count() FROM numbers(100000000000)')).rejects.toThrow(/Timeout exceeded/);
       expect(await rows(reads.client, 'SELECT 1 AS one')).toEqual([{ one: 1 }]);
       expect(await rows(ch.client, 'SELECT number FROM numbers(100000)')).toHaveLength(100000);
@@ -158,40 +208,103 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
 
   it('backfills the cost-query rollups, the event-id table and the sessions by user once when a database made before them is upgraded, and widens the sums', async () => {
     const older = await mkdtemp(path.join(os.tmpdir(), 'callmeter-migrations-'));
-    for (const file of (await readdir(MIGRATIONS_DIR)).filter((name) => name < '005')) await copyFile(path.join(MIGRATIONS_DIR, file), path.join(older, file));
+    for (const file of (await readdir(MIGRATIONS_DIR)).filter((name) => name < '005'))
+      await copyFile(path.join(MIGRATIONS_DIR, file), path.join(older, file));
     // The engine allows one data folder per process: the upgraded database lives beside the others.
     const upgrade: ClickHouse = { ...ch, database: `${ch.database}_upgrade` };
     await migrate(upgrade, log, older);
     const session_id = randomUUID();
-    const rows = Array.from({ length: 40 }, (_, i) => makeUsageRow({ user_id: 'old-user', session_id, agent_id: `agent-${i % 4}`, cost: '0.0123' }));
+    const rows = Array.from({ length: 40 }, (_, i) =>
+      makeUsageRow({ user_id: 'old-user', session_id, agent_id: `agent-${i % 4}`, cost: '0.0123' }),
+    );
     await upgrade.client.insert({ table: `${upgrade.database}.usage_events`, values: rows, format: 'JSONEachRow' });
-    const version = (status: string, n: number) => ({ id: session_id, room_name: 'room', status, user_id: 'old-user', session_data: '{}', created_at: 1_700_000_000_000, updated_at: 1_700_000_000_000 + n, version: n, record_id: randomUUID() });
-    await upgrade.client.insert({ table: `${upgrade.database}.sessions`, values: [version('ACTIVE', 1), version('COMPLETED', 2)], format: 'JSONEachRow' });
-    const later = (await readdir(MIGRATIONS_DIR)).filter((name) => name >= '005' && name.endsWith('.sql')).map((name) => Number(name.slice(0, 3)));
+    const version = (status: string, n: number) => ({
+      id: session_id,
+      room_name: 'room',
+      status,
+      user_id: 'old-user',
+      session_data: '{}',
+      created_at: 1_700_000_000_000,
+      updated_at: 1_700_000_000_000 + n,
+      version: n,
+      record_id: randomUUID(),
+    });
+    await upgrade.client.insert({
+      table: `${upgrade.database}.sessions`,
+      values: [version('ACTIVE', 1), version('COMPLETED', 2)],
+      format: 'JSONEachRow',
+    });
+    const later = (await readdir(MIGRATIONS_DIR))
+      .filter((name) => name >= '005' && name.endsWith('.sql'))
+      .map((name) => Number(name.slice(0, 3)));
     expect(await migrate(upgrade, log)).toEqual(later);
     await migrate(upgrade, log);
-    const sums = async (table: string) => (await (await upgrade.client.query({ query: `SELECT toString(sum(cost)) AS cost, toString(sum(events)) AS events FROM ${upgrade.database}.${table}`, format: 'JSONEachRow' })).json())[0];
-    for (const table of ['usage_totals_15m', 'usage_by_agent_daily', 'usage_by_session']) expect(await sums(table), table).toEqual({ cost: '0.492', events: '40' });
-    const ids = await (await upgrade.client.query({ query: `SELECT count() AS ids, uniqExact(user_id, id) AS distinct_ids FROM ${upgrade.database}.usage_event_ids_by_user FINAL`, format: 'JSONEachRow' })).json();
+    const sums = async (table: string) =>
+      (
+        await (
+          await upgrade.client.query({
+            query: `SELECT toString(sum(cost)) AS cost, toString(sum(events)) AS events FROM ${upgrade.database}.${table}`,
+            format: 'JSONEachRow',
+          })
+        ).json()
+      )[0];
+    for (const table of ['usage_totals_15m', 'usage_by_agent_daily', 'usage_by_session'])
+      expect(await sums(table), table).toEqual({ cost: '0.492', events: '40' });
+    const ids = await (
+      await upgrade.client.query({
+        query: `SELECT count() AS ids, uniqExact(user_id, id) AS distinct_ids FROM ${upgrade.database}.usage_event_ids_by_user FINAL`,
+        format: 'JSONEachRow',
+      })
+    ).json();
     expect(ids).toEqual([{ ids: '40', distinct_ids: '40' }]);
     // 010 widened the rollups' sums and dropped the event-id table of 006, which ordered ids without their tenant.
-    const types = await (await upgrade.client.query({ query: `SELECT table, type FROM system.columns WHERE database = {db:String} AND name = 'cost' AND table IN ('usage_totals_daily', 'usage_by_session') ORDER BY table`, query_params: { db: upgrade.database }, format: 'JSONEachRow' })).json();
-    expect(types).toEqual([{ table: 'usage_by_session', type: 'SimpleAggregateFunction(sum, Decimal(76, 18))' }, { table: 'usage_totals_daily', type: 'Decimal(76, 18)' }]);
-    const old = await (await upgrade.client.query({ query: `SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name LIKE 'usage_event_ids%' AND name NOT LIKE '%by_user%'`, query_params: { db: upgrade.database }, format: 'JSONEachRow' })).json();
+    const types = await (
+      await upgrade.client.query({
+        query: `SELECT table, type FROM system.columns WHERE database = {db:String} AND name = 'cost' AND table IN ('usage_totals_daily', 'usage_by_session') ORDER BY table`,
+        query_params: { db: upgrade.database },
+        format: 'JSONEachRow',
+      })
+    ).json();
+    expect(types).toEqual([
+      { table: 'usage_by_session', type: 'SimpleAggregateFunction(sum, Decimal(76, 18))' },
+      { table: 'usage_totals_daily', type: 'Decimal(76, 18)' },
+    ]);
+    const old = await (
+      await upgrade.client.query({
+        query: `SELECT count() AS n FROM system.tables WHERE database = {db:String} AND name LIKE 'usage_event_ids%' AND name NOT LIKE '%by_user%'`,
+        query_params: { db: upgrade.database },
+        format: 'JSONEachRow',
+      })
+    ).json();
     expect(old).toEqual([{ n: '0' }]);
-    const byUser = await (await upgrade.client.query({ query: `SELECT toString(id) AS id, argMax(status, version) AS status FROM ${upgrade.database}.sessions_by_user WHERE user_id = 'old-user' GROUP BY id`, format: 'JSONEachRow' })).json();
+    const byUser = await (
+      await upgrade.client.query({
+        query: `SELECT toString(id) AS id, argMax(status, version) AS status FROM ${upgrade.database}.sessions_by_user WHERE user_id = 'old-user' GROUP BY id`,
+        format: 'JSONEachRow',
+      })
+    ).json();
     expect(byUser).toEqual([{ id: session_id, status: 'COMPLETED' }]);
   });
 
   it('runs every query of the SQL guide for finance in the README', async () => {
     const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
     const block = /## SQL guide for finance[\s\S]*?```sql\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-    const statements = block.split(/;\s*\n/).map((s) => s.replace(/^--.*$/gm, '').trim()).filter((s) => s !== '');
+    const statements = block
+      .split(/;\s*\n/)
+      .map((s) => s.replace(/^--.*$/gm, '').trim())
+      .filter((s) => s !== '');
     expect(statements.length).toBeGreaterThanOrEqual(5);
     for (const statement of statements) {
       // Finance connects to the database; the embedded engine needs it named in the statement.
-      const query = statement.replace(/\b(FROM)\s+(usage_events|usage_rollup_15m|sessions_current|telephony_numbers|usage_events_dlq|dead_letters)\b/g, `$1 ${ch.database}.$2`).replace("'…'", `'${randomUUID()}'`);
-      await expect(ch.client.query({ query, format: 'JSONEachRow' }).then((r) => r.json())).resolves.toBeInstanceOf(Array);
+      const query = statement
+        .replace(
+          /\b(FROM)\s+(usage_events|usage_rollup_15m|sessions_current|telephony_numbers|usage_events_dlq|dead_letters)\b/g,
+          `$1 ${ch.database}.$2`,
+        )
+        .replace("'…'", `'${randomUUID()}'`);
+      await expect(ch.client.query({ query, format: 'JSONEachRow' }).then((r) => r.json())).resolves.toBeInstanceOf(
+        Array,
+      );
     }
   });
 });

@@ -20,29 +20,46 @@ interface Running {
 }
 
 const MODES = [
-  { name: 'the embedded process', start: async (): Promise<Running> => {
-    const app = await startCallmeter({ DATA_DIR: isolate('fleet-prices').dataDir, LOG_LEVEL: 'warn' });
-    return { ingest: app, query: app, stop: () => app.stop() };
-  } },
-  { name: 'ingest apart over Kafka and Redis', start: async (): Promise<Running> => {
-    const isolation = isolate('fleet-prices-kafka');
-    const ingest = await startCallmeter(serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest` }));
-    const query = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer,query' }));
-    return { ingest, query, stop: () => Promise.allSettled([ingest.stop(), query.stop()]) };
-  } },
+  {
+    name: 'the embedded process',
+    start: async (): Promise<Running> => {
+      const app = await startCallmeter({ DATA_DIR: isolate('fleet-prices').dataDir, LOG_LEVEL: 'warn' });
+      return { ingest: app, query: app, stop: () => app.stop() };
+    },
+  },
+  {
+    name: 'ingest apart over Kafka and Redis',
+    start: async (): Promise<Running> => {
+      const isolation = isolate('fleet-prices-kafka');
+      const ingest = await startCallmeter(
+        serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest` }),
+      );
+      const query = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer,query' }));
+      return { ingest, query, stop: () => Promise.allSettled([ingest.stop(), query.stop()]) };
+    },
+  },
 ] as const;
 
 const speech = SpeechCatalog.load();
-const SPEECH_RATIO: Record<string, [number, number]> = { minute: [1, 1], second: [60, 1], hour: [1, 60], character: [1, 1] };
+const SPEECH_RATIO: Record<string, [number, number]> = {
+  minute: [1, 1],
+  second: [60, 1],
+  hour: [1, 60],
+  character: [1, 1],
+};
 
 /** What the catalog itself says the item costs: the package's own calculation for an LLM, the file's entry for speech. */
 function catalogCost(item: FleetItem, at: Date): Exact {
   if (item.event_type === 'llm_tokens') {
     const t = item.tokens!;
     const usage = {
-      input_tokens: Number(t.input_tokens ?? 0), cache_read_tokens: Number(t.cached_input_tokens ?? 0), cache_write_tokens: Number(t.cache_write_tokens ?? 0),
-      input_audio_tokens: Number(t.audio_input_tokens ?? 0), cache_audio_read_tokens: Number(t.cached_audio_input_tokens ?? 0),
-      output_tokens: Number(t.output_tokens ?? 0), output_audio_tokens: Number(t.audio_output_tokens ?? 0),
+      input_tokens: Number(t.input_tokens ?? 0),
+      cache_read_tokens: Number(t.cached_input_tokens ?? 0),
+      cache_write_tokens: Number(t.cache_write_tokens ?? 0),
+      input_audio_tokens: Number(t.audio_input_tokens ?? 0),
+      cache_audio_read_tokens: Number(t.cached_audio_input_tokens ?? 0),
+      output_tokens: Number(t.output_tokens ?? 0),
+      output_audio_tokens: Number(t.audio_output_tokens ?? 0),
     };
     const priced = calcPrice(usage, item.model, { providerId: item.catalogProvider ?? item.provider, timestamp: at });
     if (priced === null) throw new Error(`the catalog package has no price for ${item.provider} ${item.model}`);
@@ -55,7 +72,15 @@ function catalogCost(item: FleetItem, at: Date): Exact {
 }
 
 function body(item: FleetItem, ids: { session_id?: string; user_id: string }) {
-  return { ...ids, provider: item.provider, event_type: item.event_type, model: item.model, ...(item.quantity === undefined ? {} : { quantity: item.quantity }), ...(item.tokens ?? {}), event_id: randomUUID() };
+  return {
+    ...ids,
+    provider: item.provider,
+    event_type: item.event_type,
+    model: item.model,
+    ...(item.quantity === undefined ? {} : { quantity: item.quantity }),
+    ...(item.tokens ?? {}),
+    event_id: randomUUID(),
+  };
 }
 
 describe.each(MODES)('fleet prices on $name', (mode) => {
@@ -81,17 +106,36 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
     expect(FLEET_MIX.length).toBeGreaterThanOrEqual(20);
     const at = new Date();
     for (const item of FLEET_MIX) {
-      const quoted = await quote<{ total_cost: string; cost_source: string; scope: string; components: { cost: string; quantity: string; price: string; per: string }[] }>({ ...body(item, { user_id: user }), timestamp: at.toISOString() });
-      expect([item.provider, item.model, quoted.status, quoted.body.cost_source]).toEqual([item.provider, item.model, 200, 'computed']);
+      const quoted = await quote<{
+        total_cost: string;
+        cost_source: string;
+        scope: string;
+        components: { cost: string; quantity: string; price: string; per: string }[];
+      }>({ ...body(item, { user_id: user }), timestamp: at.toISOString() });
+      expect([item.provider, item.model, quoted.status, quoted.body.cost_source]).toEqual([
+        item.provider,
+        item.model,
+        200,
+        'computed',
+      ]);
       const total = new Exact(quoted.body.total_cost);
       // Each part is quantity × price ÷ per, and the total is the sum of the parts.
-      for (const part of quoted.body.components) expect(new Exact(part.cost).equals(new Exact(part.quantity).times(part.price).dividedBy(part.per).toDecimalPlaces(18))).toBe(true);
+      for (const part of quoted.body.components)
+        expect(
+          new Exact(part.cost).equals(
+            new Exact(part.quantity).times(part.price).dividedBy(part.per).toDecimalPlaces(18),
+          ),
+        ).toBe(true);
       expect(total.equals(Exact.sum(0, ...quoted.body.components.map((part) => part.cost)))).toBe(true);
       if (item.scope === 'catalog') {
         const expected = catalogCost(item, at);
         // The package sums floats: equal to its price up to float rounding; the speech file's entry exactly (to 18 decimals).
         const tolerance = item.event_type === 'llm_tokens' ? expected.times('1e-12').plus('1e-17') : new Exact('1e-18');
-        expect([item.provider, item.model, total.minus(expected).abs().lte(tolerance)]).toEqual([item.provider, item.model, true]);
+        expect([item.provider, item.model, total.minus(expected).abs().lte(tolerance)]).toEqual([
+          item.provider,
+          item.model,
+          true,
+        ]);
       }
       expect([item.provider, item.model, quoted.body.scope]).toEqual([item.provider, item.model, item.scope]);
       quotes.push(total);
@@ -100,99 +144,227 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
 
   it('stores the same events at their quotes, none unpriced, every view adding up; each answer carries its cost', async () => {
     const at = new Date().toISOString();
-    const answer = await post<{ status: string; cost: string; cost_source: string }[]>('/api/usage/events/batch', FLEET_MIX.map((item) => ({ ...body(item, { session_id: sessionId, user_id: user }), timestamp: at })));
+    const answer = await post<{ status: string; cost: string; cost_source: string }[]>(
+      '/api/usage/events/batch',
+      FLEET_MIX.map((item) => ({ ...body(item, { session_id: sessionId, user_id: user }), timestamp: at })),
+    );
     expect(answer.body.map((result) => result.status)).toEqual(FLEET_MIX.map(() => 'accepted'));
-    expect(answer.body.map((result) => [result.cost_source, new Exact(result.cost).toFixed()])).toEqual(quotes.map((quote) => ['computed', quote.toFixed()]));
+    expect(answer.body.map((result) => [result.cost_source, new Exact(result.cost).toFixed()])).toEqual(
+      quotes.map((quote) => ['computed', quote.toFixed()]),
+    );
     const expectedTotal = Exact.sum(0, ...quotes).toFixed();
-    const summary = await eventually(async () => {
-      const read_ = await read<{ total_cost: string; unpriced_event_count: number; event_count: number }>('/api/costs/summary');
-      expect(read_.body.event_count).toBe(FLEET_MIX.length);
-      return read_.body;
-    }, 30_000, 200);
+    const summary = await eventually(
+      async () => {
+        const read_ = await read<{ total_cost: string; unpriced_event_count: number; event_count: number }>(
+          '/api/costs/summary',
+        );
+        expect(read_.body.event_count).toBe(FLEET_MIX.length);
+        return read_.body;
+      },
+      30_000,
+      200,
+    );
     expect(summary.unpriced_event_count).toBe(0);
     expect(new Exact(summary.total_cost).toFixed()).toBe(expectedTotal);
-    const breakdown = await read<{ total_cost: string; events: { provider: string; event_type: string; quantity: string; unit_cost: string; total_cost: string; components: { dimension: string; cost: string }[] }[] }>(`/api/sessions/${sessionId}/cost-breakdown`);
+    const breakdown = await read<{
+      total_cost: string;
+      events: {
+        provider: string;
+        event_type: string;
+        quantity: string;
+        unit_cost: string;
+        total_cost: string;
+        components: { dimension: string; cost: string }[];
+      }[];
+    }>(`/api/sessions/${sessionId}/cost-breakdown`);
     // Every event lists its priced parts, which add up to its cost; an LLM's unit cost is per 1,000 tokens.
     for (const event of breakdown.body.events) {
       expect(new Exact(event.total_cost).equals(Exact.sum(0, ...event.components.map((part) => part.cost)))).toBe(true);
-      if (event.event_type === 'llm_tokens') expect(new Exact(event.unit_cost).equals(new Exact(event.total_cost).div(event.quantity).times(1000).toDecimalPlaces(15))).toBe(true);
+      if (event.event_type === 'llm_tokens')
+        expect(
+          new Exact(event.unit_cost).equals(
+            new Exact(event.total_cost).div(event.quantity).times(1000).toDecimalPlaces(15),
+          ),
+        ).toBe(true);
     }
-    expect(breakdown.body.events.filter((event) => event.components.some((part) => part.dimension === 'cached_audio_input_tokens'))).toHaveLength(3);
+    expect(
+      breakdown.body.events.filter((event) =>
+        event.components.some((part) => part.dimension === 'cached_audio_input_tokens'),
+      ),
+    ).toHaveLength(3);
     expect(new Exact(breakdown.body.total_cost).toFixed()).toBe(expectedTotal);
-    expect(breakdown.body.events.map((event) => new Exact(event.total_cost).toFixed()).sort()).toEqual(quotes.map((quote) => quote.toFixed()).sort());
+    expect(breakdown.body.events.map((event) => new Exact(event.total_cost).toFixed()).sort()).toEqual(
+      quotes.map((quote) => quote.toFixed()).sort(),
+    );
     expect((await read<unknown[]>('/api/costs/unpriced')).body).toEqual([]);
     // The summary's services and the breakdown's items show their parts (cached against fresh tokens), which add up to them.
-    const services = (await read<{ by_service: { event_type: string; cost: string; parts: { dimension: string; cost: string }[] }[] }>('/api/costs/summary')).body.by_service;
-    for (const service of services) expect(new Exact(service.cost).equals(Exact.sum(0, ...service.parts.map((part) => part.cost)))).toBe(true);
-    expect(services.find((service) => service.event_type === 'llm_tokens')!.parts.map((part) => part.dimension)).toEqual(expect.arrayContaining(['input_tokens', 'cached_input_tokens', 'cache_write_tokens', 'audio_input_tokens', 'cached_audio_input_tokens', 'output_tokens', 'audio_output_tokens']));
-    const items = (await read<{ items: { cost: string; parts: { cost: string }[] }[] }>(`/api/sessions/${sessionId}/cost-breakdown`)).body.items;
-    for (const item of items) expect(new Exact(item.cost).equals(Exact.sum(0, ...item.parts.map((part) => part.cost)))).toBe(true);
+    const services = (
+      await read<{ by_service: { event_type: string; cost: string; parts: { dimension: string; cost: string }[] }[] }>(
+        '/api/costs/summary',
+      )
+    ).body.by_service;
+    for (const service of services)
+      expect(new Exact(service.cost).equals(Exact.sum(0, ...service.parts.map((part) => part.cost)))).toBe(true);
+    expect(
+      services.find((service) => service.event_type === 'llm_tokens')!.parts.map((part) => part.dimension),
+    ).toEqual(
+      expect.arrayContaining([
+        'input_tokens',
+        'cached_input_tokens',
+        'cache_write_tokens',
+        'audio_input_tokens',
+        'cached_audio_input_tokens',
+        'output_tokens',
+        'audio_output_tokens',
+      ]),
+    );
+    const items = (
+      await read<{ items: { cost: string; parts: { cost: string }[] }[] }>(`/api/sessions/${sessionId}/cost-breakdown`)
+    ).body.items;
+    for (const item of items)
+      expect(new Exact(item.cost).equals(Exact.sum(0, ...item.parts.map((part) => part.cost)))).toBe(true);
   }, 60_000);
 
   it('lists an LLM’s catalog price of each token kind, and a speech model’s with its source', async () => {
-    const mini = await call<{ dimension: string; price: string; per: string; scope: string }[]>(running.query.url, 'GET', '/api/rates?provider=openai&model=gpt-4o-mini');
+    const mini = await call<{ dimension: string; price: string; per: string; scope: string }[]>(
+      running.query.url,
+      'GET',
+      '/api/rates?provider=openai&model=gpt-4o-mini',
+    );
     expect(mini.status).toBe(200);
     expect(mini.body.map((entry) => [entry.scope, entry.dimension, entry.price, entry.per])).toEqual([
       ['catalog', 'input_tokens', '0.15', '1000000'],
       ['catalog', 'cached_input_tokens', '0.075', '1000000'],
       ['catalog', 'output_tokens', '0.6', '1000000'],
     ]);
-    const deepgram = await call<{ scope: string; id: string }[]>(running.query.url, 'GET', '/api/rates?provider=deepgram&service=stt');
+    const deepgram = await call<{ scope: string; id: string }[]>(
+      running.query.url,
+      'GET',
+      '/api/rates?provider=deepgram&service=stt',
+    );
     expect(deepgram.body[0]).toMatchObject({ scope: 'card', id: 'stt-deepgram-2024-01' });
   });
 
   it('lists usage nothing priced, by provider, model and event type', async () => {
-    const answer = await post<{ status: string }[]>('/api/usage/events/batch', [1, 2, 3].map((n) => ({ session_id: sessionId, user_id: user, provider: 'acme-voice', model: 'v9', event_type: 'tts_characters', quantity: n * 100 })));
+    const answer = await post<{ status: string }[]>(
+      '/api/usage/events/batch',
+      [1, 2, 3].map((n) => ({
+        session_id: sessionId,
+        user_id: user,
+        provider: 'acme-voice',
+        model: 'v9',
+        event_type: 'tts_characters',
+        quantity: n * 100,
+      })),
+    );
     expect(answer.body.map((result) => result.status)).toEqual(['accepted', 'accepted', 'accepted']);
-    const unpriced = await eventually(async () => {
-      const listed = await read<{ provider: string; model: string; event_type: string; event_count: number; quantity: string }[]>('/api/costs/unpriced');
-      expect(listed.body).toHaveLength(1);
-      return listed.body;
-    }, 30_000, 200);
-    expect(unpriced[0]).toMatchObject({ provider: 'acme-voice', model: 'v9', event_type: 'tts_characters', unit: 'character', event_count: 3, quantity: '600' });
+    const unpriced = await eventually(
+      async () => {
+        const listed =
+          await read<{ provider: string; model: string; event_type: string; event_count: number; quantity: string }[]>(
+            '/api/costs/unpriced',
+          );
+        expect(listed.body).toHaveLength(1);
+        return listed.body;
+      },
+      30_000,
+      200,
+    );
+    expect(unpriced[0]).toMatchObject({
+      provider: 'acme-voice',
+      model: 'v9',
+      event_type: 'tts_characters',
+      unit: 'character',
+      event_count: 3,
+      quantity: '600',
+    });
   }, 60_000);
 
   it("applies a tenant's own price from its effective_from within 5 seconds, never to what is stored, and ends it on DELETE", async () => {
     const cartesia = FLEET_MIX.find((item) => item.provider === 'cartesia' && item.event_type === 'tts_characters')!;
     const before = await read<{ total_cost: string }>('/api/costs/summary');
-    const past = await post<{ detail: { loc: string[] }[] }>('/api/rates', { user_id: user, provider: 'cartesia', event_type: 'tts_characters', price: '0.01', per: '1000', effective_from: new Date(Date.now() - 60_000).toISOString() });
+    const past = await post<{ detail: { loc: string[] }[] }>('/api/rates', {
+      user_id: user,
+      provider: 'cartesia',
+      event_type: 'tts_characters',
+      price: '0.01',
+      per: '1000',
+      effective_from: new Date(Date.now() - 60_000).toISOString(),
+    });
     expect([past.status, past.body.detail[0]!.loc]).toEqual([422, ['body', 'effective_from']]);
     expect((await call(running.ingest.url, 'DELETE', '/api/rates/stt-deepgram-2024-01')).status).toBe(409);
     expect((await call(running.ingest.url, 'DELETE', '/api/rates/tenant-no-such-rate')).status).toBe(404);
 
-    const created = await post<{ id: string; scope: string; price: string; per: string }>('/api/rates', { user_id: user, provider: 'Cartesia', event_type: 'tts_characters', price: '0.01', per: '1000' });
+    const created = await post<{ id: string; scope: string; price: string; per: string }>('/api/rates', {
+      user_id: user,
+      provider: 'Cartesia',
+      event_type: 'tts_characters',
+      price: '0.01',
+      per: '1000',
+    });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ scope: 'tenant', price: '0.01', per: '1000' });
-    const quoteOf = async (who: string) => (await quote<{ total_cost: string; scope: string }>({ ...body(cartesia, { user_id: who }), quantity: '1000' })).body;
+    const quoteOf = async (who: string) =>
+      (await quote<{ total_cost: string; scope: string }>({ ...body(cartesia, { user_id: who }), quantity: '1000' }))
+        .body;
     const since = Date.now();
-    const tenantQuote = await eventually(async () => {
-      const quote = await quoteOf(user);
-      expect(quote.scope).toBe('tenant');
-      return quote;
-    }, 10_000, 100);
+    const tenantQuote = await eventually(
+      async () => {
+        const quote = await quoteOf(user);
+        expect(quote.scope).toBe('tenant');
+        return quote;
+      },
+      10_000,
+      100,
+    );
     expect(Date.now() - since).toBeLessThan(5_000);
     expect(tenantQuote.total_cost).toBe('0.01');
     // Another tenant still pays the catalog price.
     expect((await quoteOf(`${user}-other`)).scope).toBe('catalog');
 
     // An event after it is priced at the tenant's price once the pricing process has it; what was stored before is not repriced.
-    await eventually(async () => {
-      const listed = await call<{ id: string }[]>(running.query.url, 'GET', `/api/rates?provider=cartesia&user_id=${user}`);
-      expect(listed.body.map((entry) => entry.id)).toContain(created.body.id);
-    }, 10_000, 100);
+    await eventually(
+      async () => {
+        const listed = await call<{ id: string }[]>(
+          running.query.url,
+          'GET',
+          `/api/rates?provider=cartesia&user_id=${user}`,
+        );
+        expect(listed.body.map((entry) => entry.id)).toContain(created.body.id);
+      },
+      10_000,
+      100,
+    );
     await new Promise((resolve) => setTimeout(resolve, 5_000));
-    const single = await post<{ total_cost: string; unit_cost: string; cost: string; cost_source: string }>('/api/usage/events', { ...body(cartesia, { session_id: sessionId, user_id: user }), quantity: '1000' });
+    const single = await post<{ total_cost: string; unit_cost: string; cost: string; cost_source: string }>(
+      '/api/usage/events',
+      { ...body(cartesia, { session_id: sessionId, user_id: user }), quantity: '1000' },
+    );
     expect(single.status).toBe(201);
     // The answer's cost is ingest's price at acceptance; where ingest reads the same store as the consumer (the embedded process), the tenant's.
-    if (running.ingest === running.query) expect(single.body).toMatchObject({ total_cost: '0.01', unit_cost: '0.00001', cost: '0.01', cost_source: 'computed' });
-    const after = await eventually(async () => {
-      const summary = await read<{ total_cost: string }>('/api/costs/summary');
-      expect(new Exact(summary.body.total_cost).equals(new Exact(before.body.total_cost).plus('0.01'))).toBe(true);
-      return summary.body;
-    }, 30_000, 200);
+    if (running.ingest === running.query)
+      expect(single.body).toMatchObject({
+        total_cost: '0.01',
+        unit_cost: '0.00001',
+        cost: '0.01',
+        cost_source: 'computed',
+      });
+    const after = await eventually(
+      async () => {
+        const summary = await read<{ total_cost: string }>('/api/costs/summary');
+        expect(new Exact(summary.body.total_cost).equals(new Exact(before.body.total_cost).plus('0.01'))).toBe(true);
+        return summary.body;
+      },
+      30_000,
+      200,
+    );
     expect(after.total_cost).toBeDefined();
 
-    const ended = await call<{ effective_to: string | null }>(running.ingest.url, 'DELETE', `/api/rates/${created.body.id}`);
+    const ended = await call<{ effective_to: string | null }>(
+      running.ingest.url,
+      'DELETE',
+      `/api/rates/${created.body.id}`,
+    );
     expect([ended.status, ended.body.effective_to === null]).toEqual([200, false]);
     await eventually(async () => expect((await quoteOf(user)).scope).toBe('catalog'), 10_000, 100);
   }, 90_000);

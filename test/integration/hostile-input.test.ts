@@ -19,14 +19,22 @@ describe('hostile input against the embedded process', () => {
   let app: CallmeterProcess;
   let port: number;
   let session: string;
-  const post = (path: string, body: string | Buffer) => fetch(`${app.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+  const post = (path: string, body: string | Buffer) =>
+    fetch(`${app.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    });
   const healthy = async () => expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
-  const usage = (quantity: string) => `{"session_id":"${session}","user_id":"tenant-h","provider":"resemble","event_type":"tts_characters","quantity":${quantity}}`;
+  const usage = (quantity: string) =>
+    `{"session_id":"${session}","user_id":"tenant-h","provider":"resemble","event_type":"tts_characters","quantity":${quantity}}`;
 
   beforeAll(async () => {
     app = await startCallmeter({ DATA_DIR: isolate('hostile').dataDir, LOG_LEVEL: 'warn' });
     port = Number(new URL(app.url).port);
-    session = (await call<{ id: string }>(app.url, 'POST', '/api/sessions/', { room_name: 'hostile', user_id: 'tenant-h' })).body.id;
+    session = (
+      await call<{ id: string }>(app.url, 'POST', '/api/sessions/', { room_name: 'hostile', user_id: 'tenant-h' })
+    ).body.id;
   });
 
   afterAll(async () => {
@@ -61,37 +69,70 @@ describe('hostile input against the embedded process', () => {
     const tooLong = await post('/api/usage/events', usage('1' + '0'.repeat(5000)));
     expect([tooLong.status, await tooLong.text()]).toEqual([400, '{"detail":"There was an error parsing the body"}']);
     const batch = await post('/api/usage/events/batch', `[${usage('"1e1000000000"')},${usage('7')}]`);
-    expect((await batch.json()) as { status: string }[]).toMatchObject([{ status: 'rejected' }, { status: 'accepted' }]);
+    expect((await batch.json()) as { status: string }[]).toMatchObject([
+      { status: 'rejected' },
+      { status: 'accepted' },
+    ]);
     await healthy();
   });
 
   it('keeps SQL-looking user ids as plain values', async () => {
-    const own = (await call<{ id: string }>(app.url, 'POST', '/api/sessions/', { room_name: 'sql', user_id: 'tenant-sql' })).body.id;
-    expect((await post('/api/usage/events', `{"session_id":"${own}","user_id":"tenant-sql","provider":"resemble","event_type":"tts_characters","quantity":2}`)).status).toBe(201);
+    const own = (
+      await call<{ id: string }>(app.url, 'POST', '/api/sessions/', { room_name: 'sql', user_id: 'tenant-sql' })
+    ).body.id;
+    expect(
+      (
+        await post(
+          '/api/usage/events',
+          `{"session_id":"${own}","user_id":"tenant-sql","provider":"resemble","event_type":"tts_characters","quantity":2}`,
+        )
+      ).status,
+    ).toBe(201);
     for (const user of ["' OR 1=1 --", "tenant-sql'; DROP TABLE usage_events; --", 'tenant-sql\\', '{user:String}']) {
-      const summary = await call<{ total_cost: string; event_count: number }>(app.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': user });
+      const summary = await call<{ total_cost: string; event_count: number }>(
+        app.url,
+        'GET',
+        '/api/costs/summary',
+        undefined,
+        { 'x-user-id': user },
+      );
       expect([user, summary.status, summary.body.total_cost, summary.body.event_count]).toEqual([user, 200, '0', 0]);
     }
-    const summary = await call<{ event_count: number; total_cost: string }>(app.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': 'tenant-sql' });
+    const summary = await call<{ event_count: number; total_cost: string }>(
+      app.url,
+      'GET',
+      '/api/costs/summary',
+      undefined,
+      { 'x-user-id': 'tenant-sql' },
+    );
     expect(summary.body).toMatchObject({ event_count: 1, total_cost: '0.00008' });
   });
 
   it('refuses header injection at the HTTP parser with a 400', async () => {
-    const answer = await rawRequest(port, 'GET /api/costs/summary HTTP/1.1\r\nHost: x\r\nx-user-id: a\rX-Injected: 1\r\n\r\n');
+    const answer = await rawRequest(
+      port,
+      'GET /api/costs/summary HTTP/1.1\r\nHost: x\r\nx-user-id: a\rX-Injected: 1\r\n\r\n',
+    );
     expect(answer.startsWith('HTTP/1.1 400')).toBe(true);
     await healthy();
   });
 
   it('keeps answering while 1,000 connections are held open with half-sent requests', async () => {
     const sockets = await Promise.all(
-      Array.from({ length: 1000 }, () => new Promise<net.Socket>((resolve, reject) => {
-        const socket = net.connect(port, '127.0.0.1', () => {
-          socket.write('POST /api/usage/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"sess');
-          resolve(socket);
-        });
-        socket.on('error', () => undefined);
-        socket.once('error', reject);
-      })),
+      Array.from(
+        { length: 1000 },
+        () =>
+          new Promise<net.Socket>((resolve, reject) => {
+            const socket = net.connect(port, '127.0.0.1', () => {
+              socket.write(
+                'POST /api/usage/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"sess',
+              );
+              resolve(socket);
+            });
+            socket.on('error', () => undefined);
+            socket.once('error', reject);
+          }),
+      ),
     );
     try {
       const summary = await call(app.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': 'tenant-h' });

@@ -24,9 +24,20 @@ const MONTH_MS = 30.44 * 86_400_000;
 function usageRecord(sessionId: string, user: string, quantity: string, occurredAt: Date) {
   const now = new Date();
   const payload = {
-    event_id: randomUUID(), session_id: sessionId, user_id: user, agent_id: null, provider: 'resemble', event_type: 'tts_characters', model: null,
-    quantity, input_tokens: null, output_tokens: null, reported_unit_cost: null, reported_total_cost: null,
-    occurred_at: occurredAt.toISOString(), received_at: now.toISOString(),
+    event_id: randomUUID(),
+    session_id: sessionId,
+    user_id: user,
+    agent_id: null,
+    provider: 'resemble',
+    event_type: 'tts_characters',
+    model: null,
+    quantity,
+    input_tokens: null,
+    output_tokens: null,
+    reported_unit_cost: null,
+    reported_total_cost: null,
+    occurred_at: occurredAt.toISOString(),
+    received_at: now.toISOString(),
   };
   return encodeRecord(makeEnvelope('usage', sessionId, payload, occurredAt, now, payload.event_id));
 }
@@ -38,7 +49,9 @@ describe('poison usage records published past ingest, while a steady tenant post
   let query: CallmeterProcess;
 
   beforeAll(async () => {
-    ingest = await startCallmeter(serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest` }));
+    ingest = await startCallmeter(
+      serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest` }),
+    );
     query = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer,query' }));
   });
 
@@ -51,7 +64,11 @@ describe('poison usage records published past ingest, while a steady tenant post
    * ingest, for a few seconds after them; then all the tenant was answered 201 for must be stored.
    */
   async function steadyAround(user: string, publish: () => Promise<void>): Promise<void> {
-    const session = await call<{ id: string }>(ingest.url, 'POST', '/api/sessions/', { room_name: `${user}-${randomUUID()}`, user_id: user, agent_id: `agent-${user}` });
+    const session = await call<{ id: string }>(ingest.url, 'POST', '/api/sessions/', {
+      room_name: `${user}-${randomUUID()}`,
+      user_id: user,
+      agent_id: `agent-${user}`,
+    });
     const steady = new SteadyTenant(ingest.url, user, session.body.id);
     steady.start();
     try {
@@ -61,9 +78,19 @@ describe('poison usage records published past ingest, while a steady tenant post
     } finally {
       await steady.stop();
     }
-    expect(steady.requests.filter((request) => request.status < 200 || request.status >= 300 || request.ms >= 1000)).toEqual([]);
+    expect(
+      steady.requests.filter((request) => request.status < 200 || request.status >= 300 || request.ms >= 1000),
+    ).toEqual([]);
     const stalled = () => `consumer log: ${query.output().slice(-1500)}`;
-    await eventually(async () => expect((await summary(user)).body, stalled()).toMatchObject({ total_cost: steady.total.toFixed(), event_count: steady.events }), 30_000, 250);
+    await eventually(
+      async () =>
+        expect((await summary(user)).body, stalled()).toMatchObject({
+          total_cost: steady.total.toFixed(),
+          event_count: steady.events,
+        }),
+      30_000,
+      250,
+    );
   }
 
   async function publish(records: readonly ReturnType<typeof usageRecord>[]): Promise<void> {
@@ -71,29 +98,48 @@ describe('poison usage records published past ingest, while a steady tenant post
     await producer.connect();
     try {
       // One send, keyed by one session: one partition, so the consumer reads them as one batch.
-      await producer.send({ topic: topicSpecs(isolation.suffix).usage.name, acks: -1, messages: records.map(({ key, value, headers }) => ({ key, value, headers })) });
+      await producer.send({
+        topic: topicSpecs(isolation.suffix).usage.name,
+        acks: -1,
+        messages: records.map(({ key, value, headers }) => ({ key, value, headers })),
+      });
     } finally {
       await producer.disconnect();
     }
   }
 
-  const summary = (user: string) => call<{ total_cost: string; event_count: number }>(query.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': user });
-  const deadLetters = async () => (await readTopic(createKafka(config.kafka!, createLogger('silent')), topicSpecs(isolation.suffix).dlq.name)).map((m) => JSON.parse(m.value!.toString()) as { payload: { user_id: string } });
+  const summary = (user: string) =>
+    call<{ total_cost: string; event_count: number }>(query.url, 'GET', '/api/costs/summary', undefined, {
+      'x-user-id': user,
+    });
+  const deadLetters = async () =>
+    (await readTopic(createKafka(config.kafka!, createLogger('silent')), topicSpecs(isolation.suffix).dlq.name)).map(
+      (m) => JSON.parse(m.value!.toString()) as { payload: { user_id: string } },
+    );
 
   it('stores each of 110 records a month apart in one batch, in parts of months one insert takes, and keeps storing the other tenants', async () => {
     const session = randomUUID();
     const instants = Array.from({ length: 110 }, (_, i) => new Date(Date.now() - 60_000 - i * MONTH_MS));
-    await steadyAround('tenant-steady-1', () => publish(instants.map((at) => usageRecord(session, 'tenant-months', '1', at))));
+    await steadyAround('tenant-steady-1', () =>
+      publish(instants.map((at) => usageRecord(session, 'tenant-months', '1', at))),
+    );
     // 'Too many partitions for single INSERT block' blames the insert, not a record: halves of it are stored.
     expect((await deadLetters()).filter((record) => record.payload.user_id === 'tenant-months')).toEqual([]);
     // The rate of resemble starts on 2024-01-01: the months before it are stored unpriced, at 0.
     const priced = instants.filter((at) => at >= new Date('2024-01-01T00:00:00Z')).length;
-    expect((await summary('tenant-months')).body).toMatchObject({ event_count: 110, total_cost: new Exact('0.00004').times(priced).toFixed() });
+    expect((await summary('tenant-months')).body).toMatchObject({
+      event_count: 110,
+      total_cost: new Exact('0.00004').times(priced).toFixed(),
+    });
   }, 90_000);
 
   it('dead-letters a quantity of 10^25 ("Decimal value is too big") and stores the records beside it and after it', async () => {
     const session = randomUUID();
-    const records = [usageRecord(session, 'tenant-huge', '1', new Date()), usageRecord(session, 'tenant-huge', '1' + '0'.repeat(25), new Date()), usageRecord(session, 'tenant-huge', '2', new Date())];
+    const records = [
+      usageRecord(session, 'tenant-huge', '1', new Date()),
+      usageRecord(session, 'tenant-huge', '1' + '0'.repeat(25), new Date()),
+      usageRecord(session, 'tenant-huge', '2', new Date()),
+    ];
     await steadyAround('tenant-steady-2', () => publish(records));
     expect((await deadLetters()).filter((record) => record.payload.user_id === 'tenant-huge').length).toBe(1);
     expect((await summary('tenant-huge')).body).toMatchObject({ event_count: 2, total_cost: '0.00012' });
@@ -101,7 +147,8 @@ describe('poison usage records published past ingest, while a steady tenant post
 
   it('stays healthy and ready', async () => {
     for (const process of [ingest, query]) {
-      for (const path of ['/healthz', '/readyz']) expect([path, (await fetch(`${process.url}${path}`)).status]).toEqual([path, 200]);
+      for (const path of ['/healthz', '/readyz'])
+        expect([path, (await fetch(`${process.url}${path}`)).status]).toEqual([path, 200]);
     }
   });
 });

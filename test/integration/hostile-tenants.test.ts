@@ -6,7 +6,15 @@ import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { CostLedger, expectViewsExact } from '../support/cost-ledger.ts';
 import { eventually, isolate, serviceEnv } from '../support/harness.ts';
-import { hostileBatch, hostileBody, hostileEvent, MAX_AGE_MS, timestampOf, verdictOf, type HostileEvent } from '../support/hostile-usage.ts';
+import {
+  hostileBatch,
+  hostileBody,
+  hostileEvent,
+  MAX_AGE_MS,
+  timestampOf,
+  verdictOf,
+  type HostileEvent,
+} from '../support/hostile-usage.ts';
 import { SteadyTenant } from '../support/steady-tenant.ts';
 
 // Issue 16, item 10: every hostile case and generated variants of it, sent while another tenant posts
@@ -22,16 +30,28 @@ interface Running {
 
 const GRACE = { USAGE_GRACE_AFTER_END_SECONDS: '1' };
 const MODES = [
-  { name: 'the embedded process', singles: 500, batches: 30, start: async (): Promise<Running> => {
-    const app = await startCallmeter({ DATA_DIR: isolate('hostile-tenants').dataDir, LOG_LEVEL: 'warn', ...GRACE });
-    return { ingest: app, query: app, stop: () => app.stop() };
-  } },
-  { name: 'ingest apart over Kafka and Redis', singles: 200, batches: 10, start: async (): Promise<Running> => {
-    const isolation = isolate('hostile-tenants-kafka');
-    const ingest = await startCallmeter(serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest`, ...GRACE }));
-    const query = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer,query', ...GRACE }));
-    return { ingest, query, stop: () => Promise.allSettled([ingest.stop(), query.stop()]) };
-  } },
+  {
+    name: 'the embedded process',
+    singles: 500,
+    batches: 30,
+    start: async (): Promise<Running> => {
+      const app = await startCallmeter({ DATA_DIR: isolate('hostile-tenants').dataDir, LOG_LEVEL: 'warn', ...GRACE });
+      return { ingest: app, query: app, stop: () => app.stop() };
+    },
+  },
+  {
+    name: 'ingest apart over Kafka and Redis',
+    singles: 200,
+    batches: 10,
+    start: async (): Promise<Running> => {
+      const isolation = isolate('hostile-tenants-kafka');
+      const ingest = await startCallmeter(
+        serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest`, ...GRACE }),
+      );
+      const query = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer,query', ...GRACE }));
+      return { ingest, query, stop: () => Promise.allSettled([ingest.stop(), query.stop()]) };
+    },
+  },
 ] as const;
 
 const FUZZ_TENANTS = 3;
@@ -56,7 +76,11 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
   const expectExact = (users: readonly string[]) => expectViewsExact(ledger, running.query.url, users, settle);
 
   async function openSession(user: string, agent: string | null): Promise<string> {
-    const answer = await call<{ id: string }>(running.ingest.url, 'POST', '/api/sessions/', { room_name: `${user}-${randomUUID()}`, user_id: user, agent_id: agent });
+    const answer = await call<{ id: string }>(running.ingest.url, 'POST', '/api/sessions/', {
+      room_name: `${user}-${randomUUID()}`,
+      user_id: user,
+      agent_id: agent,
+    });
     expect(answer.status).toBe(201);
     ledger.addSession(answer.body.id, user, agent);
     return answer.body.id;
@@ -64,7 +88,14 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
 
   /** One usage event of a case tenant: posted, and counted when the API accepted it. */
   async function send(name: string, overrides: Record<string, unknown>, cost: Exact) {
-    const body = { session_id: sessions[name], user_id: name, provider: 'resemble', event_type: 'tts_characters', event_id: randomUUID(), ...overrides };
+    const body = {
+      session_id: sessions[name],
+      user_id: name,
+      provider: 'resemble',
+      event_type: 'tts_characters',
+      event_id: randomUUID(),
+      ...overrides,
+    };
     const answer = await post('/api/usage/events', body);
     if (answer.status === 201) ledger.accept(body.session_id as string, body.event_id as string, cost);
     return answer as { status: number; body: { detail: { type: string; loc: unknown[]; msg: string }[] | string } };
@@ -72,12 +103,27 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
 
   beforeAll(async () => {
     running = await mode.start();
-    for (const name of ['tenant-cases', 'tenant-other', 'tenant-ended', 'tenant-csv']) sessions[name] = await openSession(name, `agent-${name}`);
-    for (let t = 0; t < FUZZ_TENANTS; t += 1) fuzzSessions.push([await openSession(`tenant-fuzz-${t}`, `agent-fuzz-${t}`), await openSession(`tenant-fuzz-${t}`, null)]);
+    for (const name of ['tenant-cases', 'tenant-other', 'tenant-ended', 'tenant-csv'])
+      sessions[name] = await openSession(name, `agent-${name}`);
+    for (let t = 0; t < FUZZ_TENANTS; t += 1)
+      fuzzSessions.push([
+        await openSession(`tenant-fuzz-${t}`, `agent-fuzz-${t}`),
+        await openSession(`tenant-fuzz-${t}`, null),
+      ]);
     const steadySession = await openSession('tenant-steady', 'agent-steady');
     steady = new SteadyTenant(running.ingest.url, 'tenant-steady', steadySession);
     // One request first, so that the steady tenant's measured requests find the session known.
-    expect((await post('/api/usage/events', { session_id: steadySession, user_id: 'tenant-steady', provider: 'resemble', event_type: 'tts_characters', quantity: 1 })).status).toBe(201);
+    expect(
+      (
+        await post('/api/usage/events', {
+          session_id: steadySession,
+          user_id: 'tenant-steady',
+          provider: 'resemble',
+          event_type: 'tts_characters',
+          quantity: 1,
+        })
+      ).status,
+    ).toBe(201);
     ledger.addTotal(steadySession, characters(1));
     steady.start();
   });
@@ -88,7 +134,17 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
   });
 
   it('refuses the overflow reproduction (10^12 × 10^6 of an unknown provider) and token counts past the cap, pydantic-shaped', async () => {
-    const reproduction = await post('/api/usage/events/batch', Array.from({ length: 200 }, () => ({ session_id: sessions['tenant-cases'], user_id: 'tenant-cases', provider: 'unknown', event_type: 'stt_minutes', quantity: 1e12, unit_cost: 1e6 })));
+    const reproduction = await post(
+      '/api/usage/events/batch',
+      Array.from({ length: 200 }, () => ({
+        session_id: sessions['tenant-cases'],
+        user_id: 'tenant-cases',
+        provider: 'unknown',
+        event_type: 'stt_minutes',
+        quantity: 1e12,
+        unit_cost: 1e6,
+      })),
+    );
     expect(reproduction.status).toBe(200);
     const items = reproduction.body as { status: string; errors: { type: string; loc: unknown[] }[] }[];
     expect(items.filter((item) => item.status !== 'rejected' || item.errors[0]!.loc[2] !== 'unit_cost')).toEqual([]);
@@ -97,17 +153,36 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
       expect([overrides, answer.status]).toEqual([overrides, 422]);
       return (answer.body.detail as { type: string; loc: unknown[] }[])[0];
     };
-    expect(await refused({ event_type: 'stt_minutes', quantity: 1e12, unit_cost: 1e6 })).toMatchObject({ type: 'value_error', loc: ['body', 'unit_cost'] });
-    expect(await refused({ event_type: 'llm_tokens', quantity: 1, input_tokens: 1e12 + 1 })).toMatchObject({ type: 'less_than_equal', loc: ['body', 'input_tokens'] });
-    expect(await refused({ event_type: 'llm_tokens', usage_data: { output_tokens: 1e12 + 1 } })).toMatchObject({ type: 'less_than_equal', loc: ['body', 'usage_data', 'output_tokens'] });
-    expect(await refused({ event_type: 'llm_tokens', usage_data: { input_tokens: 6e11, output_tokens: 6e11 } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
+    expect(await refused({ event_type: 'stt_minutes', quantity: 1e12, unit_cost: 1e6 })).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'unit_cost'],
+    });
+    expect(await refused({ event_type: 'llm_tokens', quantity: 1, input_tokens: 1e12 + 1 })).toMatchObject({
+      type: 'less_than_equal',
+      loc: ['body', 'input_tokens'],
+    });
+    expect(await refused({ event_type: 'llm_tokens', usage_data: { output_tokens: 1e12 + 1 } })).toMatchObject({
+      type: 'less_than_equal',
+      loc: ['body', 'usage_data', 'output_tokens'],
+    });
+    expect(
+      await refused({ event_type: 'llm_tokens', usage_data: { input_tokens: 6e11, output_tokens: 6e11 } }),
+    ).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
     expect(await refused({ event_type: 'stt_minutes', quantity: '1e21' })).toMatchObject({ loc: ['body', 'quantity'] });
     await expectExact(['tenant-cases']);
   });
 
   it('takes the instants of a batch spanning 110 months that lie in the window, refuses the rest at their timestamp, and refuses 1850 and the far future', async () => {
     const now = Date.now();
-    const body = Array.from({ length: 110 }, (_, i) => ({ session_id: sessions['tenant-cases'], user_id: 'tenant-cases', provider: 'resemble', event_type: 'tts_characters', quantity: 10 + i, event_id: randomUUID(), timestamp: new Date(now - 60_000 - i * MONTH_MS).toISOString() }));
+    const body = Array.from({ length: 110 }, (_, i) => ({
+      session_id: sessions['tenant-cases'],
+      user_id: 'tenant-cases',
+      provider: 'resemble',
+      event_type: 'tts_characters',
+      quantity: 10 + i,
+      event_id: randomUUID(),
+      timestamp: new Date(now - 60_000 - i * MONTH_MS).toISOString(),
+    }));
     const answer = await post('/api/usage/events/batch', body);
     expect(answer.status).toBe(200);
     const items = answer.body as { status: string; errors?: { type: string; loc: unknown[] }[] }[];
@@ -116,38 +191,79 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
     });
     const inWindow = body.map((event) => Date.parse(event.timestamp) > now - MAX_AGE_MS);
     expect(items.map((item) => item.status)).toEqual(inWindow.map((ok) => (ok ? 'accepted' : 'rejected')));
-    expect(items.filter((item) => item.status === 'rejected' && item.errors![0]!.loc.join('.') !== `body.${items.indexOf(item)}.timestamp`)).toEqual([]);
-    for (const timestamp of ['1850-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '2200-01-01T00:00:00Z', '9999-12-31T23:59:59Z', new Date(Date.now() + 6 * 60_000).toISOString()]) {
+    expect(
+      items.filter(
+        (item) =>
+          item.status === 'rejected' && item.errors![0]!.loc.join('.') !== `body.${items.indexOf(item)}.timestamp`,
+      ),
+    ).toEqual([]);
+    for (const timestamp of [
+      '1850-01-01T00:00:00Z',
+      '1969-12-31T23:59:59Z',
+      '2200-01-01T00:00:00Z',
+      '9999-12-31T23:59:59Z',
+      new Date(Date.now() + 6 * 60_000).toISOString(),
+    ]) {
       const refused = await send('tenant-cases', { quantity: 1, timestamp }, characters(1));
-      expect([timestamp, refused.status, (refused.body.detail as { loc: unknown[] }[])[0]?.loc]).toEqual([timestamp, 422, ['body', 'timestamp']]);
+      expect([timestamp, refused.status, (refused.body.detail as { loc: unknown[] }[])[0]?.loc]).toEqual([
+        timestamp,
+        422,
+        ['body', 'timestamp'],
+      ]);
     }
-    expect((await send('tenant-cases', { quantity: 4, timestamp: new Date(Date.now() + 4 * 60_000).toISOString() }, characters(4))).status).toBe(201);
+    expect(
+      (
+        await send(
+          'tenant-cases',
+          { quantity: 4, timestamp: new Date(Date.now() + 4 * 60_000).toISOString() },
+          characters(4),
+        )
+      ).status,
+    ).toBe(201);
     // The default timeline begins at the tenant's first usage: it answers for everything the tenant holds.
     await expectExact(['tenant-cases']);
   });
 
-  it("counts an event of each tenant that share an event_id, each in its own tenant, and a resend once", async () => {
+  it('counts an event of each tenant that share an event_id, each in its own tenant, and a resend once', async () => {
     const shared = randomUUID();
     expect((await send('tenant-other', { quantity: 7, event_id: shared }, characters(7))).status).toBe(201);
     expect((await send('tenant-cases', { quantity: 5, event_id: shared }, characters(5))).status).toBe(201);
     expect((await send('tenant-cases', { quantity: 5, event_id: shared }, characters(5))).status).toBe(201);
     await expectExact(['tenant-cases', 'tenant-other']);
-    const listed = await call<{ events: { id: string }[] }>(running.query.url, 'GET', `/api/sessions/${sessions['tenant-other']}/cost-breakdown`);
+    const listed = await call<{ events: { id: string }[] }>(
+      running.query.url,
+      'GET',
+      `/api/sessions/${sessions['tenant-other']}/cost-breakdown`,
+    );
     expect(listed.body.events.map((event) => event.id)).toContain(shared);
   });
 
   it('answers 409 to usage of a session that ended more than the grace ago, and a rejected item in a batch', async () => {
     expect((await send('tenant-ended', { quantity: 3 }, characters(3))).status).toBe(201);
-    const ended = await call(running.ingest.url, 'PATCH', `/api/sessions/${sessions['tenant-ended']}`, { status: 'COMPLETED' });
+    const ended = await call(running.ingest.url, 'PATCH', `/api/sessions/${sessions['tenant-ended']}`, {
+      status: 'COMPLETED',
+    });
     expect(ended.status).toBe(200);
     // Within the 1-second grace usage is still taken (and counted); after it, never again.
-    const late = await eventually(async () => {
-      const answer = await send('tenant-ended', { quantity: 2 }, characters(2));
-      expect(answer.status).toBe(409);
-      return answer;
-    }, 10_000, 250);
+    const late = await eventually(
+      async () => {
+        const answer = await send('tenant-ended', { quantity: 2 }, characters(2));
+        expect(answer.status).toBe(409);
+        return answer;
+      },
+      10_000,
+      250,
+    );
     expect(late.body.detail).toMatch(/^Session ended at .*, more than 1 seconds ago: it takes no more usage$/);
-    const batch = await post('/api/usage/events/batch', [{ session_id: sessions['tenant-ended'], user_id: 'tenant-ended', provider: 'resemble', event_type: 'tts_characters', quantity: 2 }]);
+    const batch = await post('/api/usage/events/batch', [
+      {
+        session_id: sessions['tenant-ended'],
+        user_id: 'tenant-ended',
+        provider: 'resemble',
+        event_type: 'tts_characters',
+        quantity: 2,
+      },
+    ]);
     expect(batch.body).toMatchObject([{ status: 'rejected', errors: [{ loc: ['body', 0, 'session_id'] }] }]);
     await expectExact(['tenant-ended']);
   });
@@ -174,7 +290,10 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
       fc.asyncProperty(hostileBatch(FUZZ_TENANTS), async (events) => {
         const sentAt = Date.now();
         const prepared = events.map((event) => prepare(event, sentAt));
-        const answer = await post('/api/usage/events/batch', prepared.map((item) => item.body));
+        const answer = await post(
+          '/api/usage/events/batch',
+          prepared.map((item) => item.body),
+        );
         expect(answer.status).toBe(200);
         const items = answer.body as { status: string }[];
         for (const item of items) outcomes.add(item.status);
@@ -183,8 +302,10 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
         items.forEach((item, i) => {
           const { body, verdict } = prepared[i]!;
           const key = `${body.user_id as string} ${body.event_id as string}`;
-          if (item.status === 'accepted') ledger.accept(body.session_id as string, body.event_id as string, verdict.cost);
-          if (verdict.valid === true) expect([i, item.status]).toEqual([i, acceptedHere.has(key) ? 'duplicate' : 'accepted']);
+          if (item.status === 'accepted')
+            ledger.accept(body.session_id as string, body.event_id as string, verdict.cost);
+          if (verdict.valid === true)
+            expect([i, item.status]).toEqual([i, acceptedHere.has(key) ? 'duplicate' : 'accepted']);
           if (verdict.valid === false) expect([i, item.status]).toEqual([i, 'rejected']);
           if (item.status === 'accepted') acceptedHere.add(key);
         });
@@ -196,21 +317,40 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
   }, 120_000);
 
   it('bounds a timeline CSV of 1,000 providers over 9,000 days: a 4xx, or a streamed answer that adds up', async () => {
-    const events = Array.from({ length: 1000 }, (_, i) => ({ session_id: sessions['tenant-csv'], user_id: 'tenant-csv', provider: `p${i}-${'x'.repeat(500)}`, event_type: 'tts_characters', quantity: 1, total_cost: '0.000001', event_id: randomUUID() }));
+    const events = Array.from({ length: 1000 }, (_, i) => ({
+      session_id: sessions['tenant-csv'],
+      user_id: 'tenant-csv',
+      provider: `p${i}-${'x'.repeat(500)}`,
+      event_type: 'tts_characters',
+      quantity: 1,
+      total_cost: '0.000001',
+      event_id: randomUUID(),
+    }));
     // About 1.1 MB of records: through Kafka one request's records past 1 MB are a 413 with nothing stored
     // (README, the record path); the same events then go in four batches.
     const whole = await post('/api/usage/events/batch', events);
-    expect([whole.status, whole.text.slice(0, 300)]).toEqual([expect.toSatisfy((status: number) => status === 200 || status === 413), expect.any(String)]);
-    for (const batch of whole.status === 200 ? [events] : [0, 1, 2, 3].map((part) => events.slice(part * 250, (part + 1) * 250))) {
+    expect([whole.status, whole.text.slice(0, 300)]).toEqual([
+      expect.toSatisfy((status: number) => status === 200 || status === 413),
+      expect.any(String),
+    ]);
+    for (const batch of whole.status === 200
+      ? [events]
+      : [0, 1, 2, 3].map((part) => events.slice(part * 250, (part + 1) * 250))) {
       const answer = whole.status === 200 ? whole : await post('/api/usage/events/batch', batch);
       expect([answer.status, answer.text.slice(0, 300)]).toEqual([200, expect.any(String)]);
       const items = answer.body as { status: string }[];
-      items.forEach((item, i) => item.status === 'accepted' && ledger.accept(sessions['tenant-csv']!, batch[i]!.event_id, new Exact('0.000001')));
+      items.forEach(
+        (item, i) =>
+          item.status === 'accepted' &&
+          ledger.accept(sessions['tenant-csv']!, batch[i]!.event_id, new Exact('0.000001')),
+      );
       expect(items.filter((item) => item.status !== 'accepted')).toEqual([]);
     }
     await expectExact(['tenant-csv']);
     const start = new Date(Date.now() - 9000 * 86_400_000).toISOString().slice(0, 10);
-    const csv = await fetch(`${running.query.url}/api/costs/timeline?period=daily&format=csv&start_date=${start}`, { headers: { 'x-user-id': 'tenant-csv' } });
+    const csv = await fetch(`${running.query.url}/api/costs/timeline?period=daily&format=csv&start_date=${start}`, {
+      headers: { 'x-user-id': 'tenant-csv' },
+    });
     const text = await csv.text();
     expect([400, 413, 422, 200]).toContain(csv.status);
     if (csv.status !== 200) return expect(JSON.parse(text)).toHaveProperty('detail');
@@ -218,14 +358,31 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
     const totalColumn = rows[0]!.split(',').indexOf('total_cost');
     expect(Exact.sum(0, ...rows.slice(1).map((row) => row.split(',')[totalColumn]!)).toFixed()).toBe('0.001');
     // Issue 16 item 5: a CSV is streamed, so the process never holds the whole answer (20 MB here) in memory.
-    expect({ streamed: csv.headers.get('content-length') === null, bytes: text.length }).toMatchObject({ streamed: true });
+    expect({ streamed: csv.headers.get('content-length') === null, bytes: text.length }).toMatchObject({
+      streamed: true,
+    });
   }, 120_000);
 
   it('refuses a session list page over 1,000 with a 422 less_than_equal (issue 16 item 5)', async () => {
-    const page = await call<{ sessions: unknown[] }>(running.ingest.url, 'GET', '/api/sessions/?limit=1000', undefined, { 'x-user-id': 'tenant-cases' });
+    const page = await call<{ sessions: unknown[] }>(
+      running.ingest.url,
+      'GET',
+      '/api/sessions/?limit=1000',
+      undefined,
+      { 'x-user-id': 'tenant-cases' },
+    );
     expect(page.status).toBe(200);
-    const tooLarge = await call<{ detail: unknown[] }>(running.ingest.url, 'GET', '/api/sessions/?limit=10000', undefined, { 'x-user-id': 'tenant-cases' });
-    expect([tooLarge.status, tooLarge.body.detail?.[0]]).toEqual([422, expect.objectContaining({ type: 'less_than_equal', loc: ['query', 'limit'], ctx: { le: 1000 } })]);
+    const tooLarge = await call<{ detail: unknown[] }>(
+      running.ingest.url,
+      'GET',
+      '/api/sessions/?limit=10000',
+      undefined,
+      { 'x-user-id': 'tenant-cases' },
+    );
+    expect([tooLarge.status, tooLarge.body.detail?.[0]]).toEqual([
+      422,
+      expect.objectContaining({ type: 'less_than_equal', loc: ['query', 'limit'], ctx: { le: 1000 } }),
+    ]);
   });
 
   it('ends with every view of every tenant equal to the exact sum of its accepted events, none negative', async () => {
@@ -236,15 +393,24 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
 
   it("answered the steady tenant's every request with a success within 1 second, throughout", () => {
     const ms = steady.requests.map((request) => request.ms).sort((a, b) => a - b);
-    const seen = { requests: ms.length, p50_ms: Math.round(ms[Math.floor(ms.length / 2)]!), max_ms: Math.round(ms.at(-1)!), over_seconds: Math.round((Date.now() - steady.startedAt) / 1000) };
+    const seen = {
+      requests: ms.length,
+      p50_ms: Math.round(ms[Math.floor(ms.length / 2)]!),
+      max_ms: Math.round(ms.at(-1)!),
+      over_seconds: Math.round((Date.now() - steady.startedAt) / 1000),
+    };
     // Posting every 100 to 200 ms: at least one request every 400 ms unless requests were slow.
     expect(seen.requests, JSON.stringify(seen)).toBeGreaterThan((seen.over_seconds * 1000) / 400);
-    expect(steady.requests.filter((request) => request.status < 200 || request.status >= 300 || request.ms >= 1000), JSON.stringify(seen)).toEqual([]);
+    expect(
+      steady.requests.filter((request) => request.status < 200 || request.status >= 300 || request.ms >= 1000),
+      JSON.stringify(seen),
+    ).toEqual([]);
   });
 
   it('stays healthy and ready', async () => {
     for (const process of new Set([running.ingest, running.query])) {
-      for (const path of ['/healthz', '/readyz']) expect([process.url, path, (await fetch(`${process.url}${path}`)).status]).toEqual([process.url, path, 200]);
+      for (const path of ['/healthz', '/readyz'])
+        expect([process.url, path, (await fetch(`${process.url}${path}`)).status]).toEqual([process.url, path, 200]);
     }
   });
 
@@ -260,7 +426,8 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
    */
   function prepare(event: HostileEvent, sentAt: number) {
     const user = `tenant-fuzz-${event.tenant}`;
-    const reused = event.reuse === null || sentIds.length === 0 ? undefined : sentIds[Math.floor(event.reuse * sentIds.length)]!;
+    const reused =
+      event.reuse === null || sentIds.length === 0 ? undefined : sentIds[Math.floor(event.reuse * sentIds.length)]!;
     const eventId = reused?.id ?? randomUUID();
     const session = reused?.user === user ? reused.session : fuzzSessions[event.tenant]![event.session]!;
     sentIds.push({ id: eventId, user, session });

@@ -5,7 +5,12 @@ import { isolate } from '../support/harness.ts';
 
 async function raw(url: string, init: RequestInit = {}) {
   const response = await fetch(url, { redirect: 'manual', ...init });
-  return { status: response.status, type: response.headers.get('content-type'), headers: response.headers, text: await response.text() };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    headers: response.headers,
+    text: await response.text(),
+  };
 }
 
 describe('the HTTP contract of the embedded process', () => {
@@ -20,9 +25,14 @@ describe('the HTTP contract of the embedded process', () => {
   });
 
   it('publishes an OpenAPI 3.1 document of every route, with bodies, parameters and error shapes', async () => {
-    const document = JSON.parse((await raw(`${app.url}/openapi.json`)).text) as { openapi: string; paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: unknown }>> };
+    const document = JSON.parse((await raw(`${app.url}/openapi.json`)).text) as {
+      openapi: string;
+      paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: unknown }>>;
+    };
     expect(document.openapi).toBe('3.1.0');
-    const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
+    const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+    );
     expect(operations.sort()).toEqual([
       'DELETE /api/admin/keys/{key_id}',
       'DELETE /api/agents/{agent_id}',
@@ -62,11 +72,18 @@ describe('the HTTP contract of the embedded process', () => {
     ]);
     const create = document.paths['/api/sessions/']!.post!;
     expect(Object.keys(create.responses)).toEqual(['201', '400', '409', '413', '422']);
-    expect(create.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/SessionCreate' } } } });
+    expect(create.requestBody).toEqual({
+      required: true,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/SessionCreate' } } },
+    });
     expect(Object.keys(document.paths['/api/sessions/']!.get!.responses)).toEqual(['200', '401', '422']);
     // A 204 documents no body, so an API fuzzer expects none.
-    expect(document.paths['/api/agents/{agent_id}']!.delete!.responses['204']).toEqual({ description: 'Successful Response' });
-    expect(Object.keys((document.paths['/api/costs/timeline']!.get!.responses['200'] as { content: object }).content)).toEqual(['application/json', 'text/csv']);
+    expect(document.paths['/api/agents/{agent_id}']!.delete!.responses['204']).toEqual({
+      description: 'Successful Response',
+    });
+    expect(
+      Object.keys((document.paths['/api/costs/timeline']!.get!.responses['200'] as { content: object }).content),
+    ).toEqual(['application/json', 'text/csv']);
   });
 
   it('serves a browsable /docs page whose assets come from this server', async () => {
@@ -80,14 +97,25 @@ describe('the HTTP contract of the embedded process', () => {
 
   it('answers a body over 1 MiB with 413', async () => {
     const body = JSON.stringify({ room_name: 'r', user_id: 'u', session_data: { blob: 'x'.repeat(1024 * 1024) } });
-    const answer = await raw(`${app.url}/api/sessions/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    expect([answer.status, answer.text]).toEqual([413, '{"detail":"Request body too large: the limit is 1048576 bytes"}']);
+    const answer = await raw(`${app.url}/api/sessions/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+    expect([answer.status, answer.text]).toEqual([
+      413,
+      '{"detail":"Request body too large: the limit is 1048576 bytes"}',
+    ]);
   });
 
   it('requires x-user-id with a 401, after validating the query', async () => {
     for (const headers of [{}, { 'x-user-id': '' }] as Record<string, string>[]) {
       const answer = await raw(`${app.url}/api/sessions/`, { headers });
-      expect([answer.status, answer.type, answer.text]).toEqual([401, 'application/json', '{"detail":"User ID required"}']);
+      expect([answer.status, answer.type, answer.text]).toEqual([
+        401,
+        'application/json',
+        '{"detail":"User ID required"}',
+      ]);
     }
     const invalid = await raw(`${app.url}/api/sessions/?limit=0`);
     expect([invalid.status, invalid.text]).toEqual([
@@ -102,23 +130,59 @@ describe('the HTTP contract of the embedded process', () => {
   });
 
   it('answers a body that is not UTF-8 with 400, and a missing slash with a 307 keeping the query', async () => {
-    const notUtf8 = await raw(`${app.url}/api/sessions/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from([0x7b, 0xff, 0xfe, 0x7d]) });
+    const notUtf8 = await raw(`${app.url}/api/sessions/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from([0x7b, 0xff, 0xfe, 0x7d]),
+    });
     expect([notUtf8.status, notUtf8.text]).toEqual([400, '{"detail":"There was an error parsing the body"}']);
     const redirect = await raw(`${app.url}/api/sessions?page=2`, { method: 'POST' });
-    expect([redirect.status, redirect.headers.get('location'), redirect.text]).toEqual([307, '/api/sessions/?page=2', '']);
+    expect([redirect.status, redirect.headers.get('location'), redirect.text]).toEqual([
+      307,
+      '/api/sessions/?page=2',
+      '',
+    ]);
   });
 
   it('creates a session with 201 and the compat.md key order, and reads it back', async () => {
-    const created = await raw(`${app.url}/api/sessions/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"room_name":"r1","user_id":"u1","metadata":{"a":1}}' });
+    const created = await raw(`${app.url}/api/sessions/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"room_name":"r1","user_id":"u1","metadata":{"a":1}}',
+    });
     expect(created.status).toBe(201);
     const session = JSON.parse(created.text) as Record<string, unknown>;
     expect(Object.keys(session)).toEqual([
-      'room_name', 'session_data', 'id', 'status', 'started_at', 'ended_at', 'duration', 'user_id', 'agent_id', 'agent_name', 'call_direction',
-      'outbound_phone_number', 'call_status', 'analysis', 'transferred_to', 'transfer_type', 'transfer_timestamp', 'created_at', 'updated_at',
+      'room_name',
+      'session_data',
+      'id',
+      'status',
+      'started_at',
+      'ended_at',
+      'duration',
+      'user_id',
+      'agent_id',
+      'agent_name',
+      'call_direction',
+      'outbound_phone_number',
+      'call_status',
+      'analysis',
+      'transferred_to',
+      'transfer_type',
+      'transfer_timestamp',
+      'created_at',
+      'updated_at',
       // Extra keys after compat.md's, read by the old dashboard.
-      'direction', 'metadata',
+      'direction',
+      'metadata',
     ]);
-    expect(session).toMatchObject({ status: 'ACTIVE', session_data: { a: 1 }, agent_id: null, direction: null, metadata: { a: 1 } });
+    expect(session).toMatchObject({
+      status: 'ACTIVE',
+      session_data: { a: 1 },
+      agent_id: null,
+      direction: null,
+      metadata: { a: 1 },
+    });
     expect(session.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(session.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     const read = await raw(`${app.url}/api/sessions/${String(session.id)}`);
@@ -131,20 +195,57 @@ describe('the HTTP contract of the embedded process', () => {
       fc.jsonValue().map((value) => Buffer.from(JSON.stringify(value ?? null))),
       fc.string().map((text) => Buffer.from(text)),
       fc.uint8Array({ maxLength: 64 }).map((bytes) => Buffer.from(bytes)),
-      fc.record({ room_name: fc.anything(), user_id: fc.anything(), status: fc.anything(), duration: fc.anything(), ended_at: fc.anything() }).map((v) => Buffer.from(JSON.stringify(v))),
-      fc.constantFrom('NaN', '[1e999]', '{"a":' + '['.repeat(600), '\ufeff{}', '{"duration": 123456789012345678901234567890}').map((text) => Buffer.from(text)),
+      fc
+        .record({
+          room_name: fc.anything(),
+          user_id: fc.anything(),
+          status: fc.anything(),
+          duration: fc.anything(),
+          ended_at: fc.anything(),
+        })
+        .map((v) => Buffer.from(JSON.stringify(v))),
+      fc
+        .constantFrom(
+          'NaN',
+          '[1e999]',
+          '{"a":' + '['.repeat(600),
+          '\ufeff{}',
+          '{"duration": 123456789012345678901234567890}',
+        )
+        .map((text) => Buffer.from(text)),
     );
-    const target = fc.constantFrom(['POST', '/api/sessions/'], ['PATCH', '/api/sessions/00000000-0000-4000-8000-000000000000'], ['POST', '/api/telephony/numbers/release'], ['POST', '/api/telephony/numbers/assign']);
-    const contentType = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/geo+json', undefined);
+    const target = fc.constantFrom(
+      ['POST', '/api/sessions/'],
+      ['PATCH', '/api/sessions/00000000-0000-4000-8000-000000000000'],
+      ['POST', '/api/telephony/numbers/release'],
+      ['POST', '/api/telephony/numbers/assign'],
+    );
+    const contentType = fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/geo+json',
+      undefined,
+    );
     await fc.assert(
       fc.asyncProperty(target, jsonish, contentType, async ([method, path], body, type) => {
-        const answer = await raw(`${app.url}${path}`, { method, body, headers: type === undefined ? {} : { 'content-type': type } });
+        const answer = await raw(`${app.url}${path}`, {
+          method,
+          body,
+          headers: type === undefined ? {} : { 'content-type': type },
+        });
         expect(answer.status).toBeLessThan(500);
         expect(answer.type).toBe('application/json');
         const parsed = JSON.parse(answer.text) as { detail?: unknown };
         if (answer.status >= 400) {
           const detail = parsed.detail;
-          const wellFormed = typeof detail === 'string' || (Array.isArray(detail) && detail.every((item: Record<string, unknown>) => Object.keys(item).slice(0, 4).join() === 'type,loc,msg,input'));
+          const wellFormed =
+            typeof detail === 'string' ||
+            (Array.isArray(detail) &&
+              detail.every(
+                (item: Record<string, unknown>) => Object.keys(item).slice(0, 4).join() === 'type,loc,msg,input',
+              ));
           expect(wellFormed).toBe(true);
         }
       }),

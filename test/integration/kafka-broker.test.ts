@@ -40,7 +40,11 @@ describe('the real Kafka broker', () => {
   it('delivers records sent with acks=-1 by the idempotent producer to a consumer group, in key order', async () => {
     const key = randomUUID();
     const values = Array.from({ length: 20 }, (_, i) => `record-${i}`);
-    const acks = await producer.send({ topic: topics.sessions.name, acks: -1, messages: values.map((value) => ({ key, value })) });
+    const acks = await producer.send({
+      topic: topics.sessions.name,
+      acks: -1,
+      messages: values.map((value) => ({ key, value })),
+    });
     expect(acks[0]?.errorCode).toBe(0);
 
     const received: string[] = [];

@@ -18,14 +18,35 @@ describe('the callmeter process', () => {
     const ready = await fetch(`${first.url}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ status: 'ready', checks: { clickhouse: 'ok' } });
-    expect(await (await fetch(`${first.url}/health`)).json()).toEqual({ status: 'ok', service: 'ingest+consumer+query' });
-    const created = await call<SessionBody>(first.url, 'POST', '/api/sessions/', makeSessionBody({ user_id: 'u-embedded', agent_id: 'agent-embedded', session_data: { lang: 'en' } }));
+    expect(await (await fetch(`${first.url}/health`)).json()).toEqual({
+      status: 'ok',
+      service: 'ingest+consumer+query',
+    });
+    const created = await call<SessionBody>(
+      first.url,
+      'POST',
+      '/api/sessions/',
+      makeSessionBody({ user_id: 'u-embedded', agent_id: 'agent-embedded', session_data: { lang: 'en' } }),
+    );
     expect(created.status).toBe(201);
     const assignStarted = Date.now();
-    const assigned = await call(first.url, 'POST', '/api/telephony/numbers/assign', makeNumberAssignBody({ agent_id: 'agent-embedded', phone_number: '15551230042' }));
+    const assigned = await call(
+      first.url,
+      'POST',
+      '/api/telephony/numbers/assign',
+      makeNumberAssignBody({ agent_id: 'agent-embedded', phone_number: '15551230042' }),
+    );
     const assignAnswered = Date.now();
-    expect([assigned.status, assigned.body]).toEqual([200, { status: 'assigned', phone_number: '+15551230042', agent_id: 'agent-embedded', provider: 'twilio' }]);
-    const heldNumber = { agent_id: 'agent-embedded', phone_number: '+15551230042', provider: 'twilio', assigned_at: expect.stringMatching(ISO_UTC) };
+    expect([assigned.status, assigned.body]).toEqual([
+      200,
+      { status: 'assigned', phone_number: '+15551230042', agent_id: 'agent-embedded', provider: 'twilio' },
+    ]);
+    const heldNumber = {
+      agent_id: 'agent-embedded',
+      phone_number: '+15551230042',
+      provider: 'twilio',
+      assigned_at: expect.stringMatching(ISO_UTC),
+    };
     const held = await call<{ assigned_at: string }>(first.url, 'GET', '/api/telephony/numbers/agent-embedded');
     expect([held.status, held.body]).toEqual([200, heldNumber]);
     expect(Date.parse(held.body.assigned_at)).toBeGreaterThanOrEqual(assignStarted);
@@ -41,14 +62,28 @@ describe('the callmeter process', () => {
       // The memory stores start empty: everything below comes back from the engine's files.
       const read = await call<SessionBody>(second.url, 'GET', `/api/sessions/${created.body.id}`);
       expect([read.status, read.text]).toEqual([200, created.text]);
-      const patched = await call<SessionBody>(second.url, 'PATCH', `/api/sessions/${created.body.id}`, { status: 'COMPLETED', metadata: { topic: 'billing' } });
-      expect([patched.status, patched.body.status, patched.body.session_data]).toEqual([200, 'COMPLETED', { lang: 'en', topic: 'billing' }]);
-      expect((await call<SessionBody>(second.url, 'GET', `/api/sessions/${created.body.id}`)).body.status).toBe('COMPLETED');
+      const patched = await call<SessionBody>(second.url, 'PATCH', `/api/sessions/${created.body.id}`, {
+        status: 'COMPLETED',
+        metadata: { topic: 'billing' },
+      });
+      expect([patched.status, patched.body.status, patched.body.session_data]).toEqual([
+        200,
+        'COMPLETED',
+        { lang: 'en', topic: 'billing' },
+      ]);
+      expect((await call<SessionBody>(second.url, 'GET', `/api/sessions/${created.body.id}`)).body.status).toBe(
+        'COMPLETED',
+      );
 
       // The stored record carries the assignment's own time, so the number reads back unchanged.
       const number = await call(second.url, 'GET', '/api/telephony/numbers/agent-embedded');
       expect([number.status, number.text]).toEqual([200, held.text]);
-      const taken = await call(second.url, 'POST', '/api/telephony/numbers/assign', makeNumberAssignBody({ phone_number: '+15551230042' }));
+      const taken = await call(
+        second.url,
+        'POST',
+        '/api/telephony/numbers/assign',
+        makeNumberAssignBody({ phone_number: '+15551230042' }),
+      );
       expect(taken.status).toBe(409);
       const released = await call(second.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-embedded' });
       expect([released.status, released.text]).toEqual([200, '{"status":"released","phone_number":"+15551230042"}']);
@@ -63,9 +98,26 @@ describe('the callmeter process', () => {
   it('rebuilds its materialized views after it was killed, and its costs read the same', async () => {
     const env = { DATA_DIR: isolate('embedded-killed').dataDir, LOG_LEVEL: 'info' };
     const first = await startCallmeter(env);
-    const created = await call<SessionBody>(first.url, 'POST', '/api/sessions/', makeSessionBody({ user_id: 'u-killed', agent_id: 'agent-killed' }));
-    for (let i = 0; i < 5; i += 1) expect((await call(first.url, 'POST', '/api/usage/events', makeUsageEventBody(created.body.id, { user_id: 'u-killed' }))).status).toBe(201);
-    const summary = async (url: string) => (await call<Record<string, unknown>>(url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': 'u-killed' })).body;
+    const created = await call<SessionBody>(
+      first.url,
+      'POST',
+      '/api/sessions/',
+      makeSessionBody({ user_id: 'u-killed', agent_id: 'agent-killed' }),
+    );
+    for (let i = 0; i < 5; i += 1)
+      expect(
+        (
+          await call(
+            first.url,
+            'POST',
+            '/api/usage/events',
+            makeUsageEventBody(created.body.id, { user_id: 'u-killed' }),
+          )
+        ).status,
+      ).toBe(201);
+    const summary = async (url: string) =>
+      (await call<Record<string, unknown>>(url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': 'u-killed' }))
+        .body;
     const before = await summary(first.url);
     expect(before.event_count).toBe(5);
     await first.stop('SIGKILL');
@@ -121,7 +173,11 @@ describe('the callmeter process', () => {
         expect(response.status).toBe(200);
         return response.json();
       });
-      expect(ready).toEqual({ status: 'ready', service: 'ingest+consumer', checks: { clickhouse: 'ok', kafka: 'ok', redis: 'ok', consumer: 'ok' } });
+      expect(ready).toEqual({
+        status: 'ready',
+        service: 'ingest+consumer',
+        checks: { clickhouse: 'ok', kafka: 'ok', redis: 'ok', consumer: 'ok' },
+      });
 
       await redis.stop();
       const down = await eventually(async () => {

@@ -23,8 +23,19 @@ const MAX_EVENT_COST = String(USAGE_LIMITS.MAX_EVENT_COST);
 
 /** The default card plus the largest rate a card may hold: 1,000 a minute for provider "premium". */
 function writeCardWithLargestRate(dir: string): string {
-  const card = JSON.parse(readFileSync(path.resolve(import.meta.dirname, '../../infra/rate-card/rate-card.json'), 'utf8')) as { rates: unknown[] };
-  card.rates.push({ id: 'stt-premium', event_type: 'stt_minutes', provider: 'premium', unit: 'minute', price: '1000', price_per: '1', pricing: 'quantity', effective_from: '2020-01-01T00:00:00Z' });
+  const card = JSON.parse(
+    readFileSync(path.resolve(import.meta.dirname, '../../infra/rate-card/rate-card.json'), 'utf8'),
+  ) as { rates: unknown[] };
+  card.rates.push({
+    id: 'stt-premium',
+    event_type: 'stt_minutes',
+    provider: 'premium',
+    unit: 'minute',
+    price: '1000',
+    price_per: '1',
+    pricing: 'quantity',
+    effective_from: '2020-01-01T00:00:00Z',
+  });
   const file = path.join(dir, 'rate-card.json');
   writeFileSync(file, JSON.stringify(card));
   return file;
@@ -35,7 +46,9 @@ async function viewTotals(read: (path: string) => Promise<unknown>, sessionIds: 
   const summary = (await read('/api/costs/summary')) as { total_cost: string };
   const timeline = (await read('/api/costs/timeline')) as { total_cost: string }[];
   const byAgent = (await read('/api/costs/by-agent')) as { total_cost: string }[];
-  const breakdowns = (await Promise.all(sessionIds.map((id) => read(`/api/sessions/${id}/cost-breakdown`)))) as { total_cost: string }[];
+  const breakdowns = (await Promise.all(sessionIds.map((id) => read(`/api/sessions/${id}/cost-breakdown`)))) as {
+    total_cost: string;
+  }[];
   const sum = (items: { total_cost: string }[]) => Exact.sum(0, ...items.map((item) => item.total_cost)).toFixed();
   return { summary: summary.total_cost, timeline: sum(timeline), by_agent: sum(byAgent), breakdowns: sum(breakdowns) };
 }
@@ -45,34 +58,77 @@ describe('money at its bounds on the embedded process', () => {
   let session: string;
   const USER = 'tenant-bounds';
   const post = (path: string, body: unknown) => call<unknown>(app.url, 'POST', path, body);
-  const read = async (path: string) => (await call<unknown>(app.url, 'GET', path, undefined, { 'x-user-id': USER })).body;
+  const read = async (path: string) =>
+    (await call<unknown>(app.url, 'GET', path, undefined, { 'x-user-id': USER })).body;
 
   beforeAll(async () => {
     const { dataDir } = isolate('money-bounds');
-    app = await startCallmeter({ DATA_DIR: dataDir, RATE_CARD_PATH: writeCardWithLargestRate(dataDir), LOG_LEVEL: 'warn' });
-    session = (await call<{ id: string }>(app.url, 'POST', '/api/sessions/', { room_name: `bounds-${randomUUID()}`, user_id: USER, agent_id: 'agent-1' })).body.id;
+    app = await startCallmeter({
+      DATA_DIR: dataDir,
+      RATE_CARD_PATH: writeCardWithLargestRate(dataDir),
+      LOG_LEVEL: 'warn',
+    });
+    session = (
+      await call<{ id: string }>(app.url, 'POST', '/api/sessions/', {
+        room_name: `bounds-${randomUUID()}`,
+        user_id: USER,
+        agent_id: 'agent-1',
+      })
+    ).body.id;
   });
 
   afterAll(async () => {
     await app?.stop();
   });
 
-  const event = (overrides: Record<string, unknown>) => ({ session_id: session, user_id: USER, event_type: 'stt_minutes', event_id: randomUUID(), ...overrides });
+  const event = (overrides: Record<string, unknown>) => ({
+    session_id: session,
+    user_id: USER,
+    event_type: 'stt_minutes',
+    event_id: randomUUID(),
+    ...overrides,
+  });
 
   it('refuses the reproduction (200 events of an unknown provider at 10^12 × 10^6) and every value one step past its bound, pydantic-shaped', async () => {
-    const reproduction = await post('/api/usage/events/batch', Array.from({ length: 200 }, () => event({ provider: 'unknown', quantity: 1e12, unit_cost: 1e6 })));
+    const reproduction = await post(
+      '/api/usage/events/batch',
+      Array.from({ length: 200 }, () => event({ provider: 'unknown', quantity: 1e12, unit_cost: 1e6 })),
+    );
     const items = reproduction.body as { status: string; errors: { type: string; loc: unknown[] }[] }[];
-    expect(items.every((item) => item.status === 'rejected' && item.errors[0]!.type === 'value_error' && item.errors[0]!.loc[2] === 'unit_cost')).toBe(true);
+    expect(
+      items.every(
+        (item) =>
+          item.status === 'rejected' &&
+          item.errors[0]!.type === 'value_error' &&
+          item.errors[0]!.loc[2] === 'unit_cost',
+      ),
+    ).toBe(true);
     const refused = async (overrides: Record<string, unknown>) => {
       const answer = await post('/api/usage/events', event({ provider: 'unknown', ...overrides }));
       expect(answer.status, JSON.stringify(overrides)).toBe(422);
       return (answer.body as { detail: { type: string; loc: unknown[]; ctx?: unknown }[] }).detail[0]!;
     };
-    expect(await refused({ quantity: '1000000000000.000000000000000001' })).toMatchObject({ type: 'less_than_equal', loc: ['body', 'quantity'], ctx: { le: USAGE_LIMITS.MAX_QUANTITY } });
-    expect(await refused({ quantity: 1, total_cost: '1000000.000000000000000001' })).toMatchObject({ type: 'less_than_equal', loc: ['body', 'total_cost'] });
-    expect(await refused({ event_type: 'llm_tokens', input_tokens: 1e12 + 1 })).toMatchObject({ type: 'less_than_equal', loc: ['body', 'input_tokens'] });
-    expect(await refused({ event_type: 'llm_tokens', usage_data: { output_tokens: 1e12 + 1 } })).toMatchObject({ type: 'less_than_equal', loc: ['body', 'usage_data', 'output_tokens'] });
-    expect(await refused({ quantity: 1e12, unit_cost: '0.000001000000000001' })).toMatchObject({ type: 'value_error', loc: ['body', 'unit_cost'] });
+    expect(await refused({ quantity: '1000000000000.000000000000000001' })).toMatchObject({
+      type: 'less_than_equal',
+      loc: ['body', 'quantity'],
+      ctx: { le: USAGE_LIMITS.MAX_QUANTITY },
+    });
+    expect(await refused({ quantity: 1, total_cost: '1000000.000000000000000001' })).toMatchObject({
+      type: 'less_than_equal',
+      loc: ['body', 'total_cost'],
+    });
+    expect(await refused({ event_type: 'llm_tokens', input_tokens: 1e12 + 1 })).toMatchObject({
+      type: 'less_than_equal',
+      loc: ['body', 'input_tokens'],
+    });
+    expect(await refused({ event_type: 'llm_tokens', usage_data: { output_tokens: 1e12 + 1 } })).toMatchObject({
+      type: 'less_than_equal',
+      loc: ['body', 'usage_data', 'output_tokens'],
+    });
+    expect(await refused({ quantity: 1e12, unit_cost: '0.000001000000000001' })).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'unit_cost'],
+    });
     expect(((await read('/api/costs/summary')) as { event_count: number }).event_count).toBe(0);
   });
 
@@ -84,10 +140,24 @@ describe('money at its bounds on the embedded process', () => {
       event({ provider: 'google', event_type: 'llm_tokens', usage_data: { input_tokens: 4e11, output_tokens: 6e11 } }), // 0.30 and 2.50 per 1M tokens
     ];
     const answer = await post('/api/usage/events/batch', atBounds);
-    expect((answer.body as { status: string }[]).map((item) => item.status)).toEqual(['accepted', 'accepted', 'accepted', 'accepted']);
-    const expected = new Exact(MAX_EVENT_COST).plus(MAX_REPORTED).plus(MAX_REPORTED).plus(new Exact(4e11).times('0.30').plus(new Exact(6e11).times('2.50')).div(1e6)).toFixed();
+    expect((answer.body as { status: string }[]).map((item) => item.status)).toEqual([
+      'accepted',
+      'accepted',
+      'accepted',
+      'accepted',
+    ]);
+    const expected = new Exact(MAX_EVENT_COST)
+      .plus(MAX_REPORTED)
+      .plus(MAX_REPORTED)
+      .plus(new Exact(4e11).times('0.30').plus(new Exact(6e11).times('2.50')).div(1e6))
+      .toFixed();
     expect(expected).toBe('1000000003620000');
-    expect(await viewTotals(read, [session])).toEqual({ summary: expected, timeline: expected, by_agent: expected, breakdowns: expected });
+    expect(await viewTotals(read, [session])).toEqual({
+      summary: expected,
+      timeline: expected,
+      by_agent: expected,
+      breakdowns: expected,
+    });
   });
 });
 
@@ -101,8 +171,22 @@ describe('sums over the largest events, past what Decimal(38, 18) holds', () => 
   beforeAll(async () => {
     ch = await createClickHouse(testConfig(isolate('money-volume')));
     await migrate(ch, createLogger('silent'));
-    const sessionRow = (id: string) => ({ id, room_name: `room-${id}`, status: 'COMPLETED', user_id: USER, session_data: '{}', created_at: NOW, updated_at: NOW, version: 2, record_id: randomUUID() });
-    await ch.client.insert({ table: `${ch.database}.sessions`, values: sessions.map(sessionRow), format: 'JSONEachRow' });
+    const sessionRow = (id: string) => ({
+      id,
+      room_name: `room-${id}`,
+      status: 'COMPLETED',
+      user_id: USER,
+      session_data: '{}',
+      created_at: NOW,
+      updated_at: NOW,
+      version: 2,
+      record_id: randomUUID(),
+    });
+    await ch.client.insert({
+      table: `${ch.database}.sessions`,
+      values: sessions.map(sessionRow),
+      format: 'JSONEachRow',
+    });
     // One insert, as a large consumer batch would be: the views sum it in the wide type before it lands.
     await ch.client.command({
       query: `INSERT INTO ${ch.database}.usage_events (id, user_id, agent_id, session_id, provider, service, event_type, quantity, unit, unit_cost, cost, reported_total_cost, cost_source, occurred_at, received_at)
@@ -110,7 +194,16 @@ describe('sums over the largest events, past what Decimal(38, 18) holds', () => 
                {cost:Decimal(38, 18)}, {reported:Decimal(38, 18)}, 'computed',
                fromUnixTimestamp64Milli(toInt64({now:Int64}) - toInt64(number * 12960), 'UTC'), fromUnixTimestamp64Milli(toInt64({now:Int64}), 'UTC')
         FROM numbers({events:UInt32})`,
-      query_params: { user: USER, s0: sessions[0], s1: sessions[1], quantity: MAX_QUANTITY, cost: MAX_EVENT_COST, reported: MAX_REPORTED, now: NOW, events: EVENTS },
+      query_params: {
+        user: USER,
+        s0: sessions[0],
+        s1: sessions[1],
+        quantity: MAX_QUANTITY,
+        cost: MAX_EVENT_COST,
+        reported: MAX_REPORTED,
+        now: NOW,
+        events: EVENTS,
+      },
     });
   }, 120_000);
 
@@ -128,8 +221,15 @@ describe('sums over the largest events, past what Decimal(38, 18) holds', () => 
     const byAgent = await costByAgent(ch, USER, { start: null, end: null }, 50);
     const breakdowns = await Promise.all(sessions.map((id) => costBreakdown(ch, new MemoryLiveUsage(), id, USER)));
     const sum = (items: { total_cost: string }[]) => Exact.sum(0, ...items.map((item) => item.total_cost)).toFixed();
-    expect({ summary: summary.total_cost, timeline: sum(timeline), by_agent: sum(byAgent), breakdowns: sum(breakdowns) }).toEqual({ summary: total, timeline: total, by_agent: total, breakdowns: total });
+    expect({
+      summary: summary.total_cost,
+      timeline: sum(timeline),
+      by_agent: sum(byAgent),
+      breakdowns: sum(breakdowns),
+    }).toEqual({ summary: total, timeline: total, by_agent: total, breakdowns: total });
     expect(summary.reported_total_cost).toBe(new Exact(MAX_REPORTED).times(EVENTS).toFixed());
-    expect(summary.by_service).toContainEqual(expect.objectContaining({ quantity: new Exact(MAX_QUANTITY).times(EVENTS).toFixed() }));
+    expect(summary.by_service).toContainEqual(
+      expect.objectContaining({ quantity: new Exact(MAX_QUANTITY).times(EVENTS).toFixed() }),
+    );
   }, 60_000);
 });

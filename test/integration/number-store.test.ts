@@ -35,7 +35,9 @@ numberStoreContract('RedisNumberStore', (options) => new RedisNumberStore(shared
 describe('RedisNumberStore on the real Redis', () => {
   it('of agents racing for one number from several processes (own connections) exactly one gets it', async () => {
     const keyPrefix = prefix();
-    const processes = await Promise.all(Array.from({ length: 4 }, async () => new RedisNumberStore(await connect(), keyPrefix)));
+    const processes = await Promise.all(
+      Array.from({ length: 4 }, async () => new RedisNumberStore(await connect(), keyPrefix)),
+    );
     const outcomes = await Promise.all(
       Array.from({ length: 40 }, (_, i) => processes[i % 4]!.assign(makeAssignRequest({ agent_id: `racer-${i}` }))),
     );
@@ -47,6 +49,8 @@ describe('RedisNumberStore on the real Redis', () => {
     const closed = createRedis(config.redis!);
     await closed.connect();
     await closed.quit();
-    await expect(new RedisNumberStore(closed, prefix()).release('agent-1')).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+    await expect(new RedisNumberStore(closed, prefix()).release('agent-1')).rejects.toMatchObject({
+      code: 'DEPENDENCY_UNAVAILABLE',
+    });
   });
 });

@@ -39,7 +39,14 @@ describe('rate limits of a process with AUTH_MODE=on, over Redis', () => {
 
   beforeAll(async () => {
     const isolation = isolate('rate-limits-http');
-    app = await startCallmeter(serviceEnv(isolation, { AUTH_MODE: 'on', ADMIN_API_KEY: adminKey, RATE_LIMIT_KEY_PER_SECOND: '2', RATE_LIMIT_KEY_BURST: '10' }));
+    app = await startCallmeter(
+      serviceEnv(isolation, {
+        AUTH_MODE: 'on',
+        ADMIN_API_KEY: adminKey,
+        RATE_LIMIT_KEY_PER_SECOND: '2',
+        RATE_LIMIT_KEY_BURST: '10',
+      }),
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -47,9 +54,17 @@ describe('rate limits of a process with AUTH_MODE=on, over Redis', () => {
   });
 
   it('answers past the burst with 429, Retry-After and the RateLimit headers, per key', async () => {
-    const created = await call(app.url, 'POST', '/api/admin/keys', { scope: 'read' }, { authorization: `Bearer ${adminKey}` });
+    const created = await call(
+      app.url,
+      'POST',
+      '/api/admin/keys',
+      { scope: 'read' },
+      { authorization: `Bearer ${adminKey}` },
+    );
     const headers = { authorization: `Bearer ${created.body.key as string}`, 'x-user-id': 'tenant-a' };
-    const answers = await Promise.all(Array.from({ length: 30 }, () => call(app.url, 'GET', '/api/costs/summary', undefined, headers)));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => call(app.url, 'GET', '/api/costs/summary', undefined, headers)),
+    );
     expect(answers.filter((answer) => answer.status === 200)).toHaveLength(10);
     const refused = answers.filter((answer) => answer.status === 429);
     expect(refused).toHaveLength(20);
@@ -58,6 +73,13 @@ describe('rate limits of a process with AUTH_MODE=on, over Redis', () => {
     expect(refused[0]!.headers.get('ratelimit')).toMatch(/^"per-key";r=0;t=\d+/);
     expect(refused[0]!.body).toEqual({ detail: expect.stringMatching(/^Rate limit exceeded \(per-key\)/) });
     // The admin's own bucket is untouched by the read key's.
-    expect((await call(app.url, 'GET', '/api/costs/summary', undefined, { authorization: `Bearer ${adminKey}`, 'x-user-id': 'tenant-a' })).status).toBe(200);
+    expect(
+      (
+        await call(app.url, 'GET', '/api/costs/summary', undefined, {
+          authorization: `Bearer ${adminKey}`,
+          'x-user-id': 'tenant-a',
+        })
+      ).status,
+    ).toBe(200);
   });
 });

@@ -41,10 +41,29 @@ function usageBatch(sessionId: string, count: number): SourcedEnvelope[] {
   const now = new Date().toISOString();
   return Array.from({ length: count }, (_, i) => {
     const record: UsageRecord = {
-      event_id: randomUUID(), session_id: sessionId, user_id: USER, agent_id: 'agent-1', provider: 'resemble', event_type: 'tts_characters', model: null,
-      quantity: '100', input_tokens: null, output_tokens: null, reported_unit_cost: null, reported_total_cost: null, occurred_at: now, received_at: now,
+      event_id: randomUUID(),
+      session_id: sessionId,
+      user_id: USER,
+      agent_id: 'agent-1',
+      provider: 'resemble',
+      event_type: 'tts_characters',
+      model: null,
+      quantity: '100',
+      input_tokens: null,
+      output_tokens: null,
+      reported_unit_cost: null,
+      reported_total_cost: null,
+      occurred_at: now,
+      received_at: now,
     };
-    const envelope = makeEnvelope('usage', sessionId, record, new Date(), new Date(), record.event_id as `${string}-${string}-${string}-${string}-${string}`);
+    const envelope = makeEnvelope(
+      'usage',
+      sessionId,
+      record,
+      new Date(),
+      new Date(),
+      record.event_id as `${string}-${string}-${string}-${string}-${string}`,
+    );
     return { envelope, source: { partition: 0, offset: String(i) } };
   });
 }
@@ -55,14 +74,32 @@ describe('rebuilding the materialized views after a crash of the embedded engine
   const sessionId = randomUUID();
   const claims = memoryClaims();
   const writerWith = (pending: ReadonlySet<string>) =>
-    createRecordWriter({ ch, reads: ch, log, card, claims, liveUsage: new MemoryLiveUsage(), deadLetterTopic: null, pendingReplays: { has: (token) => pending.has(token), id: randomUUID() } });
+    createRecordWriter({
+      ch,
+      reads: ch,
+      log,
+      card,
+      claims,
+      liveUsage: new MemoryLiveUsage(),
+      deadLetterTopic: null,
+      pendingReplays: { has: (token) => pending.has(token), id: randomUUID() },
+    });
 
   beforeAll(async () => {
     ch = await createClickHouse(testConfig(isolate('rebuild-views')));
     await migrate(ch, log);
     card = await loadRateCard(DEFAULT_RATE_CARD_URL);
-    const session = makeSessionEnvelope({ id: sessionId, user_id: USER, status: 'ACTIVE', agent_id: 'agent-1', agent_name: 'Ada' });
-    await writerWith(new Set()).storeEnvelopes([{ envelope: session, source: { partition: 0, offset: '0' } }], 'rebuild:sessions:0-0');
+    const session = makeSessionEnvelope({
+      id: sessionId,
+      user_id: USER,
+      status: 'ACTIVE',
+      agent_id: 'agent-1',
+      agent_name: 'Ada',
+    });
+    await writerWith(new Set()).storeEnvelopes(
+      [{ envelope: session, source: { partition: 0, offset: '0' } }],
+      'rebuild:sessions:0-0',
+    );
   });
 
   afterAll(async () => {
@@ -81,7 +118,10 @@ describe('rebuilding the materialized views after a crash of the embedded engine
     await writerWith(new Set()).storeEnvelopes(interrupted, 'rebuild:usage:30-39');
     await ch.client.command({ query: `ATTACH TABLE ${usage('usage_rollup_15m_mv')}` });
     // ...and views with a block twice, or without any.
-    await ch.client.command({ query: `INSERT INTO ${usage('usage_totals_daily')} SELECT * FROM ${usage('usage_totals_daily')}`, clickhouse_settings: { insert_deduplicate: 0 } });
+    await ch.client.command({
+      query: `INSERT INTO ${usage('usage_totals_daily')} SELECT * FROM ${usage('usage_totals_daily')}`,
+      clickhouse_settings: { insert_deduplicate: 0 },
+    });
     await ch.client.command({ query: `TRUNCATE TABLE ${usage('usage_by_session')}` });
     await ch.client.command({ query: `TRUNCATE TABLE ${usage('usage_event_ids_by_user')}` });
     await ch.client.command({ query: `TRUNCATE TABLE ${usage('agent_names')}` });
@@ -89,10 +129,21 @@ describe('rebuilding the materialized views after a crash of the embedded engine
 
     await rebuildViews(ch, log);
     expect(await storedTotals(ch)).toEqual(expectedTotals(40, '0.16'));
-    const names = await (await ch.client.query({ query: `SELECT agent_name FROM ${usage('agent_names')} WHERE user_id = {user:String}`, query_params: { user: USER }, format: 'JSONEachRow' })).json();
+    const names = await (
+      await ch.client.query({
+        query: `SELECT agent_name FROM ${usage('agent_names')} WHERE user_id = {user:String}`,
+        query_params: { user: USER },
+        format: 'JSONEachRow',
+      })
+    ).json();
     expect(names).toEqual([{ agent_name: 'Ada' }]);
     // Written by column name, as the views write: the strings land in their own columns.
-    const lines = await (await ch.client.query({ query: `SELECT provider, service, event_type, unit FROM ${usage('usage_by_session')} GROUP BY ALL`, format: 'JSONEachRow' })).json();
+    const lines = await (
+      await ch.client.query({
+        query: `SELECT provider, service, event_type, unit FROM ${usage('usage_by_session')} GROUP BY ALL`,
+        format: 'JSONEachRow',
+      })
+    ).json();
     expect(lines).toEqual([{ provider: 'resemble', service: 'tts', event_type: 'tts_characters', unit: 'character' }]);
 
     // The group replays its planned batches: stored before the crash, interrupted, and never stored.

@@ -49,7 +49,10 @@ describe('the record path through the real broker', () => {
         value: Buffer.from(i % 2 ? '{"not":"an envelope"}' : 'not json'),
         headers: { kind: 'session' },
       }));
-      const published = Promise.all([publisher.publish(topics.sessions.name, good.map(encodeRecord)), publisher.publish(topics.sessions.name, poison)]);
+      const published = Promise.all([
+        publisher.publish(topics.sessions.name, good.map(encodeRecord)),
+        publisher.publish(topics.sessions.name, poison),
+      ]);
       if (wave === waves - 1) {
         await published;
         break;
@@ -64,13 +67,19 @@ describe('the record path through the real broker', () => {
     expect(await consumer.stop('SIGTERM')).toBe(0);
 
     const ch = await createClickHouse(config);
-    const query = async (sql: string) => (await ch.client.query({ query: sql, format: 'JSONEachRow' })).json<Record<string, string>>();
+    const query = async (sql: string) =>
+      (await ch.client.query({ query: sql, format: 'JSONEachRow' })).json<Record<string, string>>();
     const [sessions] = await query(`SELECT count() AS n, uniqExact(id) AS ids FROM ${ch.database}.sessions`);
     expect(sessions).toEqual({ n: String(GOOD), ids: String(GOOD) });
-    const [dead] = await query(`SELECT count() AS n, uniqExact(kafka_partition, kafka_offset) AS places FROM ${ch.database}.dead_letters`);
+    const [dead] = await query(
+      `SELECT count() AS n, uniqExact(kafka_partition, kafka_offset) AS places FROM ${ch.database}.dead_letters`,
+    );
     expect(dead).toEqual({ n: String(POISON), places: String(POISON) });
     const reasons = await query(`SELECT DISTINCT reason FROM ${ch.database}.dead_letters ORDER BY reason`);
-    expect(reasons.map((r) => r.reason)).toEqual(['invalid envelope: / must have required property \'schema_version\'', 'record value is not JSON']);
+    expect(reasons.map((r) => r.reason)).toEqual([
+      "invalid envelope: / must have required property 'schema_version'",
+      'record value is not JSON',
+    ]);
     await ch.client.close();
   }, 180_000);
 });

@@ -11,7 +11,11 @@ import { eventually, isolate, testConfig } from '../support/harness.ts';
 // The broker's default message.max.bytes: the largest batch it takes for one partition.
 const BROKER_LIMIT = 1_048_588;
 
-const makeRecord = (key: string, bytes: number): EncodedRecord => ({ key, value: 'x'.repeat(bytes), headers: { kind: 'session' } });
+const makeRecord = (key: string, bytes: number): EncodedRecord => ({
+  key,
+  value: 'x'.repeat(bytes),
+  headers: { kind: 'session' },
+});
 
 describe('record sizes against the real broker', () => {
   const isolation = isolate('record-size');
@@ -43,8 +47,12 @@ describe('record sizes against the real broker', () => {
   it('acknowledges concurrent publishes of one partition that together pass the broker’s limit', async () => {
     const key = randomUUID();
     const count = 24;
-    const published = await Promise.allSettled(Array.from({ length: count }, () => publisher.publish(topics.sessions.name, [makeRecord(key, 100_000)])));
-    expect(published.map((p) => (p.status === 'rejected' ? (p.reason as AppError).code : 'OK'))).toEqual(Array(count).fill('OK'));
+    const published = await Promise.allSettled(
+      Array.from({ length: count }, () => publisher.publish(topics.sessions.name, [makeRecord(key, 100_000)])),
+    );
+    expect(published.map((p) => (p.status === 'rejected' ? (p.reason as AppError).code : 'OK'))).toEqual(
+      Array(count).fill('OK'),
+    );
     expect(count * 100_000).toBeGreaterThan(2 * BROKER_LIMIT);
     expect(await recordsIn(topics.sessions.name)).toBe(count);
   });
@@ -52,10 +60,19 @@ describe('record sizes against the real broker', () => {
   it('acknowledges one publish of one partition larger than the broker’s limit', async () => {
     const key = randomUUID();
     const before = await recordsIn(topics.usage.name);
-    await publisher.publish(topics.usage.name, Array.from({ length: 30 }, () => makeRecord(key, 100_000)));
+    await publisher.publish(
+      topics.usage.name,
+      Array.from({ length: 30 }, () => makeRecord(key, 100_000)),
+    );
     expect(await recordsIn(topics.usage.name)).toBe(before + 30);
     // A request's records (whole) are all or none: one send, which the broker refuses whole.
-    await expect(publisher.publish(topics.usage.name, Array.from({ length: 30 }, () => makeRecord(key, 100_000)), { whole: true })).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+    await expect(
+      publisher.publish(
+        topics.usage.name,
+        Array.from({ length: 30 }, () => makeRecord(key, 100_000)),
+        { whole: true },
+      ),
+    ).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
     expect(await recordsIn(topics.usage.name)).toBe(before + 30);
   });
 

@@ -10,10 +10,34 @@ import { drained } from '../support/drained.ts';
 import { eventually, isolate, serviceEnv, testConfig, type Isolation } from '../support/harness.ts';
 import { readTopic } from '../support/topic-messages.ts';
 
-type SessionBody = { id: string; status: string; agent_id: string | null; session_data: Record<string, unknown>; metadata: Record<string, unknown>; direction: string | null; call_direction: string | null };
+type SessionBody = {
+  id: string;
+  status: string;
+  agent_id: string | null;
+  session_data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  direction: string | null;
+  call_direction: string | null;
+};
 type Turn = { content: string; speaker: string; id: string; session_id: string; timestamp: string };
-type CostCard = { session_id: string; total_cost: number; total_cost_exact: string; breakdown: { provider: string; service: string; units: number; unit_label: string; cost: number; units_exact: string; cost_exact: string }[] };
-type Breakdown = { total_cost: string; items: { provider: string; service: string; quantity: string; unit: string; cost: string }[] };
+type CostCard = {
+  session_id: string;
+  total_cost: number;
+  total_cost_exact: string;
+  breakdown: {
+    provider: string;
+    service: string;
+    units: number;
+    unit_label: string;
+    cost: number;
+    units_exact: string;
+    cost_exact: string;
+  }[];
+};
+type Breakdown = {
+  total_cost: string;
+  items: { provider: string; service: string; quantity: string; unit: string; cost: string }[];
+};
 
 interface Running {
   /** Two ingest processes in the Kafka mode (one shared Redis), the same process twice embedded. */
@@ -38,11 +62,21 @@ const MODES = [
     name: 'two ingest processes over real Kafka and Redis',
     start: async (): Promise<Running> => {
       const isolation = isolate('compat-kafka');
-      const env = (services: string, dir: string) => serviceEnv(isolation, { SERVICES: services, DATA_DIR: `${isolation.dataDir}/${dir}` });
+      const env = (services: string, dir: string) =>
+        serviceEnv(isolation, { SERVICES: services, DATA_DIR: `${isolation.dataDir}/${dir}` });
       // Without CLICKHOUSE_URL each process has its own embedded engine: the second ingest process
       // also runs the consumer, so that its history reads see what the consumer stored.
-      const processes: CallmeterProcess[] = await Promise.all([startCallmeter(env('ingest', 'a')), startCallmeter(env('ingest,consumer,query', 'b'))]);
-      return { ingest: [processes[0]!.url, processes[1]!.url], reads: processes[1]!.url, isolation, kafka: true, stop: () => Promise.allSettled(processes.map((p) => p.stop())) };
+      const processes: CallmeterProcess[] = await Promise.all([
+        startCallmeter(env('ingest', 'a')),
+        startCallmeter(env('ingest,consumer,query', 'b')),
+      ]);
+      return {
+        ingest: [processes[0]!.url, processes[1]!.url],
+        reads: processes[1]!.url,
+        isolation,
+        kafka: true,
+        stop: () => Promise.allSettled(processes.map((p) => p.stop())),
+      };
     },
   },
 ] as const;
@@ -62,7 +96,11 @@ describe.each(MODES)('the old worker’s and dashboard’s session routes on $na
 
   it('makes one session of 20 concurrent creates for one room, from both processes, with every metadata key', async () => {
     const room = `room-${randomUUID()}`;
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post<SessionBody>('/api/sessions/', { room_name: room, user_id: 'u-c', metadata: { [`k${i}`]: i } }, i)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        post<SessionBody>('/api/sessions/', { room_name: room, user_id: 'u-c', metadata: { [`k${i}`]: i } }, i),
+      ),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(201));
     expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
     const read = await get<SessionBody>(`/api/sessions/by-room/${room}`);
@@ -71,10 +109,22 @@ describe.each(MODES)('the old worker’s and dashboard’s session routes on $na
 
   it('answers the token route’s and the worker’s creates with one session, filled with the worker’s agent_id, and refuses another user with 409', async () => {
     const room = `room-${randomUUID()}`;
-    const token = await post<SessionBody>('/api/sessions/', { room_name: room, user_id: 'u-1', metadata: { source: 'token' } }, 0);
-    const worker = await post<SessionBody>('/api/sessions/', { room_name: room, user_id: 'u-1', agent_id: 'agent-7', metadata: { source: 'worker', lang: 'en' } }, 1);
+    const token = await post<SessionBody>(
+      '/api/sessions/',
+      { room_name: room, user_id: 'u-1', metadata: { source: 'token' } },
+      0,
+    );
+    const worker = await post<SessionBody>(
+      '/api/sessions/',
+      { room_name: room, user_id: 'u-1', agent_id: 'agent-7', metadata: { source: 'worker', lang: 'en' } },
+      1,
+    );
     expect([token.status, worker.status, worker.body.id]).toEqual([201, 201, token.body.id]);
-    expect(worker.body).toMatchObject({ agent_id: 'agent-7', session_data: { source: 'token', lang: 'en' }, metadata: { source: 'token', lang: 'en' } });
+    expect(worker.body).toMatchObject({
+      agent_id: 'agent-7',
+      session_data: { source: 'token', lang: 'en' },
+      metadata: { source: 'token', lang: 'en' },
+    });
     const other = await post('/api/sessions/', { room_name: room, user_id: 'u-2' });
     expect([other.status, other.text]).toEqual([409, `{"detail":"Room ${room} has a live session of another user"}`]);
 
@@ -90,16 +140,29 @@ describe.each(MODES)('the old worker’s and dashboard’s session routes on $na
     const session = (await post<SessionBody>('/api/sessions/', { room_name: room, user_id: 'u-t' })).body;
     const turns: Turn[] = [];
     for (const [i, speaker] of ['USER', 'AGENT', 'USER'].entries()) {
-      const answer = await post<Turn>(`/api/sessions/by-room/${room}/transcripts`, { content: `turn ${i}`, speaker }, i);
+      const answer = await post<Turn>(
+        `/api/sessions/by-room/${room}/transcripts`,
+        { content: `turn ${i}`, speaker },
+        i,
+      );
       expect(answer.status).toBe(201);
       expect(Object.keys(answer.body)).toEqual(['content', 'speaker', 'id', 'session_id', 'timestamp']);
       turns.push(answer.body);
     }
-    const byId = await post<Turn>(`/api/sessions/${session.id}/transcripts`, { content: 'turn 3', speaker: 'AGENT', session_id: session.id });
+    const byId = await post<Turn>(`/api/sessions/${session.id}/transcripts`, {
+      content: 'turn 3',
+      speaker: 'AGENT',
+      session_id: session.id,
+    });
     expect([byId.status, byId.body.session_id]).toEqual([201, session.id]);
     turns.push(byId.body);
-    expect((await post(`/api/sessions/by-room/no-${room}/transcripts`, { content: 'x', speaker: 'USER' })).status).toBe(404);
-    expect((await post(`/api/sessions/by-room/${room}/transcripts`, { content: 'x'.repeat(32 * 1024 + 1), speaker: 'USER' })).status).toBe(422);
+    expect((await post(`/api/sessions/by-room/no-${room}/transcripts`, { content: 'x', speaker: 'USER' })).status).toBe(
+      404,
+    );
+    expect(
+      (await post(`/api/sessions/by-room/${room}/transcripts`, { content: 'x'.repeat(32 * 1024 + 1), speaker: 'USER' }))
+        .status,
+    ).toBe(422);
 
     const read = await eventually(async () => {
       const answer = await get<Turn[]>(`/api/sessions/${session.id}/transcripts`);
@@ -115,10 +178,27 @@ describe.each(MODES)('the old worker’s and dashboard’s session routes on $na
 
   it('answers the analysis, direction and metadata the dashboard reads, and lists by direction', async () => {
     const user = `u-dir-${randomUUID()}`;
-    const outbound = (await post<SessionBody>('/api/sessions/', { room_name: `room-${randomUUID()}`, user_id: user, metadata: { lang: 'en' } })).body;
-    const inbound = (await post<SessionBody>('/api/sessions/', { room_name: `room-${randomUUID()}`, user_id: user })).body;
-    const analysis = { summary: 'Booked', sentiment: 'positive', sentiment_score: 0.9, topics: [], outcome: 'resolved', action_items: [] };
-    const patched = await call<SessionBody>(run.ingest[0], 'PATCH', `/api/sessions/${outbound.id}`, { call_direction: 'OUTBOUND', analysis });
+    const outbound = (
+      await post<SessionBody>('/api/sessions/', {
+        room_name: `room-${randomUUID()}`,
+        user_id: user,
+        metadata: { lang: 'en' },
+      })
+    ).body;
+    const inbound = (await post<SessionBody>('/api/sessions/', { room_name: `room-${randomUUID()}`, user_id: user }))
+      .body;
+    const analysis = {
+      summary: 'Booked',
+      sentiment: 'positive',
+      sentiment_score: 0.9,
+      topics: [],
+      outcome: 'resolved',
+      action_items: [],
+    };
+    const patched = await call<SessionBody>(run.ingest[0], 'PATCH', `/api/sessions/${outbound.id}`, {
+      call_direction: 'OUTBOUND',
+      analysis,
+    });
     expect(patched.body).toMatchObject({ call_direction: 'OUTBOUND', direction: 'outbound', metadata: { lang: 'en' } });
     await call(run.ingest[1], 'PATCH', `/api/sessions/${inbound.id}`, { call_direction: 'INBOUND' });
 
@@ -126,7 +206,14 @@ describe.each(MODES)('the old worker’s and dashboard’s session routes on $na
     expect((await get(`/api/sessions/${inbound.id}/analysis`)).text).toBe('null');
     expect((await get(`/api/sessions/${randomUUID()}/analysis`)).text).toBe('{"detail":"Session not found"}');
 
-    const list = (direction: string) => call<{ sessions: SessionBody[]; total: number }>(run.reads, 'GET', `/api/sessions/?direction=${direction}`, undefined, { 'x-user-id': user });
+    const list = (direction: string) =>
+      call<{ sessions: SessionBody[]; total: number }>(
+        run.reads,
+        'GET',
+        `/api/sessions/?direction=${direction}`,
+        undefined,
+        { 'x-user-id': user },
+      );
     await eventually(async () => {
       const [out, inb] = [(await list('outbound')).body, (await list('inbound')).body];
       expect([out.total, out.sessions.map((s) => [s.id, s.direction])]).toEqual([1, [[outbound.id, 'outbound']]]);
@@ -136,18 +223,29 @@ describe.each(MODES)('the old worker’s and dashboard’s session routes on $na
   });
 
   it('answers the call page’s cost card with the rows and total of /cost-breakdown, live usage included', async () => {
-    const session = (await post<SessionBody>('/api/sessions/', { room_name: `room-${randomUUID()}`, user_id: 'tenant-1' })).body;
-    for (const body of [makeUsageEventBody(session.id), makeUsageEventBody(session.id, { quantity: 5 }), makeUsageEventBody(session.id, { provider: 'deepgram', event_type: 'stt_minutes', quantity: 1.5 })]) {
+    const session = (
+      await post<SessionBody>('/api/sessions/', { room_name: `room-${randomUUID()}`, user_id: 'tenant-1' })
+    ).body;
+    for (const body of [
+      makeUsageEventBody(session.id),
+      makeUsageEventBody(session.id, { quantity: 5 }),
+      makeUsageEventBody(session.id, { provider: 'deepgram', event_type: 'stt_minutes', quantity: 1.5 }),
+    ]) {
       expect((await post('/api/usage/events', body)).status).toBe(201);
     }
     const [card, breakdown] = await eventually(async () => {
-      const [c, b] = [await get<CostCard>(`/api/sessions/${session.id}/costs`, run.reads), await get<Breakdown>(`/api/sessions/${session.id}/cost-breakdown`, run.reads)];
+      const [c, b] = [
+        await get<CostCard>(`/api/sessions/${session.id}/costs`, run.reads),
+        await get<Breakdown>(`/api/sessions/${session.id}/cost-breakdown`, run.reads),
+      ];
       expect(c.body.breakdown.reduce((n, row) => n + row.units, 0)).toBe(9.5);
       return [c.body, b.body];
     });
     expect(card.total_cost_exact).toBe(breakdown.total_cost);
     expect(card.total_cost).toBe(Number(breakdown.total_cost));
-    expect(card.breakdown.map((r) => [r.provider, r.service, r.units_exact, r.unit_label, r.cost_exact])).toEqual(breakdown.items.map((i) => [i.provider, i.service, i.quantity, i.unit, i.cost]));
+    expect(card.breakdown.map((r) => [r.provider, r.service, r.units_exact, r.unit_label, r.cost_exact])).toEqual(
+      breakdown.items.map((i) => [i.provider, i.service, i.quantity, i.unit, i.cost]),
+    );
     expect(card.breakdown.every((r) => typeof r.units === 'number' && typeof r.cost === 'number')).toBe(true);
     expect((await get(`/api/sessions/${randomUUID()}/costs`, run.reads)).text).toBe('{"detail":"Session not found"}');
   });

@@ -47,10 +47,14 @@ describe('RedisSessionStore on the real Redis', () => {
 
   it('loses no update when several processes (own connections) race on one session', async () => {
     const keyPrefix = prefix();
-    const processes = await Promise.all(Array.from({ length: 5 }, async () => new RedisSessionStore(await connect(), keyPrefix)));
+    const processes = await Promise.all(
+      Array.from({ length: 5 }, async () => new RedisSessionStore(await connect(), keyPrefix)),
+    );
     const session = makeSession();
     await processes[0]!.create(session);
-    const updates = Array.from({ length: 60 }, (_, i) => processes[i % 5]!.update(session.id, sessionMutation({ metadata: { [`k${i}`]: i } }, T0 + i)));
+    const updates = Array.from({ length: 60 }, (_, i) =>
+      processes[i % 5]!.update(session.id, sessionMutation({ metadata: { [`k${i}`]: i } }, T0 + i)),
+    );
     await Promise.all(updates);
     const stored = await processes[0]!.get(session.id);
     expect(Object.keys(stored?.session_data ?? {})).toHaveLength(60);
@@ -66,11 +70,21 @@ describe('RedisSessionStore on the real Redis', () => {
     const outcome = await store.update(session.id, (current) => {
       calls += 1;
       // Queued on the same connection before the compare-and-set: another process's write wins.
-      if (calls === 1) void shared.hset(`${keyPrefix}session:${session.id}`, 'version', '2', 'session', JSON.stringify({ ...current, session_data: { foreign: true }, version: 2 }));
+      if (calls === 1)
+        void shared.hset(
+          `${keyPrefix}session:${session.id}`,
+          'version',
+          '2',
+          'session',
+          JSON.stringify({ ...current, session_data: { foreign: true }, version: 2 }),
+        );
       return sessionMutation({ metadata: { mine: true } }, T0 + 1)(current);
     });
     expect(calls).toBe(2);
-    expect(outcome).toMatchObject({ kind: 'changed', after: { session_data: { foreign: true, mine: true }, version: 3 } });
+    expect(outcome).toMatchObject({
+      kind: 'changed',
+      after: { session_data: { foreign: true, mine: true }, version: 3 },
+    });
   });
 
   it('gives up with DEPENDENCY_UNAVAILABLE when every compare-and-set is lost', async () => {

@@ -9,7 +9,13 @@ import { startCallmeter, type CallmeterProcess } from '../support/callmeter-proc
 import { drained } from '../support/drained.ts';
 import { eventually, flushPrefix, isolate, serviceEnv, testConfig } from '../support/harness.ts';
 
-type SessionBody = { id: string; status: string; session_data: Record<string, unknown>; ended_at: string | null; duration: number | null };
+type SessionBody = {
+  id: string;
+  status: string;
+  session_data: Record<string, unknown>;
+  ended_at: string | null;
+  duration: number | null;
+};
 
 describe('sessions through real Kafka, Redis and the ClickHouse engine', () => {
   const isolation = isolate('sessions');
@@ -27,32 +33,55 @@ describe('sessions through real Kafka, Redis and the ClickHouse engine', () => {
   });
 
   it('serves create, patch, end and read with the lifecycle rules, and survives a Redis flush', async () => {
-    const created = await call<SessionBody>(app.url, 'POST', '/api/sessions/', { room_name: 'room-a', user_id: 'u-1', agent_id: 'agent-1', session_data: { lang: 'en' } });
+    const created = await call<SessionBody>(app.url, 'POST', '/api/sessions/', {
+      room_name: 'room-a',
+      user_id: 'u-1',
+      agent_id: 'agent-1',
+      session_data: { lang: 'en' },
+    });
     expect(created.status).toBe(201);
     const id = created.body.id;
-    const patched = await call<SessionBody>(app.url, 'PATCH', `/api/sessions/${id}`, { metadata: { topic: 'billing' }, call_status: 'ANSWERED' });
+    const patched = await call<SessionBody>(app.url, 'PATCH', `/api/sessions/${id}`, {
+      metadata: { topic: 'billing' },
+      call_status: 'ANSWERED',
+    });
     expect([patched.status, patched.body.session_data]).toEqual([200, { lang: 'en', topic: 'billing' }]);
     const ended = await call<SessionBody>(app.url, 'POST', '/api/sessions/by-room/room-a/end');
     expect([ended.status, ended.body.status, ended.body.duration]).toEqual([200, 'COMPLETED', 0]);
     const reopened = await call(app.url, 'PATCH', `/api/sessions/${id}`, { status: 'ACTIVE' });
-    expect([reopened.status, reopened.text]).toEqual([409, '{"detail":"Cannot change session status from COMPLETED to ACTIVE"}']);
+    expect([reopened.status, reopened.text]).toEqual([
+      409,
+      '{"detail":"Cannot change session status from COMPLETED to ACTIVE"}',
+    ]);
     const unknown = await call(app.url, 'PATCH', '/api/sessions/no-such-session', {});
     expect([unknown.status, unknown.text]).toEqual([404, '{"detail":"Session not found"}']);
 
     await drained(config, 'sessions');
     expect(await flushPrefix(redis, config.redis!.keyPrefix)).toBeGreaterThan(0);
     const afterFlush = await call<SessionBody>(app.url, 'GET', `/api/sessions/${id}`);
-    expect([afterFlush.status, afterFlush.body.status, afterFlush.body.session_data]).toEqual([200, 'COMPLETED', { lang: 'en', topic: 'billing' }]);
+    expect([afterFlush.status, afterFlush.body.status, afterFlush.body.session_data]).toEqual([
+      200,
+      'COMPLETED',
+      { lang: 'en', topic: 'billing' },
+    ]);
     const byRoom = await call<SessionBody>(app.url, 'GET', '/api/sessions/by-room/room-a');
     expect(byRoom.body.id).toBe(id);
-    const listed = await call<{ sessions: SessionBody[]; total: number }>(app.url, 'GET', '/api/sessions/?limit=10', undefined, { 'x-user-id': 'u-1' });
+    const listed = await call<{ sessions: SessionBody[]; total: number }>(
+      app.url,
+      'GET',
+      '/api/sessions/?limit=10',
+      undefined,
+      { 'x-user-id': 'u-1' },
+    );
     expect([listed.body.total, listed.body.sessions.map((s) => s.id)]).toEqual([1, [id]]);
   });
 
   it('never loses one of many concurrent PATCHes of one session', async () => {
     const created = await call<SessionBody>(app.url, 'POST', '/api/sessions/', { room_name: 'room-b', user_id: 'u-2' });
     const id = created.body.id;
-    const patches = Array.from({ length: 40 }, (_, i) => call(app.url, 'PATCH', `/api/sessions/${id}`, { metadata: { [`k${i}`]: i } }));
+    const patches = Array.from({ length: 40 }, (_, i) =>
+      call(app.url, 'PATCH', `/api/sessions/${id}`, { metadata: { [`k${i}`]: i } }),
+    );
     expect((await Promise.all(patches)).map((p) => p.status)).toEqual(Array(40).fill(200));
     const read = await call<SessionBody>(app.url, 'GET', `/api/sessions/${id}`);
     expect(Object.keys(read.body.session_data)).toHaveLength(40);
@@ -106,22 +135,38 @@ describe('a broker that is down', () => {
     expect((await call(app.url, 'GET', '/api/sessions/by-room/room-d')).status).toBe(404);
 
     await kafka.start();
-    const accepted = await eventually(async () => {
-      const retried = await call<SessionBody>(app.url, 'PATCH', `/api/sessions/${created.body.id}`, { status: 'COMPLETED' });
-      expect(retried.status).toBe(200);
-      return retried;
-    }, 60_000, 500);
+    const accepted = await eventually(
+      async () => {
+        const retried = await call<SessionBody>(app.url, 'PATCH', `/api/sessions/${created.body.id}`, {
+          status: 'COMPLETED',
+        });
+        expect(retried.status).toBe(200);
+        return retried;
+      },
+      60_000,
+      500,
+    );
     expect(accepted.body.status).toBe('COMPLETED');
   }, 180_000);
 
   it('refuses telephony assign and release with 503 and Retry-After and changes no number, then serves them once the broker is back', async () => {
-    const assigned = await call(app.url, 'POST', '/api/telephony/numbers/assign', makeNumberAssignBody({ agent_id: 'agent-held', phone_number: '+15551239001' }));
+    const assigned = await call(
+      app.url,
+      'POST',
+      '/api/telephony/numbers/assign',
+      makeNumberAssignBody({ agent_id: 'agent-held', phone_number: '+15551239001' }),
+    );
     expect(assigned.status).toBe(200);
     const held = await call(app.url, 'GET', '/api/telephony/numbers/agent-held');
     expect(held.status).toBe(200);
     await kafka.stop();
 
-    const refusedAssign = await call(app.url, 'POST', '/api/telephony/numbers/assign', makeNumberAssignBody({ agent_id: 'agent-new', phone_number: '+15551239002' }));
+    const refusedAssign = await call(
+      app.url,
+      'POST',
+      '/api/telephony/numbers/assign',
+      makeNumberAssignBody({ agent_id: 'agent-new', phone_number: '+15551239002' }),
+    );
     expect([refusedAssign.status, refusedAssign.headers.get('retry-after')]).toEqual([503, '1']);
     const refusedRelease = await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-held' });
     expect([refusedRelease.status, refusedRelease.headers.get('retry-after')]).toEqual([503, '1']);
@@ -135,12 +180,23 @@ describe('a broker that is down', () => {
     expect([notKnown.status, notKnown.text]).toEqual([404, '{"detail":"Agent not found"}']);
 
     await kafka.start();
-    const accepted = await eventually(async () => {
-      const retried = await call(app.url, 'POST', '/api/telephony/numbers/assign', makeNumberAssignBody({ agent_id: 'agent-new', phone_number: '+15551239002' }));
-      expect(retried.status).toBe(200);
-      return retried;
-    }, 60_000, 500);
-    expect(accepted.text).toBe('{"status":"assigned","phone_number":"+15551239002","agent_id":"agent-new","provider":"twilio"}');
+    const accepted = await eventually(
+      async () => {
+        const retried = await call(
+          app.url,
+          'POST',
+          '/api/telephony/numbers/assign',
+          makeNumberAssignBody({ agent_id: 'agent-new', phone_number: '+15551239002' }),
+        );
+        expect(retried.status).toBe(200);
+        return retried;
+      },
+      60_000,
+      500,
+    );
+    expect(accepted.text).toBe(
+      '{"status":"assigned","phone_number":"+15551239002","agent_id":"agent-new","provider":"twilio"}',
+    );
     const released = await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-held' });
     expect([released.status, released.text]).toEqual([200, '{"status":"released","phone_number":"+15551239001"}']);
   }, 180_000);

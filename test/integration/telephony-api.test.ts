@@ -22,15 +22,27 @@ describe('telephony numbers through real Kafka, Redis and the ClickHouse engine'
   });
 
   it('assigns and releases as the replaced service did, and remembers numbers after Redis loses them', async () => {
-    const assigned = await call(app.url, 'POST', '/api/telephony/numbers/assign', { agent_id: 'agent-1', phone_number: '15551230001', provider: 'twilio' });
-    expect(assigned.text).toBe('{"status":"assigned","phone_number":"+15551230001","agent_id":"agent-1","provider":"twilio"}');
-    const taken = await call(app.url, 'POST', '/api/telephony/numbers/assign', { agent_id: 'agent-2', phone_number: '+15551230001' });
+    const assigned = await call(app.url, 'POST', '/api/telephony/numbers/assign', {
+      agent_id: 'agent-1',
+      phone_number: '15551230001',
+      provider: 'twilio',
+    });
+    expect(assigned.text).toBe(
+      '{"status":"assigned","phone_number":"+15551230001","agent_id":"agent-1","provider":"twilio"}',
+    );
+    const taken = await call(app.url, 'POST', '/api/telephony/numbers/assign', {
+      agent_id: 'agent-2',
+      phone_number: '+15551230001',
+    });
     expect(taken.status).toBe(409);
 
     await drained(config, 'sessions');
     expect(await flushPrefix(redis, config.redis!.keyPrefix)).toBeGreaterThan(0);
 
-    const stillTaken = await call(app.url, 'POST', '/api/telephony/numbers/assign', { agent_id: 'agent-2', phone_number: '+15551230001' });
+    const stillTaken = await call(app.url, 'POST', '/api/telephony/numbers/assign', {
+      agent_id: 'agent-2',
+      phone_number: '+15551230001',
+    });
     expect(stillTaken.status).toBe(409);
     const released = await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-1' });
     expect([released.status, released.text]).toEqual([200, '{"status":"released","phone_number":"+15551230001"}']);
@@ -44,14 +56,24 @@ describe('telephony numbers through real Kafka, Redis and the ClickHouse engine'
 
   it('answers GET of a held number with exactly agent_id, phone_number, provider and assigned_at, also after Redis loses it', async () => {
     const started = Date.now();
-    const assigned = await call(app.url, 'POST', '/api/telephony/numbers/assign', makeNumberAssignBody({ agent_id: 'agent-get', phone_number: ' 15551230077 ', provider: 'telnyx' }));
+    const assigned = await call(
+      app.url,
+      'POST',
+      '/api/telephony/numbers/assign',
+      makeNumberAssignBody({ agent_id: 'agent-get', phone_number: ' 15551230077 ', provider: 'telnyx' }),
+    );
     const answered = Date.now();
     expect(assigned.status).toBe(200);
 
     const held = await call<{ assigned_at: string }>(app.url, 'GET', '/api/telephony/numbers/agent-get');
     expect([held.status, held.headers.get('content-type')]).toEqual([200, 'application/json']);
     expect(Object.keys(held.body)).toEqual(['agent_id', 'phone_number', 'provider', 'assigned_at']);
-    expect(held.body).toEqual({ agent_id: 'agent-get', phone_number: '+15551230077', provider: 'telnyx', assigned_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) });
+    expect(held.body).toEqual({
+      agent_id: 'agent-get',
+      phone_number: '+15551230077',
+      provider: 'telnyx',
+      assigned_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+    });
     expect(Date.parse(held.body.assigned_at)).toBeGreaterThanOrEqual(started);
     expect(Date.parse(held.body.assigned_at)).toBeLessThanOrEqual(answered);
 
@@ -63,7 +85,10 @@ describe('telephony numbers through real Kafka, Redis and the ClickHouse engine'
 
     expect((await call(app.url, 'POST', '/api/telephony/numbers/release', { agent_id: 'agent-get' })).status).toBe(200);
     const released = await call(app.url, 'GET', '/api/telephony/numbers/agent-get');
-    expect([released.status, released.text]).toEqual([200, '{"agent_id":"agent-get","phone_number":null,"provider":null,"assigned_at":null}']);
+    expect([released.status, released.text]).toEqual([
+      200,
+      '{"agent_id":"agent-get","phone_number":null,"provider":null,"assigned_at":null}',
+    ]);
     const never = await call(app.url, 'GET', '/api/telephony/numbers/agent-never');
     expect([never.status, never.text]).toEqual([404, '{"detail":"Agent not found"}']);
   });

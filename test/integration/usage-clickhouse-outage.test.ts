@@ -23,8 +23,21 @@ import { expectedTotals, storedTotals } from '../support/rollups.ts';
 function makeUsageRecord(overrides: Partial<UsageRecord> = {}): UsageRecord {
   const now = new Date().toISOString();
   return {
-    event_id: randomUUID(), session_id: randomUUID(), user_id: 'tenant-1', agent_id: 'agent-1', provider: 'deepgram', event_type: 'stt_minutes', model: null,
-    quantity: '1', input_tokens: null, output_tokens: null, reported_unit_cost: null, reported_total_cost: null, occurred_at: now, received_at: now, ...overrides,
+    event_id: randomUUID(),
+    session_id: randomUUID(),
+    user_id: 'tenant-1',
+    agent_id: 'agent-1',
+    provider: 'deepgram',
+    event_type: 'stt_minutes',
+    model: null,
+    quantity: '1',
+    input_tokens: null,
+    output_tokens: null,
+    reported_unit_cost: null,
+    reported_total_cost: null,
+    occurred_at: now,
+    received_at: now,
+    ...overrides,
   };
 }
 
@@ -54,21 +67,53 @@ describe('a ClickHouse outage under the consumer', () => {
   });
 
   it('pauses while inserts fail (an outage, not a poison record: nothing dead-lettered), says so on its watch, commits nothing past them, then stores every event once, exactly priced', async () => {
-    const sql = async (query: string) => (await (await ch.client.query({ query, format: 'JSONEachRow' })).json<Record<string, string>>())[0]!;
-    await ch.client.command({ query: `ALTER TABLE ${ch.database}.usage_events ADD CONSTRAINT IF NOT EXISTS fault_injected CHECK 0` });
+    const sql = async (query: string) =>
+      (await (await ch.client.query({ query, format: 'JSONEachRow' })).json<Record<string, string>>())[0]!;
+    await ch.client.command({
+      query: `ALTER TABLE ${ch.database}.usage_events ADD CONSTRAINT IF NOT EXISTS fault_injected CHECK 0`,
+    });
 
     const liveUsage = new RedisLiveUsage(redis, config.redis!.keyPrefix);
     const claims = new RedisEventClaims(redis, (id) => `${config.redis!.keyPrefix}usage-claim:${id}`);
-    const writer = createRecordWriter({ ch, reads: ch, log, card: await loadRateCard(DEFAULT_RATE_CARD_URL), claims, liveUsage, deadLetterTopic: null });
+    const writer = createRecordWriter({
+      ch,
+      reads: ch,
+      log,
+      card: await loadRateCard(DEFAULT_RATE_CARD_URL),
+      claims,
+      liveUsage,
+      deadLetterTopic: null,
+    });
     const watch = new StoreWatch(2_000);
-    stop = (await startBatchRunner({ kafka, groupId: config.kafka!.groupId, topics: [topics.usage.name], handle: writer.handleBatch, log, watch })).stop;
+    stop = (
+      await startBatchRunner({
+        kafka,
+        groupId: config.kafka!.groupId,
+        topics: [topics.usage.name],
+        handle: writer.handleBatch,
+        log,
+        watch,
+      })
+    ).stop;
 
     const producer = createIdempotentProducer(kafka);
     await producer.connect();
     const publisher = new BatchingProducer(producer, log);
     const sessionId = randomUUID();
-    const records = Array.from({ length: 600 }, (_, i) => makeUsageRecord({ session_id: i % 2 ? sessionId : randomUUID(), quantity: String(1 + (i % 7)) }));
-    const envelope = (r: UsageRecord) => encodeRecord(makeEnvelope('usage', r.session_id, r, new Date(r.occurred_at), new Date(r.received_at), r.event_id as `${string}-${string}-${string}-${string}-${string}`));
+    const records = Array.from({ length: 600 }, (_, i) =>
+      makeUsageRecord({ session_id: i % 2 ? sessionId : randomUUID(), quantity: String(1 + (i % 7)) }),
+    );
+    const envelope = (r: UsageRecord) =>
+      encodeRecord(
+        makeEnvelope(
+          'usage',
+          r.session_id,
+          r,
+          new Date(r.occurred_at),
+          new Date(r.received_at),
+          r.event_id as `${string}-${string}-${string}-${string}-${string}`,
+        ),
+      );
     await publisher.publish(topics.usage.name, records.map(envelope));
     await publisher.publish(topics.usage.name, records.slice(0, 150).map(envelope));
 
@@ -83,19 +128,31 @@ describe('a ClickHouse outage under the consumer', () => {
     // What /readyz and /metrics of the consumer report meanwhile.
     expect(watch.stalled()).toMatch(/^stalled: a batch of .+\/\d+ has failed to store for \d+ s/);
     expect(watch.oldestUnstoredAgeMs()).toBeGreaterThan(5_000);
-    expect(await watch.registry.metrics()).toMatch(/consumer_store_failures_total\{topic="[^"]+",partition="\d+"\} [1-9]/);
+    expect(await watch.registry.metrics()).toMatch(
+      /consumer_store_failures_total\{topic="[^"]+",partition="\d+"\} [1-9]/,
+    );
 
-    await ch.client.command({ query: `ALTER TABLE ${ch.database}.usage_events DROP CONSTRAINT IF EXISTS fault_injected` });
+    await ch.client.command({
+      query: `ALTER TABLE ${ch.database}.usage_events DROP CONSTRAINT IF EXISTS fault_injected`,
+    });
     await drained(config, 'usage', 60_000);
     await producer.disconnect();
 
-    const expected = records.reduce((sum, r) => sum.plus(new Exact(r.quantity).times('0.0077')), new Exact(0)).toFixed();
-    expect(await sql(`SELECT count() AS n, uniqExact(id) AS ids, sum(cost) AS cost FROM ${ch.database}.usage_events`)).toEqual({ n: '600', ids: '600', cost: expected });
+    const expected = records
+      .reduce((sum, r) => sum.plus(new Exact(r.quantity).times('0.0077')), new Exact(0))
+      .toFixed();
+    expect(
+      await sql(`SELECT count() AS n, uniqExact(id) AS ids, sum(cost) AS cost FROM ${ch.database}.usage_events`),
+    ).toEqual({ n: '600', ids: '600', cost: expected });
     expect(await storedTotals(ch)).toEqual(expectedTotals(600, expected));
     expect(await sql(`SELECT count() AS n FROM ${ch.database}.dead_letters`)).toEqual({ n: '0' });
     expect([watch.stalled(), watch.oldestUnstoredAgeMs()]).toEqual([null, 0]);
     const live = await liveUsage.read(sessionId);
-    const stored = await sql(`SELECT count() AS n, sum(cost) AS cost FROM ${ch.database}.usage_events WHERE session_id = '${sessionId}'`);
-    expect({ n: String(live.length), cost: live.reduce((sum, e) => sum.plus(e.cost), new Exact(0)).toFixed() }).toEqual(stored);
+    const stored = await sql(
+      `SELECT count() AS n, sum(cost) AS cost FROM ${ch.database}.usage_events WHERE session_id = '${sessionId}'`,
+    );
+    expect({ n: String(live.length), cost: live.reduce((sum, e) => sum.plus(e.cost), new Exact(0)).toFixed() }).toEqual(
+      stored,
+    );
   }, 120_000);
 });

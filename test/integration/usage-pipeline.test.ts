@@ -20,7 +20,14 @@ const RESENT = 400;
 const TTS_RATE = new Exact('0.00004');
 
 function makeUsageEvent(sessionId: string, i: number) {
-  return { session_id: sessionId, user_id: 'tenant-1', provider: 'Resemble', event_type: 'tts_characters', event_id: randomUUID(), usage_data: { character_count: 1 + (i % 997) } };
+  return {
+    session_id: sessionId,
+    user_id: 'tenant-1',
+    provider: 'Resemble',
+    event_type: 'tts_characters',
+    event_id: randomUUID(),
+    usage_data: { character_count: 1 + (i % 997) },
+  };
 }
 
 describe('usage events through real Kafka, Redis and the ClickHouse engine', () => {
@@ -31,7 +38,9 @@ describe('usage events through real Kafka, Redis and the ClickHouse engine', () 
 
   beforeAll(async () => {
     // Ingest and consumer run apart, each with its own embedded engine: the consumer's holds the usage.
-    ingest = await startCallmeter(serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest` }));
+    ingest = await startCallmeter(
+      serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest` }),
+    );
     consumer = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer' }));
   });
 
@@ -41,7 +50,17 @@ describe('usage events through real Kafka, Redis and the ClickHouse engine', () 
 
   it('stores every accepted event once, priced exactly, through retries, poison and repeated kill -9, and publishes the poison to the DLQ topic with its origin', async () => {
     const sessions = await Promise.all(
-      Array.from({ length: SESSIONS }, async (_, i) => (await call<{ id: string }>(ingest.url, 'POST', '/api/sessions/', { room_name: `room-${i}`, user_id: 'tenant-1', agent_id: `agent-${i % 3}` })).body.id),
+      Array.from(
+        { length: SESSIONS },
+        async (_, i) =>
+          (
+            await call<{ id: string }>(ingest.url, 'POST', '/api/sessions/', {
+              room_name: `room-${i}`,
+              user_id: 'tenant-1',
+              agent_id: `agent-${i % 3}`,
+            })
+          ).body.id,
+      ),
     );
     const events = Array.from({ length: EVENTS }, (_, i) => makeUsageEvent(sessions[i % SESSIONS]!, i));
     const expected = events.reduce((sum, e) => sum.plus(TTS_RATE.times(e.usage_data.character_count)), new Exact(0));
@@ -64,25 +83,48 @@ describe('usage events through real Kafka, Redis and the ClickHouse engine', () 
     await producer.connect();
     const topics = topicSpecs(isolation.suffix);
     const poison = '{"schema_version":1,"kind":"usage"}';
-    const [placed] = await producer.send({ topic: topics.usage.name, acks: -1, messages: [{ key: 'poison', value: poison }] });
+    const [placed] = await producer.send({
+      topic: topics.usage.name,
+      acks: -1,
+      messages: [{ key: 'poison', value: poison }],
+    });
     await producer.disconnect();
 
     await drained(config, 'usage', 60_000);
     const dead = await readTopic(kafka, topics.dlq.name);
-    expect(dead.map((m) => ({ key: m.key?.toString(), value: m.value?.toString(), headers: textHeaders(m.headers) }))).toEqual([{
-      key: 'poison',
-      value: poison,
-      headers: { reason: 'invalid envelope: / must have required property \'id\'', topic: topics.usage.name, partition: String(placed!.partition), offset: placed!.baseOffset },
-    }]);
+    expect(
+      dead.map((m) => ({ key: m.key?.toString(), value: m.value?.toString(), headers: textHeaders(m.headers) })),
+    ).toEqual([
+      {
+        key: 'poison',
+        value: poison,
+        headers: {
+          reason: "invalid envelope: / must have required property 'id'",
+          topic: topics.usage.name,
+          partition: String(placed!.partition),
+          offset: placed!.baseOffset,
+        },
+      },
+    ]);
     expect(await consumer.stop('SIGTERM')).toBe(0);
     expect(kills).toBe(2);
 
     const ch = await createClickHouse(config);
-    const one = async (sql: string) => (await (await ch.client.query({ query: sql, format: 'JSONEachRow' })).json<Record<string, string>>())[0]!;
+    const one = async (sql: string) =>
+      (await (await ch.client.query({ query: sql, format: 'JSONEachRow' })).json<Record<string, string>>())[0]!;
     const db = ch.database;
-    expect(await one(`SELECT count() AS n, uniqExact(id) AS ids, sum(cost) AS cost FROM ${db}.usage_events`)).toEqual({ n: String(EVENTS), ids: String(EVENTS), cost: expected.toFixed() });
+    expect(await one(`SELECT count() AS n, uniqExact(id) AS ids, sum(cost) AS cost FROM ${db}.usage_events`)).toEqual({
+      n: String(EVENTS),
+      ids: String(EVENTS),
+      cost: expected.toFixed(),
+    });
     expect(await storedTotals(ch)).toEqual(expectedTotals(EVENTS, expected.toFixed()));
-    expect(await one(`SELECT DISTINCT provider, service, unit, cost_source FROM ${db}.usage_events`)).toEqual({ provider: 'resemble', service: 'tts', unit: 'character', cost_source: 'computed' });
+    expect(await one(`SELECT DISTINCT provider, service, unit, cost_source FROM ${db}.usage_events`)).toEqual({
+      provider: 'resemble',
+      service: 'tts',
+      unit: 'character',
+      cost_source: 'computed',
+    });
     expect(await one(`SELECT count() AS n FROM ${db}.dead_letters WHERE topic LIKE '%usage%'`)).toEqual({ n: '1' });
     await ch.client.close();
     consumer = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer' }));

@@ -61,16 +61,34 @@ async function workerFetchAgent(url: string, agentId: string) {
 
 /** agent.py's create_backend_session: the id is read only when the status is exactly 201. */
 async function workerCreateSession(url: string, roomName: string, userId: string, agentId: string): Promise<string> {
-  const answer = await call<{ id: string }>(url, 'POST', `${API}/sessions/`, { room_name: roomName, user_id: userId, agent_id: agentId, session_data: {} });
+  const answer = await call<{ id: string }>(url, 'POST', `${API}/sessions/`, {
+    room_name: roomName,
+    user_id: userId,
+    agent_id: agentId,
+    session_data: {},
+  });
   expect(answer.status).toBe(201);
   expect(typeof answer.body.id).toBe('string');
   return answer.body.id;
 }
 
 /** The call itself: transcript turns by room, then the usage of every metrics_collected event. */
-async function workerCall(url: string, roomName: string, sessionId: string, userId: string, agentId: string): Promise<void> {
-  for (const [content, speaker] of [['Hello, how may I help?', 'AGENT'], ['What is my balance?', 'USER'], ['Let me check that for you.', 'AGENT']] as const) {
-    const saved = await call(url, 'POST', `${API}/sessions/by-room/${roomName}/transcripts`, { content, speaker: speaker.toUpperCase() });
+async function workerCall(
+  url: string,
+  roomName: string,
+  sessionId: string,
+  userId: string,
+  agentId: string,
+): Promise<void> {
+  for (const [content, speaker] of [
+    ['Hello, how may I help?', 'AGENT'],
+    ['What is my balance?', 'USER'],
+    ['Let me check that for you.', 'AGENT'],
+  ] as const) {
+    const saved = await call(url, 'POST', `${API}/sessions/by-room/${roomName}/transcripts`, {
+      content,
+      speaker: speaker.toUpperCase(),
+    });
     expect(saved.status).toBe(201);
   }
   for (const body of workerUsageBodies(sessionId, userId, agentId)) {
@@ -83,20 +101,33 @@ async function workerCall(url: string, roomName: string, sessionId: string, user
 /** The call page (dashboard/logs/[id]/page.tsx): session, transcripts and cost card, each used only when ok. */
 async function callPage(url: string, sessionId: string) {
   const session = await call<Record<string, unknown>>(url, 'GET', `${API}/sessions/${sessionId}`);
-  const transcripts = await call<Array<Record<string, unknown>>>(url, 'GET', `${API}/sessions/${sessionId}/transcripts`);
-  const costs = await call<{ session_id: string; total_cost: number; breakdown: Array<Record<string, unknown>> }>(url, 'GET', `${API}/sessions/${sessionId}/costs`);
+  const transcripts = await call<Array<Record<string, unknown>>>(
+    url,
+    'GET',
+    `${API}/sessions/${sessionId}/transcripts`,
+  );
+  const costs = await call<{ session_id: string; total_cost: number; breakdown: Array<Record<string, unknown>> }>(
+    url,
+    'GET',
+    `${API}/sessions/${sessionId}/costs`,
+  );
   expect([session.status, transcripts.status, costs.status]).toEqual([200, 200, 200]);
   return { session: session.body, transcripts: transcripts.body, costs: costs.body };
 }
 
-function expectCostCard(card: { session_id: string; total_cost: number; breakdown: Array<Record<string, unknown>> }, sessionId: string): void {
+function expectCostCard(
+  card: { session_id: string; total_cost: number; breakdown: Array<Record<string, unknown>> },
+  sessionId: string,
+): void {
   expect(card.session_id).toBe(sessionId);
   // The page calls toFixed on these: JSON numbers, not strings.
   expect(typeof card.total_cost).toBe('number');
   expect(card.total_cost).toBeCloseTo(Number(CALL_COST), 10);
   expect(card.breakdown.map((row) => row.service).sort()).toEqual(['llm', 'stt', 'tts']);
   for (const row of card.breakdown) {
-    expect([typeof row.provider, typeof row.service, typeof row.units, typeof row.unit_label, typeof row.cost]).toEqual(['string', 'string', 'number', 'string', 'number']);
+    expect([typeof row.provider, typeof row.service, typeof row.units, typeof row.unit_label, typeof row.cost]).toEqual(
+      ['string', 'string', 'number', 'string', 'number'],
+    );
   }
 }
 
@@ -104,9 +135,27 @@ function expectCostCard(card: { session_id: string; total_cost: number; breakdow
 async function costPage(url: string, userId: string) {
   const headers = { 'x-user-id': userId };
   const today = new Date().toISOString().slice(0, 10);
-  const summary = await call<{ total_cost: string; this_month_cost: string; by_provider: Record<string, string> }>(url, 'GET', `${API}/costs/summary`, undefined, headers);
-  const timeline = await call<Array<{ date: string; total_cost: string; by_provider: Record<string, string> }>>(url, 'GET', `${API}/costs/timeline?start_date=${today}&end_date=${today}&period=daily`, undefined, headers);
-  const agents = await call<Array<{ agent_id: string; agent_name: string; total_cost: string; session_count: number }>>(url, 'GET', `${API}/costs/by-agent`, undefined, headers);
+  const summary = await call<{ total_cost: string; this_month_cost: string; by_provider: Record<string, string> }>(
+    url,
+    'GET',
+    `${API}/costs/summary`,
+    undefined,
+    headers,
+  );
+  const timeline = await call<Array<{ date: string; total_cost: string; by_provider: Record<string, string> }>>(
+    url,
+    'GET',
+    `${API}/costs/timeline?start_date=${today}&end_date=${today}&period=daily`,
+    undefined,
+    headers,
+  );
+  const agents = await call<Array<{ agent_id: string; agent_name: string; total_cost: string; session_count: number }>>(
+    url,
+    'GET',
+    `${API}/costs/by-agent`,
+    undefined,
+    headers,
+  );
   expect([summary.status, timeline.status, agents.status]).toEqual([200, 200, 200]);
   return { summary: summary.body, timeline: timeline.body, agents: agents.body };
 }
@@ -127,15 +176,26 @@ describe('the VoxArena worker and dashboard, unchanged, against the embedded pro
     const roomName = 'voice-room-browser-1';
 
     // Dashboard: create an agent, then list the user's agents (agents/page.tsx sends x-user-id).
-    const created = await call<{ id: string; name: string; user_id: string; is_active: boolean }>(app.url, 'POST', `${API}/agents/`, dashboardAgentBody(userId, 'Dylan'));
+    const created = await call<{ id: string; name: string; user_id: string; is_active: boolean }>(
+      app.url,
+      'POST',
+      `${API}/agents/`,
+      dashboardAgentBody(userId, 'Dylan'),
+    );
     expect(created.status).toBe(201);
     expect([created.body.name, created.body.user_id, created.body.is_active]).toEqual(['Dylan', userId, true]);
     const agentId = created.body.id;
-    const listed = await call<Array<{ id: string }>>(app.url, 'GET', `${API}/agents/`, undefined, { 'x-user-id': userId });
+    const listed = await call<Array<{ id: string }>>(app.url, 'GET', `${API}/agents/`, undefined, {
+      'x-user-id': userId,
+    });
     expect(listed.body.map((agent) => agent.id)).toEqual([agentId]);
 
     // Dashboard's token route (app/api/livekit/token/route.ts): a session for the room, answer unread.
-    const fromToken = await call(app.url, 'POST', `${API}/sessions/`, { room_name: roomName, user_id: userId, agent_id: agentId });
+    const fromToken = await call(app.url, 'POST', `${API}/sessions/`, {
+      room_name: roomName,
+      user_id: userId,
+      agent_id: agentId,
+    });
     expect(fromToken.status).toBe(201);
 
     // Worker: room metadata carries only agentId, so the owner comes from the agent.
@@ -155,7 +215,11 @@ describe('the VoxArena worker and dashboard, unchanged, against the embedded pro
       expect(read.costs.breakdown).toHaveLength(3);
       return read;
     });
-    expect([page.session.status, page.session.user_id, page.session.agent_name]).toEqual(['COMPLETED', userId, 'Dylan']);
+    expect([page.session.status, page.session.user_id, page.session.agent_name]).toEqual([
+      'COMPLETED',
+      userId,
+      'Dylan',
+    ]);
     expect(page.session.metadata).toEqual({});
     expect(page.transcripts.map((t) => [t.speaker, t.content, t.session_id])).toEqual([
       ['AGENT', 'Hello, how may I help?', sessionId],
@@ -165,8 +229,16 @@ describe('the VoxArena worker and dashboard, unchanged, against the embedded pro
     expectCostCard(page.costs, sessionId);
 
     // Call logs (logs/client.tsx, dashboard/page.tsx): one session for the room, ended.
-    const sessions = await call<{ sessions: Array<{ id: string; room_name: string; status: string }>; total: number }>(app.url, 'GET', `${API}/sessions/?page=1&limit=10`, undefined, { 'x-user-id': userId });
-    expect(sessions.body.sessions.filter((s) => s.room_name === roomName).map((s) => [s.id, s.status])).toEqual([[sessionId, 'COMPLETED']]);
+    const sessions = await call<{ sessions: Array<{ id: string; room_name: string; status: string }>; total: number }>(
+      app.url,
+      'GET',
+      `${API}/sessions/?page=1&limit=10`,
+      undefined,
+      { 'x-user-id': userId },
+    );
+    expect(sessions.body.sessions.filter((s) => s.room_name === roomName).map((s) => [s.id, s.status])).toEqual([
+      [sessionId, 'COMPLETED'],
+    ]);
 
     // Cost page: the signed-in user's views hold the call's cost, named by the agent.
     await eventually(async () => {
@@ -174,7 +246,9 @@ describe('the VoxArena worker and dashboard, unchanged, against the embedded pro
       expect(costs.summary.total_cost).toBe(CALL_COST);
       expect(costs.summary.this_month_cost).toBe(CALL_COST);
       expect(costs.timeline.map((point) => point.total_cost)).toEqual([CALL_COST]);
-      expect(costs.agents.map((a) => [a.agent_id, a.agent_name, a.total_cost, a.session_count])).toEqual([[agentId, 'Dylan', CALL_COST, 1]]);
+      expect(costs.agents.map((a) => [a.agent_id, a.agent_name, a.total_cost, a.session_count])).toEqual([
+        [agentId, 'Dylan', CALL_COST, 1],
+      ]);
     });
     const fallback = await costPage(app.url, 'sip-caller');
     expect(fallback.summary.total_cost).toBe('0');
@@ -183,20 +257,42 @@ describe('the VoxArena worker and dashboard, unchanged, against the embedded pro
   it('a phone call finds its agent by the called number and bills the agent owner', async () => {
     const ownerId = 'user_2phoneOwnerId';
     const roomName = 'call-_+15551239876_abc';
-    const created = await call<{ id: string }>(app.url, 'POST', `${API}/agents/`, dashboardAgentBody(ownerId, 'Front desk'));
+    const created = await call<{ id: string }>(
+      app.url,
+      'POST',
+      `${API}/agents/`,
+      dashboardAgentBody(ownerId, 'Front desk'),
+    );
     expect(created.status).toBe(201);
     const agentId = created.body.id;
 
     // Dashboard's agent settings (agent-settings.tsx): assign the number, read back on the agent.
-    const assigned = await call(app.url, 'POST', `${API}/telephony/numbers/assign`, { agent_id: agentId, phone_number: '15551239876' });
+    const assigned = await call(app.url, 'POST', `${API}/telephony/numbers/assign`, {
+      agent_id: agentId,
+      phone_number: '15551239876',
+    });
     expect(assigned.status).toBe(200);
-    const withNumber = await call<{ phone_number: string | null }>(app.url, 'GET', `${API}/agents/${agentId}`, undefined, { 'x-user-id': ownerId });
+    const withNumber = await call<{ phone_number: string | null }>(
+      app.url,
+      'GET',
+      `${API}/agents/${agentId}`,
+      undefined,
+      { 'x-user-id': ownerId },
+    );
     expect(withNumber.body.phone_number).toBe('+15551239876');
 
     // Worker: the SIP participant's trunk number, looked up with httpx params (urlencoded '+').
-    const lookup = await call<{ agent_id: string; name: string; config: Record<string, unknown> }>(app.url, 'GET', `${API}/telephony/lookup?phone_number=%2B15551239876`);
+    const lookup = await call<{ agent_id: string; name: string; config: Record<string, unknown> }>(
+      app.url,
+      'GET',
+      `${API}/telephony/lookup?phone_number=%2B15551239876`,
+    );
     expect(lookup.status).toBe(200);
-    expect([lookup.body.agent_id, lookup.body.name, typeof lookup.body.config]).toEqual([agentId, 'Front desk', 'object']);
+    expect([lookup.body.agent_id, lookup.body.name, typeof lookup.body.config]).toEqual([
+      agentId,
+      'Front desk',
+      'object',
+    ]);
     const agent = await workerFetchAgent(app.url, lookup.body.agent_id);
     expect(agent.user_id).toBe(ownerId);
     const sessionId = await workerCreateSession(app.url, roomName, agent.user_id, agentId);

@@ -8,14 +8,28 @@ export interface Answer<T = Record<string, unknown>> {
   readonly headers: Headers;
 }
 
-
-export async function call<T = Record<string, unknown>>(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer<T>> {
+export async function call<T = Record<string, unknown>>(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer<T>> {
   const response = await fetch(`${url}${path}`, {
     method,
-    headers: { ...testAuthHeaders(), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    headers: {
+      ...testAuthHeaders(),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
   const json = (response.headers.get('content-type') ?? '').includes('json');
-  return { status: response.status, body: (text === '' || !json ? null : JSON.parse(text)) as T, text, headers: response.headers };
+  return {
+    status: response.status,
+    body: (text === '' || !json ? null : JSON.parse(text)) as T,
+    text,
+    headers: response.headers,
+  };
 }

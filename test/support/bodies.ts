@@ -6,8 +6,19 @@ export function makeSessionBody(overrides: Record<string, unknown> = {}): Record
 }
 
 /** A priced text-to-speech event of the given session: 3 characters, no reported costs. */
-export function makeUsageEventBody(sessionId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { session_id: sessionId, user_id: 'tenant-1', provider: 'resemble', event_type: 'tts_characters', quantity: 3, event_id: randomUUID(), ...overrides };
+export function makeUsageEventBody(
+  sessionId: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    session_id: sessionId,
+    user_id: 'tenant-1',
+    provider: 'resemble',
+    event_type: 'tts_characters',
+    quantity: 3,
+    event_id: randomUUID(),
+    ...overrides,
+  };
 }
 
 export function makeNumberAssignBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -20,7 +31,13 @@ export function makeAgentBody(overrides: Record<string, unknown> = {}): Record<s
     name: 'Front desk',
     description: 'Answers the phone',
     type: 'PIPELINE',
-    config: { system_prompt: 'Be brief.', first_message: 'Hello!', first_message_mode: 'assistant_speaks_first', llm_provider: 'gemini', voice_id: 'v-1' },
+    config: {
+      system_prompt: 'Be brief.',
+      first_message: 'Hello!',
+      first_message_mode: 'assistant_speaks_first',
+      llm_provider: 'gemini',
+      voice_id: 'v-1',
+    },
     user_id: 'tenant-1',
     ...overrides,
   };

@@ -22,7 +22,14 @@ export async function startCallmeter(env: Record<string, string>, timeoutMs = 60
   // CLI would run it as a child that outlives a SIGKILL of its parent.
   const child = spawn(process.execPath, callmeterNodeArgs('services/main.ts'), {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...testAuthEnv(), ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      ...testAuthEnv(),
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -40,6 +40,12 @@ export async function startKafkaContainer(): Promise<Provided> {
 
 export async function startRedisContainer(): Promise<Provided> {
   const { GenericContainer, Wait } = await containers();
-  const container = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).withWaitStrategy(Wait.forListeningPorts()).start();
-  return { address: `redis://${container.getHost()}:${container.getMappedPort(6379)}`, stop: async () => void (await container.stop()) };
+  const container = await new GenericContainer('redis:7-alpine')
+    .withExposedPorts(6379)
+    .withWaitStrategy(Wait.forListeningPorts())
+    .start();
+  return {
+    address: `redis://${container.getHost()}:${container.getMappedPort(6379)}`,
+    stop: async () => void (await container.stop()),
+  };
 }

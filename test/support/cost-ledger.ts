@@ -63,9 +63,21 @@ export async function readViews(queryUrl: string, user: string, sessionIds: read
   const summary = await get<{ total_cost: string }>('/api/costs/summary');
   const timeline = await get<{ total_cost: string }[]>('/api/costs/timeline');
   const byAgent = await get<{ total_cost: string }[]>('/api/costs/by-agent?limit=1000');
-  const breakdowns = await Promise.all(sessionIds.map(async (id) => [id, (await get<{ total_cost: string }>(`/api/sessions/${id}/cost-breakdown`)).total_cost] as const));
-  const all = [summary.total_cost, ...timeline.map((point) => point.total_cost), ...byAgent.map((agent) => agent.total_cost), ...breakdowns.map(([, cost]) => cost)];
-  expect(all.filter((cost) => new Exact(cost).isNegative()), `negative costs of ${user}`).toEqual([]);
+  const breakdowns = await Promise.all(
+    sessionIds.map(
+      async (id) => [id, (await get<{ total_cost: string }>(`/api/sessions/${id}/cost-breakdown`)).total_cost] as const,
+    ),
+  );
+  const all = [
+    summary.total_cost,
+    ...timeline.map((point) => point.total_cost),
+    ...byAgent.map((agent) => agent.total_cost),
+    ...breakdowns.map(([, cost]) => cost),
+  ];
+  expect(
+    all.filter((cost) => new Exact(cost).isNegative()),
+    `negative costs of ${user}`,
+  ).toEqual([]);
   const sum = (items: { total_cost: string }[]) => plain(Exact.sum(0, ...items.map((item) => item.total_cost)));
   return {
     total: plain(summary.total_cost),
@@ -76,12 +88,22 @@ export async function readViews(queryUrl: string, user: string, sessionIds: read
 }
 
 /** Asserts that every view of each user equals the ledger, exactly, once the pipeline has caught up. */
-export async function expectViewsExact(ledger: CostLedger, queryUrl: string, users: readonly string[], eventually: <T>(check: () => Promise<T>) => Promise<T>): Promise<void> {
+export async function expectViewsExact(
+  ledger: CostLedger,
+  queryUrl: string,
+  users: readonly string[],
+  eventually: <T>(check: () => Promise<T>) => Promise<T>,
+): Promise<void> {
   for (const user of users) {
     await eventually(async () => {
       const expected = ledger.expected(user);
       const views = await readViews(queryUrl, user, Object.keys(expected.sessions));
-      expect(views, user).toEqual({ total: expected.total, timeline: expected.total, by_agent: expected.by_agent, sessions: expected.sessions });
+      expect(views, user).toEqual({
+        total: expected.total,
+        timeline: expected.total,
+        by_agent: expected.by_agent,
+        sessions: expected.sessions,
+      });
     });
   }
 }

@@ -30,7 +30,12 @@ export async function startJwksServer(issuer = 'https://issuer.callmeter.test'):
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const sign = (key: SigningKey, tenant: string, expiresIn: string | number, iss: string) =>
-    new SignJWT({ sub: tenant }).setProtectedHeader({ alg: 'ES256', kid: key.kid }).setIssuer(iss).setIssuedAt().setExpirationTime(expiresIn).sign(key.privateKey);
+    new SignJWT({ sub: tenant })
+      .setProtectedHeader({ alg: 'ES256', kid: key.kid })
+      .setIssuer(iss)
+      .setIssuedAt()
+      .setExpirationTime(expiresIn)
+      .sign(key.privateKey);
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`,
     issuer,

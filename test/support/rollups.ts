@@ -6,5 +6,9 @@ export { storedTotals } from '../../services/consumer/stored-totals.ts';
 /** What storedTotals reads when every table holds `events` events costing `cost` in all. */
 export function expectedTotals(events: number, cost: string): StoredTotals {
   const n = String(events);
-  return { usage_events: { n, cost }, ...Object.fromEntries(USAGE_ROLLUPS.map((table) => [TABLES[table], { n, cost }])), [TABLES.usageEventIds]: { n } };
+  return {
+    usage_events: { n, cost },
+    ...Object.fromEntries(USAGE_ROLLUPS.map((table) => [TABLES[table], { n, cost }])),
+    [TABLES.usageEventIds]: { n },
+  };
 }

@@ -19,11 +19,24 @@ type Say = (line: string) => void;
  * Services given by environment variables win; else testcontainers where a Docker engine
  * answers; else the real Kafka broker and redis-server started here from the project's files.
  */
-export async function startTestServices(env: NodeJS.ProcessEnv, say: Say): Promise<TestServices & { stop: () => Promise<void> }> {
+export async function startTestServices(
+  env: NodeJS.ProcessEnv,
+  say: Say,
+): Promise<TestServices & { stop: () => Promise<void> }> {
   const folder = await mkdtemp(path.join(os.tmpdir(), 'callmeter-test-'));
   const useDocker = (env.KAFKA_BROKERS === undefined || env.REDIS_URL === undefined) && (await dockerEngineAnswers());
-  const kafka = await provide('Kafka', env.KAFKA_BROKERS, useDocker ? startKafkaContainer : () => startLocalKafka(folder), say);
-  const redis = await provide('Redis', env.REDIS_URL, useDocker ? startRedisContainer : () => startLocalRedis(folder), say);
+  const kafka = await provide(
+    'Kafka',
+    env.KAFKA_BROKERS,
+    useDocker ? startKafkaContainer : () => startLocalKafka(folder),
+    say,
+  );
+  const redis = await provide(
+    'Redis',
+    env.REDIS_URL,
+    useDocker ? startRedisContainer : () => startLocalRedis(folder),
+    say,
+  );
   return {
     kafkaBrokers: kafka.address,
     redisUrl: redis.address,
@@ -35,7 +48,12 @@ export async function startTestServices(env: NodeJS.ProcessEnv, say: Say): Promi
   };
 }
 
-async function provide(name: string, given: string | undefined, start: () => Promise<Provided>, say: Say): Promise<Provided> {
+async function provide(
+  name: string,
+  given: string | undefined,
+  start: () => Promise<Provided>,
+  say: Say,
+): Promise<Provided> {
   if (given !== undefined && given !== '') {
     say(`${name}: using ${given} from the environment`);
     return { address: given, stop: async () => undefined };

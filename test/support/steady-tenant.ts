@@ -30,7 +30,11 @@ export class SteadyTenant {
   private running = false;
   private loop: Promise<void> | null = null;
 
-  constructor(private readonly url: string, readonly userId: string, readonly sessionId: string) {}
+  constructor(
+    private readonly url: string,
+    readonly userId: string,
+    readonly sessionId: string,
+  ) {}
 
   startedAt = 0;
 
@@ -49,14 +53,19 @@ export class SteadyTenant {
 
   private async run(): Promise<void> {
     for (let i = 0; this.running; i += 1) {
-      const characters = Array.from({ length: i % BATCH_EVERY === BATCH_EVERY - 1 ? BATCH_SIZE : 1 }, (_, k) => 1 + ((i * 7 + k) % 50));
+      const characters = Array.from(
+        { length: i % BATCH_EVERY === BATCH_EVERY - 1 ? BATCH_SIZE : 1 },
+        (_, k) => 1 + ((i * 7 + k) % 50),
+      );
       await this.post(characters);
       await new Promise((resolve) => setTimeout(resolve, 100 + ((i * 37) % 100)));
     }
   }
 
   private async post(characters: readonly number[]): Promise<void> {
-    const bodies = characters.map((quantity) => makeUsageEventBody(this.sessionId, { user_id: this.userId, quantity, event_id: randomUUID() }));
+    const bodies = characters.map((quantity) =>
+      makeUsageEventBody(this.sessionId, { user_id: this.userId, quantity, event_id: randomUUID() }),
+    );
     const what = bodies.length === 1 ? 'event' : 'batch';
     const at = new Date().toISOString();
     const started = performance.now();
@@ -69,8 +78,16 @@ export class SteadyTenant {
       });
       const text = await response.text();
       const ms = performance.now() - started;
-      const accepted = response.ok && (what === 'event' || (JSON.parse(text) as { status: string }[]).every((item) => item.status === 'accepted'));
-      this.requests.push({ what, at, status: response.status, ms, ...(accepted ? {} : { detail: text.slice(0, 300) }) });
+      const accepted =
+        response.ok &&
+        (what === 'event' || (JSON.parse(text) as { status: string }[]).every((item) => item.status === 'accepted'));
+      this.requests.push({
+        what,
+        at,
+        status: response.status,
+        ms,
+        ...(accepted ? {} : { detail: text.slice(0, 300) }),
+      });
       if (!accepted) return;
       this.events += characters.length;
       this.total = characters.reduce((sum, quantity) => sum.plus(PRICE_PER_CHARACTER.times(quantity)), this.total);

@@ -7,7 +7,11 @@ import { eventually } from './harness.ts';
  * Every record of a topic, read from the beginning by a consumer group of its own, once the
  * topic's end offsets are all read (bounded). Returns them in partition and offset order.
  */
-export async function readTopic(kafka: Kafka, topic: string, timeoutMs = 30_000): Promise<(KafkaMessage & { partition: number })[]> {
+export async function readTopic(
+  kafka: Kafka,
+  topic: string,
+  timeoutMs = 30_000,
+): Promise<(KafkaMessage & { partition: number })[]> {
   const admin = kafka.admin();
   const consumer = kafka.consumer({ groupId: `test-reader-${randomUUID()}` });
   const read: (KafkaMessage & { partition: number })[] = [];
@@ -18,7 +22,9 @@ export async function readTopic(kafka: Kafka, topic: string, timeoutMs = 30_000)
     await consumer.run({ eachMessage: async ({ partition, message }) => void read.push({ ...message, partition }) });
     await eventually(async () => {
       for (const end of ends) {
-        const last = read.filter((m) => m.partition === end.partition).reduce((max, m) => Math.max(max, Number(m.offset) + 1), Number(end.low));
+        const last = read
+          .filter((m) => m.partition === end.partition)
+          .reduce((max, m) => Math.max(max, Number(m.offset) + 1), Number(end.low));
         expect(last).toBe(Number(end.high));
       }
     }, timeoutMs);

@@ -8,7 +8,10 @@ import type { Redis } from 'ioredis';
  * storing changes nothing. `fresh` lists the ids claimed just now, which nobody had claimed before.
  */
 export interface EventClaims {
-  claim(eventKeys: readonly string[], token: string): Promise<{ readonly kept: ReadonlySet<string>; readonly fresh: ReadonlySet<string> }>;
+  claim(
+    eventKeys: readonly string[],
+    token: string,
+  ): Promise<{ readonly kept: ReadonlySet<string>; readonly fresh: ReadonlySet<string> }>;
 }
 
 /** Long enough to cover any client retry; older duplicates are caught by the stored-id check. */
@@ -38,7 +41,13 @@ export class RedisEventClaims implements EventClaims {
     const kept = new Set<string>();
     const fresh = new Set<string>();
     if (eventKeys.length === 0) return { kept, fresh };
-    const answers = (await this.redis.eval(CLAIM_SCRIPT, eventKeys.length, ...eventKeys.map(this.keyOf), token, CLAIM_TTL_SECONDS)) as number[];
+    const answers = (await this.redis.eval(
+      CLAIM_SCRIPT,
+      eventKeys.length,
+      ...eventKeys.map(this.keyOf),
+      token,
+      CLAIM_TTL_SECONDS,
+    )) as number[];
     eventKeys.forEach((id, i) => {
       if (answers[i]! >= 1) kept.add(id);
       if (answers[i] === 2) fresh.add(id);

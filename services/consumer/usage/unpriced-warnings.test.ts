@@ -6,10 +6,18 @@ describe('UnpricedWarnings', () => {
   it('warns once an hour per provider, model and event type, and never for priced rows', () => {
     const lines: unknown[] = [];
     const log = createLogger('warn');
-    const spy = { ...log, warn: (fields: unknown, message: string) => lines.push([fields, message]) } as unknown as typeof log;
+    const spy = {
+      ...log,
+      warn: (fields: unknown, message: string) => lines.push([fields, message]),
+    } as unknown as typeof log;
     let now = 0;
     const warnings = new UnpricedWarnings(spy, () => now);
-    const row = (provider: string, model: string, cost_source = 'unpriced') => ({ provider, model, event_type: 'tts_characters', cost_source });
+    const row = (provider: string, model: string, cost_source = 'unpriced') => ({
+      provider,
+      model,
+      event_type: 'tts_characters',
+      cost_source,
+    });
     warnings.noteStored([row('acme', 'v1'), row('acme', 'v1'), row('acme', 'v2'), row('resemble', '', 'computed')]);
     expect(lines.map((line) => (line as [{ provider: string; model: string | null }])[0])).toEqual([
       { provider: 'acme', model: 'v1', event_type: 'tts_characters' },

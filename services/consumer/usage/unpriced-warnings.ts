@@ -18,7 +18,9 @@ export class UnpricedWarnings {
     private readonly now: () => number = Date.now,
   ) {}
 
-  noteStored(rows: readonly (Pick<UsageEventRow, 'provider' | 'model' | 'event_type'> & { readonly cost_source: string })[]): void {
+  noteStored(
+    rows: readonly (Pick<UsageEventRow, 'provider' | 'model' | 'event_type'> & { readonly cost_source: string })[],
+  ): void {
     const at = this.now();
     for (const row of rows) {
       if (row.cost_source !== 'unpriced') continue;
@@ -28,7 +30,10 @@ export class UnpricedWarnings {
       if (last !== undefined && at - last < HOUR_MS) continue;
       if (this.lastWarned.size >= REMEMBERED) this.lastWarned.clear();
       this.lastWarned.set(key, at);
-      this.log.warn({ provider, model: model === '' ? null : model, event_type: eventType }, 'usage_unpriced: no rate card entry, catalog price or reported cost; stored at cost 0 (GET /api/costs/unpriced lists it)');
+      this.log.warn(
+        { provider, model: model === '' ? null : model, event_type: eventType },
+        'usage_unpriced: no rate card entry, catalog price or reported cost; stored at cost 0 (GET /api/costs/unpriced lists it)',
+      );
     }
   }
 }

@@ -3,7 +3,13 @@ import type { UsageRecord } from '../../shared/records/payloads.ts';
 import { priceUsage } from '../../shared/pricing/price-usage.ts';
 import type { RateCard } from '../../shared/pricing/load-rate-card.ts';
 import type { Catalogs } from '../../shared/pricing/catalogs.ts';
-import { eventKey, storedEventKeys, usageEventRow, type RecordSource, type UsageEventRow } from '../../shared/clickhouse/tables/usage-events.ts';
+import {
+  eventKey,
+  storedEventKeys,
+  usageEventRow,
+  type RecordSource,
+  type UsageEventRow,
+} from '../../shared/clickhouse/tables/usage-events.ts';
 import type { EventClaims } from './event-claims.ts';
 
 export interface UsageItem {
@@ -28,7 +34,12 @@ export interface UsageRowsDeps {
  * With `storedWins` (a batch replayed after the views were rebuilt) a stored event is left out even
  * when this batch claimed it.
  */
-export async function usageRows({ ch, card, catalogs = null, claims }: UsageRowsDeps, items: readonly UsageItem[], token: string, { storedWins = false } = {}): Promise<UsageEventRow[]> {
+export async function usageRows(
+  { ch, card, catalogs = null, claims }: UsageRowsDeps,
+  items: readonly UsageItem[],
+  token: string,
+  { storedWins = false } = {},
+): Promise<UsageEventRow[]> {
   // An event id deduplicates within its tenant only: another tenant's event of the same id is another event.
   const firsts = new Map<string, UsageItem>();
   for (const item of items) {
@@ -39,13 +50,25 @@ export async function usageRows({ ch, card, catalogs = null, claims }: UsageRows
   // Asked side by side: the lookup answers for every event, and only the freshly claimed ones use it.
   const [{ kept, fresh }, stored] = await Promise.all([
     claims === null ? { kept: new Set(keys), fresh: new Set(keys) } : claims.claim(keys, token),
-    storedEventKeys(ch, [...firsts.values()].map(({ record }) => record)),
+    storedEventKeys(
+      ch,
+      [...firsts.values()].map(({ record }) => record),
+    ),
   ]);
   return [...firsts]
     .filter(([key]) => kept.has(key) && !((storedWins || fresh.has(key)) && stored.has(key)))
     .map(([, { record, source }]) => toUsageRow(card, catalogs, record, source));
 }
 
-function toUsageRow(card: RateCard, catalogs: Catalogs | null, record: UsageRecord, source: RecordSource): UsageEventRow {
-  return usageEventRow(record, priceUsage(card, { ...record, occurred_at: new Date(record.occurred_at) }, catalogs), source);
+function toUsageRow(
+  card: RateCard,
+  catalogs: Catalogs | null,
+  record: UsageRecord,
+  source: RecordSource,
+): UsageEventRow {
+  return usageEventRow(
+    record,
+    priceUsage(card, { ...record, occurred_at: new Date(record.occurred_at) }, catalogs),
+    source,
+  );
 }

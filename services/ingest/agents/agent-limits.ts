@@ -14,5 +14,7 @@ export function oversizedConfig(config: JsonObject): AppError | null {
   const bytes = Buffer.byteLength(JSON.stringify(config));
   if (bytes <= MAX_AGENT_CONFIG_BYTES) return null;
   const msg = `Value error, config would be ${bytes} bytes as JSON, over the limit of ${MAX_AGENT_CONFIG_BYTES} bytes`;
-  return AppError.validation([{ type: 'value_error', loc: ['body', 'config'], msg, input: config, ctx: { error: {} } }]);
+  return AppError.validation([
+    { type: 'value_error', loc: ['body', 'config'], msg, input: config, ctx: { error: {} } },
+  ]);
 }

@@ -3,7 +3,10 @@ import { applyAgentUpdate, type AgentUpdate } from './agent.ts';
 import { makeAgent, T0 } from './agent.fixtures.ts';
 import type { AgentMutation, AgentStore } from './agent-store.ts';
 
-const change = (update: AgentUpdate, nowMs = T0 + 1_000): AgentMutation => (current) => applyAgentUpdate(current, update, nowMs);
+const change =
+  (update: AgentUpdate, nowMs = T0 + 1_000): AgentMutation =>
+  (current) =>
+    applyAgentUpdate(current, update, nowMs);
 
 /**
  * The behaviour every AgentStore must have, run against the memory store in unit tests and against
@@ -13,7 +16,9 @@ export function agentStoreContract(name: string, makeStore: () => AgentStore | P
   describe(`${name} (AgentStore contract)`, () => {
     it('returns a created agent by id, and null for an unknown one', async () => {
       const store = await makeStore();
-      const agent = makeAgent({ config: { system_prompt: 'Hi', functions: [{ name: 'book', parameters: { type: 'object' } }] } });
+      const agent = makeAgent({
+        config: { system_prompt: 'Hi', functions: [{ name: 'book', parameters: { type: 'object' } }] },
+      });
       await store.create(agent);
       expect(await store.get(agent.id)).toEqual(agent);
       expect(await store.get('unknown')).toBeNull();
@@ -41,7 +46,10 @@ export function agentStoreContract(name: string, makeStore: () => AgentStore | P
       const store = await makeStore();
       const agent = makeAgent();
       await store.create(agent);
-      expect(await store.update(agent.id, change({ name: agent.name, is_active: true }))).toEqual({ kind: 'unchanged', agent });
+      expect(await store.update(agent.id, change({ name: agent.name, is_active: true }))).toEqual({
+        kind: 'unchanged',
+        agent,
+      });
       expect(await store.get(agent.id)).toEqual(agent);
       expect(await store.update('unknown', change({ name: 'x' }))).toEqual({ kind: 'not_found' });
     });
@@ -50,11 +58,17 @@ export function agentStoreContract(name: string, makeStore: () => AgentStore | P
       const store = await makeStore();
       const agent = makeAgent({ config: {} });
       await store.create(agent);
-      const updates = Array.from({ length: 30 }, (_, i) => store.update(agent.id, (current) => applyAgentUpdate(current, { config: { ...current.config, [`k${i}`]: i } }, T0 + i)));
+      const updates = Array.from({ length: 30 }, (_, i) =>
+        store.update(agent.id, (current) =>
+          applyAgentUpdate(current, { config: { ...current.config, [`k${i}`]: i } }, T0 + i),
+        ),
+      );
       await Promise.all(updates);
       const stored = await store.get(agent.id);
       expect([Object.keys(stored?.config ?? {}).length, stored?.version]).toEqual([30, 31]);
-      await expect(store.update(agent.id, (current) => ({ ...current, user_id: 'someone-else', version: current.version + 1 }))).rejects.toMatchObject({ code: 'INTERNAL' });
+      await expect(
+        store.update(agent.id, (current) => ({ ...current, user_id: 'someone-else', version: current.version + 1 })),
+      ).rejects.toMatchObject({ code: 'INTERNAL' });
       expect((await store.get(agent.id))?.user_id).toBe('user-1');
     });
   });

@@ -45,13 +45,20 @@ export function applyAgentUpdate(agent: Agent, update: AgentUpdate, nowMs: numbe
     if (tooLarge !== null) throw tooLarge;
   }
   const next = { ...agent, ...definedOnly(update) };
-  const changed = (Object.keys(update) as (keyof AgentUpdate)[]).some((key) => update[key] !== undefined && !sameJson(agent[key], next[key]));
+  const changed = (Object.keys(update) as (keyof AgentUpdate)[]).some(
+    (key) => update[key] !== undefined && !sameJson(agent[key], next[key]),
+  );
   return changed ? { ...next, updated_at: Math.max(nowMs, agent.updated_at), version: agent.version + 1 } : null;
 }
 
 /** The id and owner never change: the stores index agents by them. */
 export function assertValidAgentRevision(before: Agent, after: Agent): void {
-  if (before.id !== after.id || before.user_id !== after.user_id || before.created_at !== after.created_at || after.version !== before.version + 1) {
+  if (
+    before.id !== after.id ||
+    before.user_id !== after.user_id ||
+    before.created_at !== after.created_at ||
+    after.version !== before.version + 1
+  ) {
     throw AppError.of('INTERNAL', `invalid agent revision of ${before.id}`);
   }
 }

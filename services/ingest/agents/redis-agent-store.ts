@@ -8,16 +8,24 @@ import { assertValidAgentRevision, type Agent } from './agent.ts';
 import type { AgentMutation, AgentStore, AgentUpdateOutcome } from './agent-store.ts';
 
 /** KEYS agent; ARGV version, agent JSON. */
-const createScript = new LuaScript('createAgent', 1, `
+const createScript = new LuaScript(
+  'createAgent',
+  1,
+  `
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[1], 'agent', ARGV[2])
-return 1`);
+return 1`,
+);
 
 /** KEYS agent; ARGV expected version, next version, next agent JSON. */
-const compareAndSetScript = new LuaScript('compareAndSetAgent', 1, `
+const compareAndSetScript = new LuaScript(
+  'compareAndSetAgent',
+  1,
+  `
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'agent', ARGV[3])
-return 1`);
+return 1`,
+);
 
 /**
  * Agents shared by every ingest process: one hash { version, agent JSON } per agent, no TTL. An
@@ -37,7 +45,9 @@ export class RedisAgentStore implements AgentStore {
   }
 
   async create(agent: Agent): Promise<void> {
-    const created = await guard(() => createScript.run(this.redis, [this.keys.agent(agent.id)], [agent.version, JSON.stringify(agent)]));
+    const created = await guard(() =>
+      createScript.run(this.redis, [this.keys.agent(agent.id)], [agent.version, JSON.stringify(agent)]),
+    );
     if (created !== 1) throw AppError.of('CONFLICT', `Agent ${agent.id} already exists`);
   }
 
@@ -52,15 +62,20 @@ export class RedisAgentStore implements AgentStore {
 
   private async compareAndSet(id: string, mutate: AgentMutation): Promise<AgentUpdateOutcome> {
     // null: another process wrote first, so the mutation is decided again on what it wrote.
-    const outcome = await retry<AgentUpdateOutcome>(async () => {
-      const before = await this.get(id);
-      if (before === null) return { kind: 'not_found' };
-      const after = mutate(before);
-      if (after === null) return { kind: 'unchanged', agent: before };
-      assertValidAgentRevision(before, after);
-      const args = [before.version, after.version, JSON.stringify(after)];
-      return (await guard(() => compareAndSetScript.run(this.redis, [this.keys.agent(id)], args))) === 1 ? { kind: 'changed', before, after } : null;
-    }, { attempts: this.maxAttempts, delayMs: jitteredDelay });
+    const outcome = await retry<AgentUpdateOutcome>(
+      async () => {
+        const before = await this.get(id);
+        if (before === null) return { kind: 'not_found' };
+        const after = mutate(before);
+        if (after === null) return { kind: 'unchanged', agent: before };
+        assertValidAgentRevision(before, after);
+        const args = [before.version, after.version, JSON.stringify(after)];
+        return (await guard(() => compareAndSetScript.run(this.redis, [this.keys.agent(id)], args))) === 1
+          ? { kind: 'changed', before, after }
+          : null;
+      },
+      { attempts: this.maxAttempts, delayMs: jitteredDelay },
+    );
     if (outcome === null) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Agent store is busy, try again');
     return outcome;
   }

@@ -13,5 +13,9 @@ export async function nameSessionAgents(sessions: readonly Session[], agentNames
   const ids = sessions.flatMap((session) => (unnamed(session) ? [session.agent_id!] : []));
   if (ids.length === 0) return [...sessions];
   const names = await agentNames(ids);
-  return sessions.map((session) => (unnamed(session) && names.has(session.agent_id!) ? { ...session, agent_name: names.get(session.agent_id!)! } : session));
+  return sessions.map((session) =>
+    unnamed(session) && names.has(session.agent_id!)
+      ? { ...session, agent_name: names.get(session.agent_id!)! }
+      : session,
+  );
 }

@@ -44,11 +44,23 @@ export class AgentHistory {
    * changes between versions.
    */
   active(userId: string): Promise<Agent[]> {
-    return this.select(`FINAL WHERE user_id = {user:String} AND is_active ORDER BY created_at DESC, id DESC LIMIT ${MAX_LISTED_AGENTS}`, { user: userId }, 'agentsByUser');
+    return this.select(
+      `FINAL WHERE user_id = {user:String} AND is_active ORDER BY created_at DESC, id DESC LIMIT ${MAX_LISTED_AGENTS}`,
+      { user: userId },
+      'agentsByUser',
+    );
   }
 
-  private async select(clause: string, params: Record<string, unknown>, table: 'agents' | 'agentsByUser' = 'agents'): Promise<Agent[]> {
-    const result = await this.ch.client.query({ query: `SELECT ${COLUMNS} FROM ${tableName(this.ch, table)} ${clause}`, query_params: params, format: 'JSONEachRow' });
+  private async select(
+    clause: string,
+    params: Record<string, unknown>,
+    table: 'agents' | 'agentsByUser' = 'agents',
+  ): Promise<Agent[]> {
+    const result = await this.ch.client.query({
+      query: `SELECT ${COLUMNS} FROM ${tableName(this.ch, table)} ${clause}`,
+      query_params: params,
+      format: 'JSONEachRow',
+    });
     return (await result.json<AgentRow>()).map(toAgent);
   }
 }

@@ -28,7 +28,9 @@ describe('HistoryBackedAgentStore', () => {
     expect(await live.get(kept.id)).toEqual(kept);
     const other = makeAgent();
     const restoring = new HistoryBackedAgentStore(new MemoryAgentStore(), storedHistory([other]).history);
-    expect(await restoring.update(other.id, (current) => ({ ...current, name: 'x', version: current.version + 1 }))).toMatchObject({ kind: 'changed', after: { name: 'x', version: 2 } });
+    expect(
+      await restoring.update(other.id, (current) => ({ ...current, name: 'x', version: current.version + 1 })),
+    ).toMatchObject({ kind: 'changed', after: { name: 'x', version: 2 } });
   });
 
   it('names from live state first, restores what the history holds, and asks again for an unknown id only after a minute', async () => {
@@ -38,7 +40,8 @@ describe('HistoryBackedAgentStore', () => {
     await live.create(inLive);
     const { history, asked } = storedHistory([inHistory]);
     const store = new HistoryBackedAgentStore(live, history);
-    const names = async (at: number) => (await store.getMany([inLive.id, inHistory.id, 'no-agent'], at)).map((agent) => agent.name).sort();
+    const names = async (at: number) =>
+      (await store.getMany([inLive.id, inHistory.id, 'no-agent'], at)).map((agent) => agent.name).sort();
 
     expect(await names(T0)).toEqual(['live', 'stored']);
     expect(await live.get(inHistory.id)).toEqual(inHistory);

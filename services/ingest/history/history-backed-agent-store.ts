@@ -7,7 +7,10 @@ const MISS_TTL_MS = 60_000;
 const MAX_MISSES = 10_000;
 
 /** Agents live first, history second (`HistoryBacked`); listing reads the history. */
-export class HistoryBackedAgentStore extends HistoryBacked<Agent, AgentMutation, AgentUpdateOutcome> implements AgentStore {
+export class HistoryBackedAgentStore
+  extends HistoryBacked<Agent, AgentMutation, AgentUpdateOutcome>
+  implements AgentStore
+{
   private readonly misses = new Map<string, number>();
 
   constructor(

@@ -1,5 +1,11 @@
 import type { NumberStore } from '../telephony/number-store.ts';
-import type { AgentNumber, AssignOutcome, AssignRequest, HeldNumber, ReleaseOutcome } from '../telephony/number-rules.ts';
+import type {
+  AgentNumber,
+  AssignOutcome,
+  AssignRequest,
+  HeldNumber,
+  ReleaseOutcome,
+} from '../telephony/number-rules.ts';
 import type { NumberHistory } from './number-history.ts';
 
 /**
@@ -55,6 +61,11 @@ export class HistoryBackedNumberStore implements NumberStore {
     if ((await this.live.get(agentId)) !== null) return;
     const stored = await this.history.agent(agentId);
     if (stored?.phone_number == null || stored.provider === null || stored.assigned_at === null) return;
-    await this.live.assign({ agent_id: agentId, phone_number: stored.phone_number, provider: stored.provider, assigned_at: stored.assigned_at });
+    await this.live.assign({
+      agent_id: agentId,
+      phone_number: stored.phone_number,
+      provider: stored.provider,
+      assigned_at: stored.assigned_at,
+    });
   }
 }

@@ -1,5 +1,11 @@
 import type { Session } from '../sessions/session.ts';
-import type { SessionListQuery, SessionMutation, SessionPage, SessionStore, SessionUpdateOutcome } from '../sessions/session-store.ts';
+import type {
+  SessionListQuery,
+  SessionMutation,
+  SessionPage,
+  SessionStore,
+  SessionUpdateOutcome,
+} from '../sessions/session-store.ts';
 import type { SessionHistory } from './session-history.ts';
 import { HistoryBacked } from './history-backed.ts';
 
@@ -9,7 +15,10 @@ import { HistoryBacked } from './history-backed.ts';
  * version is read from ClickHouse and put back into the live store before the call goes on.
  * Listing reads the history, which holds every session, not only the live ones.
  */
-export class HistoryBackedSessionStore extends HistoryBacked<Session, SessionMutation, SessionUpdateOutcome> implements SessionStore {
+export class HistoryBackedSessionStore
+  extends HistoryBacked<Session, SessionMutation, SessionUpdateOutcome>
+  implements SessionStore
+{
   constructor(
     protected override readonly live: SessionStore,
     private readonly history: SessionHistory,

@@ -30,16 +30,27 @@ export class NumberHistory {
    */
   async holderOf(phoneNumber: string): Promise<AgentNumber | null> {
     const holders = `SELECT agent_id FROM ${tableName(this.ch, 'telephonyNumberHolders')} WHERE phone_number = {number:String}`;
-    const rows = await this.select(`WHERE agent_id IN (${holders}) ORDER BY version DESC LIMIT 1 BY agent_id`, { number: phoneNumber });
+    const rows = await this.select(`WHERE agent_id IN (${holders}) ORDER BY version DESC LIMIT 1 BY agent_id`, {
+      number: phoneNumber,
+    });
     return rows.find((row) => row.phone_number === phoneNumber) ?? null;
   }
 
   private async select(clause: string, params: Record<string, string>): Promise<AgentNumber[]> {
-    const result = await this.ch.client.query({ query: `SELECT ${COLUMNS} FROM ${tableName(this.ch, 'telephonyNumbers')} ${clause}`, query_params: params, format: 'JSONEachRow' });
+    const result = await this.ch.client.query({
+      query: `SELECT ${COLUMNS} FROM ${tableName(this.ch, 'telephonyNumbers')} ${clause}`,
+      query_params: params,
+      format: 'JSONEachRow',
+    });
     return (await result.json<NumberRow>()).map((row) =>
       row.status === 'released'
         ? { agent_id: row.agent_id, phone_number: null, provider: null, assigned_at: null }
-        : { agent_id: row.agent_id, phone_number: row.phone_number, provider: row.provider, assigned_at: Number(row.assigned_ms) },
+        : {
+            agent_id: row.agent_id,
+            phone_number: row.phone_number,
+            provider: row.provider,
+            assigned_at: Number(row.assigned_ms),
+          },
     );
   }
 }

@@ -33,12 +33,22 @@ export class SessionHistory {
 
   async byRoom(roomName: string): Promise<Session | null> {
     // A search of the room's key range in sessions_by_room (011), not a scan of sessions (ordered by id).
-    const rows = await this.select(`WHERE room_name = {room:String} ORDER BY created_at DESC, version DESC LIMIT 1`, { room: roomName }, tableName(this.ch, 'sessionsByRoom'));
+    const rows = await this.select(
+      `WHERE room_name = {room:String} ORDER BY created_at DESC, version DESC LIMIT 1`,
+      { room: roomName },
+      tableName(this.ch, 'sessionsByRoom'),
+    );
     return rows[0] ?? null;
   }
 
   async list(userId: string, query: SessionListQuery): Promise<SessionPage> {
-    const params = { user: userId, start: query.start_ms ?? 0, end: query.end_ms ?? 253402300799999, limit: query.limit, offset: (query.page - 1) * query.limit };
+    const params = {
+      user: userId,
+      start: query.start_ms ?? 0,
+      end: query.end_ms ?? 253402300799999,
+      limit: query.limit,
+      offset: (query.page - 1) * query.limit,
+    };
     const where = `user_id = {user:String} AND created_at BETWEEN fromUnixTimestamp64Milli({start:Int64}) AND fromUnixTimestamp64Milli({end:Int64})`;
     // The user's key range only: FINAL over sessions_by_user (ordered by user) reads that range, where
     // sessions_current would read every tenant's sessions. user_id and created_at never change
@@ -49,21 +59,39 @@ export class SessionHistory {
     const outer = query.direction === undefined ? where : `${where} AND call_direction = {direction:String}`;
     const filtered = { ...params, direction: query.direction ?? '' };
     const [sessions, counted] = await Promise.all([
-      this.select(`WHERE ${outer} ORDER BY created_at DESC, id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt64}`, filtered, source),
-      this.ch.client.query({ query: `SELECT count() AS total FROM ${source} WHERE ${outer}`, query_params: filtered, format: 'JSONEachRow' }),
+      this.select(
+        `WHERE ${outer} ORDER BY created_at DESC, id DESC LIMIT {limit:UInt32} OFFSET {offset:UInt64}`,
+        filtered,
+        source,
+      ),
+      this.ch.client.query({
+        query: `SELECT count() AS total FROM ${source} WHERE ${outer}`,
+        query_params: filtered,
+        format: 'JSONEachRow',
+      }),
     ]);
     const [total] = await counted.json<{ total: string }>();
     return { sessions, total: Number(total?.total ?? 0) };
   }
 
-  private async select(clause: string, params: Record<string, unknown>, table = tableName(this.ch, 'sessions')): Promise<Session[]> {
-    const result = await this.ch.client.query({ query: `SELECT ${SESSION_COLUMNS} FROM ${table} ${clause}`, query_params: params, format: 'JSONEachRow' });
+  private async select(
+    clause: string,
+    params: Record<string, unknown>,
+    table = tableName(this.ch, 'sessions'),
+  ): Promise<Session[]> {
+    const result = await this.ch.client.query({
+      query: `SELECT ${SESSION_COLUMNS} FROM ${table} ${clause}`,
+      query_params: params,
+      format: 'JSONEachRow',
+    });
     return (await result.json<SessionRow>()).map(toSession);
   }
 }
 
 function toSession(row: SessionRow): Session {
-  return Object.fromEntries(SESSION_FIELDS.map((field) => [field, fromColumn(field, row[aliasOf(field)] ?? null)])) as Session;
+  return Object.fromEntries(
+    SESSION_FIELDS.map((field) => [field, fromColumn(field, row[aliasOf(field)] ?? null)]),
+  ) as Session;
 }
 
 // Integers and datetimes may leave ClickHouse quoted (64-bit); objects are stored as JSON text.

@@ -26,6 +26,12 @@ export class TranscriptHistory {
       query_params: { session: sessionId, limit },
       format: 'JSONEachRow',
     });
-    return (await result.json<TranscriptRow>()).map((row) => ({ id: row.turn_id, session_id: row.session_id, content: row.content, speaker: row.speaker, timestamp: Number(row.at_ms) }));
+    return (await result.json<TranscriptRow>()).map((row) => ({
+      id: row.turn_id,
+      session_id: row.session_id,
+      content: row.content,
+      speaker: row.speaker,
+      timestamp: Number(row.at_ms),
+    }));
   }
 }

@@ -1,6 +1,11 @@
 import { phoneLookupQuery } from '../../../schemas/http/agent-bodies.ts';
 import { agentIdPath } from '../../../schemas/http/request-params.ts';
-import { agentNumberSchema, numberAssignedSchema, numberReleasedSchema, phoneLookupResponseSchema } from '../../../schemas/http/responses.ts';
+import {
+  agentNumberSchema,
+  numberAssignedSchema,
+  numberReleasedSchema,
+  phoneLookupResponseSchema,
+} from '../../../schemas/http/responses.ts';
 import { numberAssignBody, numberReleaseBody } from '../../../schemas/http/telephony-numbers.ts';
 import { AppError } from '../../shared/errors.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
@@ -10,15 +15,26 @@ import type { TelephonyService } from '../telephony-service.ts';
 
 const TAGS = ['telephony'];
 const AGENT_NOT_FOUND = { description: 'The agent never held a number', example: { detail: 'Agent not found' } };
-const TOO_MANY_WAITING = { description: 'Too many changes of this agent or number wait already (Retry-After)', example: { detail: 'Too many changes of this agent are waiting; retry later' } };
+const TOO_MANY_WAITING = {
+  description: 'Too many changes of this agent or number wait already (Retry-After)',
+  example: { detail: 'Too many changes of this agent are waiting; retry later' },
+};
 // The replaced service had only POST routes under /numbers/: these names answer as it did.
 const ACTIONS = new Set(['release', 'assign']);
 
 export function telephonyRoutes(telephony: TelephonyService, agents: AgentService): Route[] {
   return [
     defineRoute({
-      method: 'POST', path: '/api/telephony/numbers/release', access: 'ingest', summary: 'Release the phone number an agent holds', tags: TAGS,
-      responses: { 404: AGENT_NOT_FOUND, 400: { description: 'The agent holds no number', example: { detail: 'Agent has no assigned phone number' } }, 429: TOO_MANY_WAITING },
+      method: 'POST',
+      path: '/api/telephony/numbers/release',
+      access: 'ingest',
+      summary: 'Release the phone number an agent holds',
+      tags: TAGS,
+      responses: {
+        404: AGENT_NOT_FOUND,
+        400: { description: 'The agent holds no number', example: { detail: 'Agent has no assigned phone number' } },
+        429: TOO_MANY_WAITING,
+      },
       request: { body: numberReleaseBody },
       response: { schema: numberReleasedSchema, example: { status: 'released', phone_number: '+15551230001' } },
       handle: async ({ body, tenant }) => {
@@ -28,34 +44,74 @@ export function telephonyRoutes(telephony: TelephonyService, agents: AgentServic
       },
     }),
     defineRoute({
-      method: 'POST', path: '/api/telephony/numbers/assign', access: 'ingest', summary: 'Assign a phone number (E.164) to an agent', tags: TAGS,
-      responses: { 400: { description: 'The agent already holds a number' }, 409: { description: 'Another agent holds the number' }, 429: TOO_MANY_WAITING },
+      method: 'POST',
+      path: '/api/telephony/numbers/assign',
+      access: 'ingest',
+      summary: 'Assign a phone number (E.164) to an agent',
+      tags: TAGS,
+      responses: {
+        400: { description: 'The agent already holds a number' },
+        409: { description: 'Another agent holds the number' },
+        429: TOO_MANY_WAITING,
+      },
       request: { body: numberAssignBody },
       response: { schema: numberAssignedSchema },
       handle: async ({ body, tenant }) => {
         if (tenant !== null) await agents.get(body.agent_id, tenant);
-        const held = await telephony.assign({ agent_id: body.agent_id, phone_number: body.phone_number, provider: body.provider ?? 'default' });
-        return { status: 'assigned', phone_number: held.phone_number, agent_id: held.agent_id, provider: held.provider };
+        const held = await telephony.assign({
+          agent_id: body.agent_id,
+          phone_number: body.phone_number,
+          provider: body.provider ?? 'default',
+        });
+        return {
+          status: 'assigned',
+          phone_number: held.phone_number,
+          agent_id: held.agent_id,
+          provider: held.provider,
+        };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/api/telephony/numbers/{agent_id}', access: 'session_read', summary: 'The phone number an agent holds', tags: TAGS, responses: { 404: AGENT_NOT_FOUND },
+      method: 'GET',
+      path: '/api/telephony/numbers/{agent_id}',
+      access: 'session_read',
+      summary: 'The phone number an agent holds',
+      tags: TAGS,
+      responses: { 404: AGENT_NOT_FOUND },
       request: { path: agentIdPath },
       response: { schema: agentNumberSchema },
       handle: async ({ path, tenant }) => {
-        if (ACTIONS.has(path.agent_id)) throw AppError.of('METHOD_NOT_ALLOWED', 'Method Not Allowed', { headers: { Allow: 'POST' } });
+        if (ACTIONS.has(path.agent_id))
+          throw AppError.of('METHOD_NOT_ALLOWED', 'Method Not Allowed', { headers: { Allow: 'POST' } });
         if (tenant !== null) await agents.get(path.agent_id, tenant);
         const number = await telephony.get(path.agent_id);
         if (number === null) throw AppError.of('NOT_FOUND', 'Agent not found');
         const assignedAt = number.assigned_at === null ? null : new Date(number.assigned_at).toISOString();
-        return { agent_id: number.agent_id, phone_number: number.phone_number, provider: number.provider, assigned_at: assignedAt };
+        return {
+          agent_id: number.agent_id,
+          phone_number: number.phone_number,
+          provider: number.provider,
+          assigned_at: assignedAt,
+        };
       },
     }),
     defineRoute({
-      method: 'GET', path: '/api/telephony/lookup', access: 'session_read', summary: 'The active agent that holds a phone number (the worker answers a phone call with it)', tags: TAGS,
-      responses: { 404: { description: 'No active agent holds the number', example: { detail: 'No agent found for this phone number' } } },
+      method: 'GET',
+      path: '/api/telephony/lookup',
+      access: 'session_read',
+      summary: 'The active agent that holds a phone number (the worker answers a phone call with it)',
+      tags: TAGS,
+      responses: {
+        404: {
+          description: 'No active agent holds the number',
+          example: { detail: 'No agent found for this phone number' },
+        },
+      },
       request: { query: phoneLookupQuery },
-      response: { schema: phoneLookupResponseSchema, example: { agent_id: '3f0c…', name: 'Front desk', config: { system_prompt: 'Be brief.' } } },
+      response: {
+        schema: phoneLookupResponseSchema,
+        example: { agent_id: '3f0c…', name: 'Front desk', config: { system_prompt: 'Be brief.' } },
+      },
       handle: async ({ query, tenant }) => toPhoneLookupResponse(await agents.lookup(query.phone_number, tenant)),
     }),
   ];

@@ -13,19 +13,40 @@ const TURN = { schema: transcriptResponseSchema };
 export function transcriptRoutes(transcripts: TranscriptService): Route[] {
   return [
     defineRoute({
-      method: 'GET', path: '/api/sessions/{session_id}/transcripts', access: 'session_read', summary: 'A session’s transcript, oldest first (at most 10,000 turns)', tags: TAGS,
-      request: { path: sessionIdPath }, response: { schema: transcriptListResponseSchema },
+      method: 'GET',
+      path: '/api/sessions/{session_id}/transcripts',
+      access: 'session_read',
+      summary: 'A session’s transcript, oldest first (at most 10,000 turns)',
+      tags: TAGS,
+      request: { path: sessionIdPath },
+      response: { schema: transcriptListResponseSchema },
       handle: async ({ path, tenant }) => (await transcripts.list(path.session_id, tenant)).map(toTranscriptResponse),
     }),
     defineRoute({
-      method: 'POST', path: '/api/sessions/{session_id}/transcripts', access: 'ingest', summary: 'Add a turn to a session’s transcript', tags: TAGS, status: 201, responses: NOT_FOUND,
-      request: { path: sessionIdPath, body: transcriptCreateBody }, response: TURN,
-      handle: async ({ path, body, tenant }) => toTranscriptResponse(await transcripts.add(path.session_id, body, tenant)),
+      method: 'POST',
+      path: '/api/sessions/{session_id}/transcripts',
+      access: 'ingest',
+      summary: 'Add a turn to a session’s transcript',
+      tags: TAGS,
+      status: 201,
+      responses: NOT_FOUND,
+      request: { path: sessionIdPath, body: transcriptCreateBody },
+      response: TURN,
+      handle: async ({ path, body, tenant }) =>
+        toTranscriptResponse(await transcripts.add(path.session_id, body, tenant)),
     }),
     defineRoute({
-      method: 'POST', path: '/api/sessions/by-room/{room_name}/transcripts', access: 'ingest', summary: 'Add a turn to the transcript of the room’s latest session', tags: TAGS, status: 201, responses: NOT_FOUND,
-      request: { path: roomNamePath, body: transcriptCreateByRoomBody }, response: TURN,
-      handle: async ({ path, body, tenant }) => toTranscriptResponse(await transcripts.addByRoom(path.room_name, body, tenant)),
+      method: 'POST',
+      path: '/api/sessions/by-room/{room_name}/transcripts',
+      access: 'ingest',
+      summary: 'Add a turn to the transcript of the room’s latest session',
+      tags: TAGS,
+      status: 201,
+      responses: NOT_FOUND,
+      request: { path: roomNamePath, body: transcriptCreateByRoomBody },
+      response: TURN,
+      handle: async ({ path, body, tenant }) =>
+        toTranscriptResponse(await transcripts.addByRoom(path.room_name, body, tenant)),
     }),
   ];
 }

@@ -18,32 +18,70 @@ const validateBatch = compileRequest({ body: usageEventBatchBody });
  */
 function toUsageResponse({ record, priced }: AcceptedUsage) {
   return {
-    id: record.event_id, session_id: record.session_id, user_id: record.user_id, agent_id: record.agent_id, provider: record.provider,
-    event_type: record.event_type, quantity: record.quantity,
-    unit_cost: record.reported_unit_cost ?? (priced === null || priced.cost_source === 'unpriced' ? null : displayedUnitCost(record.event_type, priced.unit_cost)),
-    total_cost: record.reported_total_cost ?? (priced === null || priced.cost_source === 'unpriced' ? null : priced.cost),
-    created_at: record.received_at, occurred_at: record.occurred_at, model: record.model, input_tokens: record.input_tokens, output_tokens: record.output_tokens,
+    id: record.event_id,
+    session_id: record.session_id,
+    user_id: record.user_id,
+    agent_id: record.agent_id,
+    provider: record.provider,
+    event_type: record.event_type,
+    quantity: record.quantity,
+    unit_cost:
+      record.reported_unit_cost ??
+      (priced === null || priced.cost_source === 'unpriced'
+        ? null
+        : displayedUnitCost(record.event_type, priced.unit_cost)),
+    total_cost:
+      record.reported_total_cost ?? (priced === null || priced.cost_source === 'unpriced' ? null : priced.cost),
+    created_at: record.received_at,
+    occurred_at: record.occurred_at,
+    model: record.model,
+    input_tokens: record.input_tokens,
+    output_tokens: record.output_tokens,
     ...(priced === null ? {} : { cost: priced.cost, cost_source: priced.cost_source }),
   };
 }
 
-type BatchResult = { index: number; id: string | null; status: 'accepted' | 'duplicate' | 'rejected'; errors?: readonly ValidationItem[]; cost?: string; cost_source?: string };
+type BatchResult = {
+  index: number;
+  id: string | null;
+  status: 'accepted' | 'duplicate' | 'rejected';
+  errors?: readonly ValidationItem[];
+  cost?: string;
+  cost_source?: string;
+};
 
 export function usageRoutes(usage: UsageService): Route[] {
   return [
     defineRoute({
-      method: 'POST', path: '/api/usage/events', access: 'ingest', summary: 'Record a usage event (priced by the server from the rate card)', tags: TAGS, status: 201,
+      method: 'POST',
+      path: '/api/usage/events',
+      access: 'ingest',
+      summary: 'Record a usage event (priced by the server from the rate card)',
+      tags: TAGS,
+      status: 201,
       responses: {
         404: { description: 'Unknown session', example: { detail: 'Session not found' } },
-        409: { description: 'The session ended more than the grace period ago (default 1 hour): its bill no longer moves', example: { detail: 'Session ended at 2026-11-24T10:00:00.000Z, more than 3600 seconds ago: it takes no more usage' } },
+        409: {
+          description: 'The session ended more than the grace period ago (default 1 hour): its bill no longer moves',
+          example: {
+            detail: 'Session ended at 2026-11-24T10:00:00.000Z, more than 3600 seconds ago: it takes no more usage',
+          },
+        },
         503: { description: 'Not stored: retry' },
       },
       request: { body: usageEventBody },
       handle: async ({ body, tenant }) => toUsageResponse(await usage.accept(body, tenant)),
     }),
     defineRoute({
-      method: 'POST', path: '/api/usage/events/batch', access: 'ingest', summary: 'Record up to 1,000 usage events; each is accepted or rejected alone', tags: TAGS,
-      request: { body: usageEventBatchBody }, rawBody: true, bodyLimitBytes: BATCH_BODY_LIMIT, pythonJson: true,
+      method: 'POST',
+      path: '/api/usage/events/batch',
+      access: 'ingest',
+      summary: 'Record up to 1,000 usage events; each is accepted or rejected alone',
+      tags: TAGS,
+      request: { body: usageEventBatchBody },
+      rawBody: true,
+      bodyLimitBytes: BATCH_BODY_LIMIT,
+      pythonJson: true,
       handle: async ({ rawBody, tenant }) => (await usage.acceptBatch(batchItems(rawBody), tenant)).map(toBatchAnswer),
     }),
   ];
@@ -61,7 +99,12 @@ function toBatchAnswer(result: BatchItemResult): BatchResult {
   if (result.status === 'rejected') return { index, id: null, status: 'rejected', errors: result.errors };
   if (result.status === 'duplicate') return { index, id: result.id, status: 'duplicate' };
   const { record, priced } = result.accepted;
-  return { index, id: record.event_id, status: 'accepted', ...(priced === null ? {} : { cost: priced.cost, cost_source: priced.cost_source }) };
+  return {
+    index,
+    id: record.event_id,
+    status: 'accepted',
+    ...(priced === null ? {} : { cost: priced.cost, cost_source: priced.cost_source }),
+  };
 }
 
 /** Stored unit costs are per unit; an LLM's is shown per 1,000 tokens, as the replaced service showed it ("0.00086"). */

@@ -34,7 +34,8 @@ export class MemorySessionStore implements store.SessionStore {
     const latest = this.latestByRoom.get(session.room_name);
     const current = latest === undefined ? null : this.live(latest);
     // A session restored from the history can be older than the room's latest: it must not take over.
-    if (current === null || session.created_at >= current.created_at) this.latestByRoom.set(session.room_name, session.id);
+    if (current === null || session.created_at >= current.created_at)
+      this.latestByRoom.set(session.room_name, session.id);
   }
 
   async get(id: string): Promise<Session | null> {
@@ -57,7 +58,14 @@ export class MemorySessionStore implements store.SessionStore {
     const end = query.end_ms ?? Infinity;
     const matching = [...this.entries.keys()]
       .map((id) => this.live(id))
-      .filter((s): s is Session => s !== null && s.user_id === userId && s.created_at >= start && s.created_at <= end && (query.direction === undefined || s.call_direction === query.direction))
+      .filter(
+        (s): s is Session =>
+          s !== null &&
+          s.user_id === userId &&
+          s.created_at >= start &&
+          s.created_at <= end &&
+          (query.direction === undefined || s.call_direction === query.direction),
+      )
       .sort(newestFirst);
     const offset = (query.page - 1) * query.limit;
     return { sessions: matching.slice(offset, offset + query.limit), total: matching.length };

@@ -55,8 +55,19 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async create(session: Session): Promise<void> {
-    const keys = [this.keys.session(session.id), this.keys.roomLatest(session.room_name), this.keys.userSessions(session.user_id), this.keys.userExpiring(session.user_id)];
-    const args = [session.id, session.version, JSON.stringify(session), session.created_at, liveRetentionMs(session, this.retention)];
+    const keys = [
+      this.keys.session(session.id),
+      this.keys.roomLatest(session.room_name),
+      this.keys.userSessions(session.user_id),
+      this.keys.userExpiring(session.user_id),
+    ];
+    const args = [
+      session.id,
+      session.version,
+      JSON.stringify(session),
+      session.created_at,
+      liveRetentionMs(session, this.retention),
+    ];
     const created = await guard(() => createSessionScript.run(this.redis, keys, args));
     if (created !== 1) throw AppError.of('CONFLICT', `Session ${session.id} already exists`);
   }
@@ -77,14 +88,23 @@ export class RedisSessionStore implements SessionStore {
 
   async list(userId: string, query: SessionListQuery): Promise<SessionPage> {
     const keys = [this.keys.userSessions(userId), this.keys.userExpiring(userId)];
-    const args = [query.start_ms ?? '-inf', query.end_ms ?? '+inf', (query.page - 1) * query.limit, query.limit, query.direction ?? '', this.keys.session('')];
+    const args = [
+      query.start_ms ?? '-inf',
+      query.end_ms ?? '+inf',
+      (query.page - 1) * query.limit,
+      query.limit,
+      query.direction ?? '',
+      this.keys.session(''),
+    ];
     const [total, ids] = (await guard(() => listSessionsScript.run(this.redis, keys, args))) as [number, string[]];
     if (ids.length === 0) return { sessions: [], total };
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.hget(this.keys.session(id), 'session');
     const replies = (await guard(() => pipeline.exec())) ?? [];
     // A session that expired between the two calls is left out rather than failing the page.
-    const sessions = replies.flatMap(([error, json]) => (error === null && typeof json === 'string' ? [JSON.parse(json) as Session] : []));
+    const sessions = replies.flatMap(([error, json]) =>
+      error === null && typeof json === 'string' ? [JSON.parse(json) as Session] : [],
+    );
     return { sessions, total };
   }
 
@@ -96,9 +116,13 @@ export class RedisSessionStore implements SessionStore {
     return this.rooms.run(roomName, async () => {
       const key = this.keys.roomLock(roomName);
       const token = randomUUID();
-      const take = async () => ((await guard(() => this.redis.set(key, token, 'PX', this.roomLockTtlMs, 'NX'))) === 'OK' ? true : null);
+      const take = async () =>
+        (await guard(() => this.redis.set(key, token, 'PX', this.roomLockTtlMs, 'NX'))) === 'OK' ? true : null;
       const locked = await retry(take, { delayMs: jitteredDelay, wait: waitUntil(Date.now() + this.roomLockWaitMs) });
-      if (locked === null) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again', { headers: { 'Retry-After': '1' } });
+      if (locked === null)
+        throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again', {
+          headers: { 'Retry-After': '1' },
+        });
       try {
         return await work();
       } finally {
@@ -110,16 +134,23 @@ export class RedisSessionStore implements SessionStore {
 
   private async compareAndSet(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome> {
     // null: another process wrote first, so the mutation is decided again on what it wrote.
-    const outcome = await retry<SessionUpdateOutcome>(async () => {
-      const revision = reviseSession(await this.get(id), mutate);
-      if (revision.kind !== 'changed') return revision;
-      const { before, after } = revision;
-      const keys = [this.keys.session(id), this.keys.roomLatest(after.room_name), this.keys.userExpiring(after.user_id)];
-      const args = [id, before.version, after.version, JSON.stringify(after), liveRetentionMs(after, this.retention)];
-      const written = await guard(() => updateSessionScript.run(this.redis, keys, args));
-      if (written === 1) return { kind: 'changed', before, after };
-      return written === -1 ? { kind: 'not_found' } : null;
-    }, { attempts: this.maxAttempts, delayMs: jitteredDelay });
+    const outcome = await retry<SessionUpdateOutcome>(
+      async () => {
+        const revision = reviseSession(await this.get(id), mutate);
+        if (revision.kind !== 'changed') return revision;
+        const { before, after } = revision;
+        const keys = [
+          this.keys.session(id),
+          this.keys.roomLatest(after.room_name),
+          this.keys.userExpiring(after.user_id),
+        ];
+        const args = [id, before.version, after.version, JSON.stringify(after), liveRetentionMs(after, this.retention)];
+        const written = await guard(() => updateSessionScript.run(this.redis, keys, args));
+        if (written === 1) return { kind: 'changed', before, after };
+        return written === -1 ? { kind: 'not_found' } : null;
+      },
+      { attempts: this.maxAttempts, delayMs: jitteredDelay },
+    );
     if (outcome === null) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Session store is busy, try again');
     return outcome;
   }

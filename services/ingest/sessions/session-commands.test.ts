@@ -39,7 +39,10 @@ describe('session commands', () => {
     const created = await createSession(store, T0);
     const change = await updateSession(store, 's-1', { metadata: { k: 1 } }, T0 + 1);
     expect(change).toMatchObject({ before: created, session: { session_data: { k: 1 }, version: 2 } });
-    expect(await updateSession(store, 's-1', { metadata: { k: 1 } }, T0 + 2)).toEqual({ before: null, session: change.session });
+    expect(await updateSession(store, 's-1', { metadata: { k: 1 } }, T0 + 2)).toEqual({
+      before: null,
+      session: change.session,
+    });
   });
 
   it('turns a forbidden move into CONFLICT', async () => {

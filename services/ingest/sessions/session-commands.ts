@@ -1,5 +1,13 @@
 import { AppError } from '../../shared/errors.ts';
-import { applySessionUpdate, endSessionByRoom, newSession, type JsonObject, type NewSessionInput, type Session, type SessionUpdate } from './session.ts';
+import {
+  applySessionUpdate,
+  endSessionByRoom,
+  newSession,
+  type JsonObject,
+  type NewSessionInput,
+  type Session,
+  type SessionUpdate,
+} from './session.ts';
 import { MAX_JSON_BYTES, oversized, type BoundedJsonField, type OversizedField } from './session-limits.ts';
 import { fillFromJoin, type RoomJoin } from './session-join.ts';
 import type { SessionMutation, SessionStore, SessionUpdateOutcome } from './session-store.ts';
@@ -37,7 +45,12 @@ export async function getSessionByRoom(store: SessionStore, roomName: string): P
 }
 
 /** Fills the room's live session with what a second create for the room brings (fillFromJoin). */
-export async function joinSession(store: SessionStore, id: string, join: RoomJoin, nowMs: number): Promise<SessionChange> {
+export async function joinSession(
+  store: SessionStore,
+  id: string,
+  join: RoomJoin,
+  nowMs: number,
+): Promise<SessionChange> {
   return changeOf(
     await store.update(id, (current) => {
       const filled = fillFromJoin(current, join, nowMs);
@@ -49,7 +62,12 @@ export async function joinSession(store: SessionStore, id: string, join: RoomJoi
 }
 
 /** Throws NOT_FOUND for an unknown id and CONFLICT for a move the lifecycle forbids. */
-export async function updateSession(store: SessionStore, id: string, update: SessionUpdate, nowMs: number): Promise<SessionChange> {
+export async function updateSession(
+  store: SessionStore,
+  id: string,
+  update: SessionUpdate,
+  nowMs: number,
+): Promise<SessionChange> {
   return changeOf(await store.update(id, sessionMutation(update, nowMs)));
 }
 
@@ -74,7 +92,10 @@ export function sessionMutation(update: SessionUpdate, nowMs: number): SessionMu
 }
 
 /** The PATCH key that sets each bounded field: metadata merges into session_data. */
-const UPDATE_KEYS = { session_data: 'metadata', analysis: 'analysis' } as const satisfies Record<BoundedJsonField, keyof SessionUpdate>;
+const UPDATE_KEYS = { session_data: 'metadata', analysis: 'analysis' } as const satisfies Record<
+  BoundedJsonField,
+  keyof SessionUpdate
+>;
 
 /** An oversized field with the request key and value it came from. */
 interface OversizedInput extends OversizedField {
@@ -99,5 +120,7 @@ function jsonTooLarge(fields: readonly OversizedInput[]): AppError {
 
 function changeOf(outcome: SessionUpdateOutcome): SessionChange {
   if (outcome.kind === 'not_found') throw AppError.of('NOT_FOUND', SESSION_NOT_FOUND);
-  return outcome.kind === 'changed' ? { session: outcome.after, before: outcome.before } : { session: outcome.session, before: null };
+  return outcome.kind === 'changed'
+    ? { session: outcome.after, before: outcome.before }
+    : { session: outcome.session, before: null };
 }

@@ -7,7 +7,9 @@ describe('roomJoin', () => {
     expect(roomJoin(null, { user_id: 'u' })).toEqual({ kind: 'new' });
     expect(roomJoin(makeSession({ status: 'CREATED', user_id: 'u' }), { user_id: 'u' })).toEqual({ kind: 'join' });
     expect(roomJoin(makeSession({ status: 'ACTIVE', user_id: 'u' }), { user_id: 'u' })).toEqual({ kind: 'join' });
-    expect(roomJoin(makeSession({ status: 'ACTIVE', user_id: 'u' }), { user_id: 'other' })).toEqual({ kind: 'other_user' });
+    expect(roomJoin(makeSession({ status: 'ACTIVE', user_id: 'u' }), { user_id: 'other' })).toEqual({
+      kind: 'other_user',
+    });
     expect(roomJoin(makeSession({ status: 'COMPLETED', user_id: 'u' }), { user_id: 'other' })).toEqual({ kind: 'new' });
     expect(roomJoin(makeSession({ status: 'FAILED', user_id: 'u' }), { user_id: 'u' })).toEqual({ kind: 'new' });
   });
@@ -16,8 +18,18 @@ describe('roomJoin', () => {
 describe('fillFromJoin', () => {
   it('fills a missing agent_id and the session_data keys the session lacks, keeping the keys it holds', () => {
     const current = makeSession({ agent_id: null, session_data: { lang: 'en', source: 'token-route' } });
-    const filled = fillFromJoin(current, { user_id: 'user-1', agent_id: 'agent-9', session_data: { lang: 'de', worker: 'w-1' } }, T0 + 5);
-    expect(filled).toEqual({ ...current, agent_id: 'agent-9', session_data: { lang: 'en', source: 'token-route', worker: 'w-1' }, updated_at: T0 + 5, version: 2 });
+    const filled = fillFromJoin(
+      current,
+      { user_id: 'user-1', agent_id: 'agent-9', session_data: { lang: 'de', worker: 'w-1' } },
+      T0 + 5,
+    );
+    expect(filled).toEqual({
+      ...current,
+      agent_id: 'agent-9',
+      session_data: { lang: 'en', source: 'token-route', worker: 'w-1' },
+      updated_at: T0 + 5,
+      version: 2,
+    });
   });
 
   it('never replaces an agent_id the session has', () => {

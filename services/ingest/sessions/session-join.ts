@@ -7,10 +7,7 @@ export interface RoomJoin {
   readonly session_data?: JsonObject;
 }
 
-export type RoomJoinResult =
-  | { readonly kind: 'new' }
-  | { readonly kind: 'other_user' }
-  | { readonly kind: 'join' };
+export type RoomJoinResult = { readonly kind: 'new' } | { readonly kind: 'other_user' } | { readonly kind: 'join' };
 
 /**
  * One session per live room: the dashboard's token route and the worker both create a session for

@@ -18,7 +18,10 @@ export const MAX_ANALYSIS_BYTES = 64 * 1024;
 /** The JSON fields of a session whose size the client decides. */
 export type BoundedJsonField = 'session_data' | 'analysis';
 
-export const MAX_JSON_BYTES: Readonly<Record<BoundedJsonField, number>> = { session_data: MAX_SESSION_DATA_BYTES, analysis: MAX_ANALYSIS_BYTES };
+export const MAX_JSON_BYTES: Readonly<Record<BoundedJsonField, number>> = {
+  session_data: MAX_SESSION_DATA_BYTES,
+  analysis: MAX_ANALYSIS_BYTES,
+};
 
 export function jsonBytes(value: JsonObject): number {
   return Buffer.byteLength(JSON.stringify(value));

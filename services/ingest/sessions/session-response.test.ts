@@ -16,8 +16,13 @@ describe('toSessionResponse', () => {
   });
 
   it('writes datetimes as ISO 8601 UTC with milliseconds and Z', () => {
-    const response = toSessionResponse(makeSession({ ended_at: T0 + 1_000, transfer_timestamp: Date.UTC(2026, 0, 2, 3, 4, 5, 6) }));
-    expect(response).toMatchObject({ ended_at: '2026-11-22T01:29:18.578Z', transfer_timestamp: '2026-01-02T03:04:05.006Z' });
+    const response = toSessionResponse(
+      makeSession({ ended_at: T0 + 1_000, transfer_timestamp: Date.UTC(2026, 0, 2, 3, 4, 5, 6) }),
+    );
+    expect(response).toMatchObject({
+      ended_at: '2026-11-22T01:29:18.578Z',
+      transfer_timestamp: '2026-01-02T03:04:05.006Z',
+    });
   });
 
   it('takes analysis from the session, else from session_data.analysis', () => {

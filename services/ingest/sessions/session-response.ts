@@ -20,7 +20,8 @@ export function toSessionResponse(session: Session): SessionResponse {
   const wire: SessionResponse = {
     ...toSessionRecord(session),
     analysis: session.analysis ?? analysisFromData(session.session_data),
-    direction: session.call_direction === null ? null : (session.call_direction.toLowerCase() as Lowercase<CallDirection>),
+    direction:
+      session.call_direction === null ? null : (session.call_direction.toLowerCase() as Lowercase<CallDirection>),
     metadata: session.session_data,
   };
   return Object.fromEntries(RESPONSE_FIELDS.map((field) => [field, wire[field]])) as SessionResponse;
@@ -34,5 +35,7 @@ export function sessionAnalysis(session: Session): unknown {
 // Workers of the old service put the post-call analysis inside session_data; the dashboard reads `analysis`.
 function analysisFromData(data: JsonObject): JsonObject | null {
   const analysis = data.analysis;
-  return typeof analysis === 'object' && analysis !== null && !Array.isArray(analysis) ? (analysis as JsonObject) : null;
+  return typeof analysis === 'object' && analysis !== null && !Array.isArray(analysis)
+    ? (analysis as JsonObject)
+    : null;
 }

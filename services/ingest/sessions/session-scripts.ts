@@ -31,7 +31,10 @@ local function prune(index_key, expiring_key)
 end`;
 
 /** KEYS session, room, user index, user expiring; ARGV id, version, json, created_at, retention_ms. 1, or 0 if the id exists. */
-export const createSessionScript = new LuaScript('createSession', 4, `${NOW_MS}${RETAIN}${PRUNE}
+export const createSessionScript = new LuaScript(
+  'createSession',
+  4,
+  `${NOW_MS}${RETAIN}${PRUNE}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 prune(KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'session', ARGV[3])
@@ -43,23 +46,31 @@ if not latest or tonumber(ARGV[4]) >= tonumber(latest) then
 end
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 retain(KEYS[1], KEYS[2], KEYS[4], ARGV[1], ARGV[5])
-return 1`);
+return 1`,
+);
 
 /** KEYS session, room, user expiring; ARGV id, expected version, next version, json, retention_ms. 1, 0 on a version mismatch, -1 if gone. */
-export const updateSessionScript = new LuaScript('updateSession', 3, `${NOW_MS}${RETAIN}
+export const updateSessionScript = new LuaScript(
+  'updateSession',
+  3,
+  `${NOW_MS}${RETAIN}
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return -1 end
 if current ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[3], 'session', ARGV[4])
 retain(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[5])
-return 1`);
+return 1`,
+);
 
 /**
  * KEYS user index, user expiring; ARGV min, max (scores), offset, count, direction ('' for any),
  * session key prefix. { total, ids newest first }. A direction reads each session of the range in
  * the script, so the page and its total agree; the user's range is what it costs.
  */
-export const listSessionsScript = new LuaScript('listSessions', 2, `${NOW_MS}${PRUNE}
+export const listSessionsScript = new LuaScript(
+  'listSessions',
+  2,
+  `${NOW_MS}${PRUNE}
 prune(KEYS[1], KEYS[2])
 if ARGV[5] == '' then
   local total = redis.call('ZCOUNT', KEYS[1], ARGV[1], ARGV[2])
@@ -76,9 +87,14 @@ for i = 1, #all do
     if total >= first and total <= last then ids[#ids + 1] = all[i] end
   end
 end
-return { total, ids }`);
+return { total, ids }`,
+);
 
 /** KEYS lock; ARGV token. Deletes the lock only if this token still holds it: 1, else 0. */
-export const releaseLockScript = new LuaScript('releaseRoomLock', 1, `
+export const releaseLockScript = new LuaScript(
+  'releaseRoomLock',
+  1,
+  `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`);
+return 0`,
+);

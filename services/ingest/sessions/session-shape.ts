@@ -34,7 +34,9 @@ export function blankSession(): Record<SessionField, null> {
 
 /** The record form: datetimes as ISO text in UTC, the objects copied. */
 export function toSessionRecord(session: Session): SessionRecord {
-  return Object.fromEntries(SESSION_FIELDS.map((field) => [field, recordValue(field, session[field])])) as SessionRecord;
+  return Object.fromEntries(
+    SESSION_FIELDS.map((field) => [field, recordValue(field, session[field])]),
+  ) as SessionRecord;
 }
 
 function recordValue(field: SessionField, value: Session[SessionField]): unknown {

@@ -43,7 +43,13 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
     it('an older session created later (restored from history) does not take its room over', async () => {
       const store = await makeStore();
       const newer = makeSession({ room_name: 'room-b', created_at: T0 + 1_000 });
-      const restored = makeSession({ room_name: 'room-b', created_at: T0, status: 'COMPLETED', ended_at: T0 + 500, duration: 0 });
+      const restored = makeSession({
+        room_name: 'room-b',
+        created_at: T0,
+        status: 'COMPLETED',
+        ended_at: T0 + 500,
+        duration: 0,
+      });
       await store.create(newer);
       await store.create(restored);
       expect((await store.getByRoom('room-b'))?.id).toBe(newer.id);
@@ -55,7 +61,14 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
       const session = makeSession();
       await store.create(session);
       const outcome = await store.update(session.id, sessionMutation({ status: 'COMPLETED' }, T0 + 61_500));
-      const after = { ...session, status: 'COMPLETED', ended_at: T0 + 61_500, duration: 61, updated_at: T0 + 61_500, version: 2 };
+      const after = {
+        ...session,
+        status: 'COMPLETED',
+        ended_at: T0 + 61_500,
+        duration: 61,
+        updated_at: T0 + 61_500,
+        version: 2,
+      };
       expect(outcome).toEqual({ kind: 'changed', before: session, after });
       expect(await store.get(session.id)).toEqual(after);
     });
@@ -81,7 +94,10 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
       const session = makeSession({ status: 'COMPLETED', ended_at: T0 + 1_000, duration: 1 });
       await store.create(session);
       const reopening = store.update(session.id, sessionMutation({ status: 'ACTIVE' }, T0 + 2_000));
-      await expect(reopening).rejects.toMatchObject({ code: 'CONFLICT', detail: 'Cannot change session status from COMPLETED to ACTIVE' });
+      await expect(reopening).rejects.toMatchObject({
+        code: 'CONFLICT',
+        detail: 'Cannot change session status from COMPLETED to ACTIVE',
+      });
       expect(await store.get(session.id)).toEqual(session);
     });
 
@@ -90,7 +106,9 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
       const session = makeSession();
       await store.create(session);
       await expect(store.update(session.id, (s) => ({ ...s, status: 'FAILED' }))).rejects.toBeInstanceOf(AppError);
-      await expect(store.update(session.id, (s) => ({ ...s, room_name: 'elsewhere', version: s.version + 1 }))).rejects.toBeInstanceOf(AppError);
+      await expect(
+        store.update(session.id, (s) => ({ ...s, room_name: 'elsewhere', version: s.version + 1 })),
+      ).rejects.toBeInstanceOf(AppError);
       expect(await store.get(session.id)).toEqual(session);
     });
 
@@ -100,8 +118,12 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
       await store.create(session);
       const filled = await store.update(session.id, (s) => ({ ...s, agent_id: 'agent-1', version: s.version + 1 }));
       expect(filled).toMatchObject({ kind: 'changed', after: { agent_id: 'agent-1' } });
-      await expect(store.update(session.id, (s) => ({ ...s, agent_id: 'agent-2', version: s.version + 1 }))).rejects.toBeInstanceOf(AppError);
-      await expect(store.update(session.id, (s) => ({ ...s, agent_id: null, version: s.version + 1 }))).rejects.toBeInstanceOf(AppError);
+      await expect(
+        store.update(session.id, (s) => ({ ...s, agent_id: 'agent-2', version: s.version + 1 })),
+      ).rejects.toBeInstanceOf(AppError);
+      await expect(
+        store.update(session.id, (s) => ({ ...s, agent_id: null, version: s.version + 1 })),
+      ).rejects.toBeInstanceOf(AppError);
     });
 
     it('50 concurrent updates that each merge a distinct metadata key all survive', async () => {
@@ -109,7 +131,9 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
       const session = makeSession({ session_data: { origin: 'test' } });
       await store.create(session);
       const keys = Array.from({ length: 50 }, (_, i) => `key_${i}`);
-      const outcomes = await Promise.all(keys.map((key, i) => store.update(session.id, sessionMutation({ metadata: { [key]: i } }, T0 + i))));
+      const outcomes = await Promise.all(
+        keys.map((key, i) => store.update(session.id, sessionMutation({ metadata: { [key]: i } }, T0 + i))),
+      );
       expect(outcomes.every((o) => o.kind === 'changed')).toBe(true);
       const stored = await store.get(session.id);
       expect(stored?.session_data).toEqual({ origin: 'test', ...Object.fromEntries(keys.map((key, i) => [key, i])) });
@@ -142,7 +166,8 @@ function listContract(makeStore: MakeSessionStore): void {
   it('lists a user’s sessions newest first, a page at a time, with the total on every page', async () => {
     const store = await makeStore();
     const mine = Array.from({ length: 5 }, (_, i) => makeSession({ user_id: 'alice', created_at: T0 + i * 1_000 }));
-    for (const session of [...mine, makeSession({ user_id: 'bob', created_at: T0 + 10_000 })]) await store.create(session);
+    for (const session of [...mine, makeSession({ user_id: 'bob', created_at: T0 + 10_000 })])
+      await store.create(session);
     const ids = (sessions: readonly Session[]) => sessions.map((s) => s.id);
     const newest = ids([...mine].reverse());
     expect(await store.list('alice', { page: 1, limit: 2 })).toEqual({ sessions: [mine[4], mine[3]], total: 5 });
@@ -163,11 +188,22 @@ function listContract(makeStore: MakeSessionStore): void {
   it('lists only the sessions of a direction, with their own total, paged', async () => {
     const store = await makeStore();
     const directions = ['INBOUND', 'OUTBOUND', null, 'OUTBOUND', 'OUTBOUND'] as const;
-    const sessions = directions.map((call_direction, i) => makeSession({ user_id: 'erin', call_direction, created_at: T0 + i * 1_000 }));
+    const sessions = directions.map((call_direction, i) =>
+      makeSession({ user_id: 'erin', call_direction, created_at: T0 + i * 1_000 }),
+    );
     for (const session of sessions) await store.create(session);
-    expect(await store.list('erin', { page: 1, limit: 2, direction: 'OUTBOUND' })).toEqual({ sessions: [sessions[4], sessions[3]], total: 3 });
-    expect(await store.list('erin', { page: 2, limit: 2, direction: 'OUTBOUND' })).toEqual({ sessions: [sessions[1]], total: 3 });
-    expect(await store.list('erin', { page: 1, limit: 10, direction: 'INBOUND' })).toEqual({ sessions: [sessions[0]], total: 1 });
+    expect(await store.list('erin', { page: 1, limit: 2, direction: 'OUTBOUND' })).toEqual({
+      sessions: [sessions[4], sessions[3]],
+      total: 3,
+    });
+    expect(await store.list('erin', { page: 2, limit: 2, direction: 'OUTBOUND' })).toEqual({
+      sessions: [sessions[1]],
+      total: 3,
+    });
+    expect(await store.list('erin', { page: 1, limit: 10, direction: 'INBOUND' })).toEqual({
+      sessions: [sessions[0]],
+      total: 1,
+    });
   });
 
   it('shows updates in the list', async () => {

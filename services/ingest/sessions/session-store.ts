@@ -66,7 +66,9 @@ export interface SessionStoreOptions {
 
 /** How long the live store keeps a session after this change of it; its history stays in ClickHouse. */
 export function liveRetentionMs(session: Session, options: SessionStoreOptions): number {
-  return isFinalStatus(session.status) ? (options.endedRetentionMs ?? DEFAULT_ENDED_RETENTION_MS) : (options.idleRetentionMs ?? DEFAULT_IDLE_RETENTION_MS);
+  return isFinalStatus(session.status)
+    ? (options.endedRetentionMs ?? DEFAULT_ENDED_RETENTION_MS)
+    : (options.idleRetentionMs ?? DEFAULT_IDLE_RETENTION_MS);
 }
 
 /**
@@ -89,6 +91,9 @@ function assertValidRevision(before: Session, after: Session): void {
   const fixed = (['id', 'room_name', 'user_id', 'created_at'] as const).filter((key) => before[key] !== after[key]);
   const moved = before.agent_id === after.agent_id || before.agent_id === null ? fixed : [...fixed, 'agent_id'];
   if (moved.length > 0 || after.version !== before.version + 1) {
-    throw AppError.of('INTERNAL', `invalid session revision of ${before.id}: ${moved.length > 0 ? `changed ${moved.join(', ')}` : `version ${before.version} -> ${after.version}`}`);
+    throw AppError.of(
+      'INTERNAL',
+      `invalid session revision of ${before.id}: ${moved.length > 0 ? `changed ${moved.join(', ')}` : `version ${before.version} -> ${after.version}`}`,
+    );
   }
 }

@@ -14,7 +14,9 @@ export type SessionUpdate = {
   readonly metadata?: JsonObject;
 } & { readonly [K in GivenField]?: Session[K] };
 
-const GIVEN_FIELDS = SESSION_FIELDS.filter((field) => field !== 'status' && Object.hasOwn(sessionUpdateBody.properties, field)) as GivenField[];
+const GIVEN_FIELDS = SESSION_FIELDS.filter(
+  (field) => field !== 'status' && Object.hasOwn(sessionUpdateBody.properties, field),
+) as GivenField[];
 
 export type SessionUpdateResult =
   | { readonly kind: 'changed'; readonly session: Session }
@@ -65,7 +67,8 @@ function withFields(session: Session, update: SessionUpdate): Session {
   return {
     ...session,
     ...Object.fromEntries(given.map((field) => [field, update[field]])),
-    session_data: update.metadata === undefined ? session.session_data : { ...session.session_data, ...update.metadata },
+    session_data:
+      update.metadata === undefined ? session.session_data : { ...session.session_data, ...update.metadata },
   };
 }
 

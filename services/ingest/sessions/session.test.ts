@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { makeSession, T0 } from './session.fixtures.ts';
-import { applySessionUpdate, endSessionByRoom, newSession, type Session, type SessionStatus, type SessionUpdate } from './session.ts';
+import {
+  applySessionUpdate,
+  endSessionByRoom,
+  newSession,
+  type Session,
+  type SessionStatus,
+  type SessionUpdate,
+} from './session.ts';
 import { jsonBytes, MAX_ANALYSIS_BYTES, MAX_SESSION_DATA_BYTES } from './session-limits.ts';
 
 const changed = (session: Session, update: SessionUpdate, nowMs = T0 + 90_000): Session => {
@@ -16,7 +23,10 @@ describe('newSession', () => {
   });
 
   it('leaves started_at empty for a CREATED session and keeps agent and session_data', () => {
-    const session = newSession({ id: 's-1', room_name: 'r', user_id: 'u', agent_id: 'a', session_data: { k: 1 }, status: 'CREATED' }, T0);
+    const session = newSession(
+      { id: 's-1', room_name: 'r', user_id: 'u', agent_id: 'a', session_data: { k: 1 }, status: 'CREATED' },
+      T0,
+    );
     expect(session).toMatchObject({ status: 'CREATED', started_at: null, agent_id: 'a', session_data: { k: 1 } });
   });
 });
@@ -48,22 +58,37 @@ describe('applySessionUpdate lifecycle', () => {
     });
   });
 
-  it.each(['CREATED', 'ACTIVE', 'COMPLETED', 'FAILED'] as const)('repeating the status %s changes nothing', (status) => {
-    expect(applySessionUpdate(makeSession({ status }), { status }, T0 + 1)).toEqual({ kind: 'unchanged' });
-  });
+  it.each(['CREATED', 'ACTIVE', 'COMPLETED', 'FAILED'] as const)(
+    'repeating the status %s changes nothing',
+    (status) => {
+      expect(applySessionUpdate(makeSession({ status }), { status }, T0 + 1)).toEqual({ kind: 'unchanged' });
+    },
+  );
 
   it('moving to ACTIVE starts a CREATED session now, and keeps an earlier start', () => {
-    expect(changed(makeSession({ status: 'CREATED', started_at: null }), { status: 'ACTIVE' }, T0 + 5).started_at).toBe(T0 + 5);
-    expect(changed(makeSession({ status: 'CREATED', started_at: T0 }), { status: 'ACTIVE' }, T0 + 5).started_at).toBe(T0);
+    expect(changed(makeSession({ status: 'CREATED', started_at: null }), { status: 'ACTIVE' }, T0 + 5).started_at).toBe(
+      T0 + 5,
+    );
+    expect(changed(makeSession({ status: 'CREATED', started_at: T0 }), { status: 'ACTIVE' }, T0 + 5).started_at).toBe(
+      T0,
+    );
   });
 
   it('a final status ends the session now with the elapsed whole seconds', () => {
-    expect(changed(makeSession(), { status: 'COMPLETED' }, T0 + 61_999)).toMatchObject({ ended_at: T0 + 61_999, duration: 61 });
+    expect(changed(makeSession(), { status: 'COMPLETED' }, T0 + 61_999)).toMatchObject({
+      ended_at: T0 + 61_999,
+      duration: 61,
+    });
   });
 
   it('a final status uses the given ended_at and duration', () => {
-    expect(changed(makeSession(), { status: 'FAILED', ended_at: T0 + 10_000 })).toMatchObject({ ended_at: T0 + 10_000, duration: 10 });
-    expect(changed(makeSession(), { status: 'FAILED', ended_at: T0 + 10_000, duration: 42 })).toMatchObject({ duration: 42 });
+    expect(changed(makeSession(), { status: 'FAILED', ended_at: T0 + 10_000 })).toMatchObject({
+      ended_at: T0 + 10_000,
+      duration: 10,
+    });
+    expect(changed(makeSession(), { status: 'FAILED', ended_at: T0 + 10_000, duration: 42 })).toMatchObject({
+      duration: 42,
+    });
   });
 
   it('a session that never started ends with duration 0, and an end before the start is not negative', () => {
@@ -78,17 +103,26 @@ describe('applySessionUpdate fields', () => {
   });
 
   it('a real change sets updated_at to now and adds one to version', () => {
-    expect(changed(makeSession({ version: 3 }), { agent_name: 'Ava' }, T0 + 7)).toMatchObject({ updated_at: T0 + 7, version: 4 });
+    expect(changed(makeSession({ version: 3 }), { agent_name: 'Ava' }, T0 + 7)).toMatchObject({
+      updated_at: T0 + 7,
+      version: 4,
+    });
   });
 
   it('merges metadata shallowly into session_data', () => {
     const session = makeSession({ session_data: { a: 1, nested: { x: 1 } } });
-    expect(changed(session, { metadata: { b: 2, nested: { y: 2 } } }).session_data).toEqual({ a: 1, b: 2, nested: { y: 2 } });
+    expect(changed(session, { metadata: { b: 2, nested: { y: 2 } } }).session_data).toEqual({
+      a: 1,
+      b: 2,
+      nested: { y: 2 },
+    });
   });
 
   it('metadata equal to what is stored is no change, even with nested objects', () => {
     const session = makeSession({ session_data: { a: 1, nested: { x: [1, { y: 2 }] } } });
-    expect(applySessionUpdate(session, { metadata: { nested: { x: [1, { y: 2 }] } } }, T0 + 1)).toEqual({ kind: 'unchanged' });
+    expect(applySessionUpdate(session, { metadata: { nested: { x: [1, { y: 2 }] } } }, T0 + 1)).toEqual({
+      kind: 'unchanged',
+    });
   });
 
   it('sets the call, transfer and analysis extensions, and null clears one', () => {
@@ -127,12 +161,17 @@ describe('applySessionUpdate fields', () => {
     expect(jsonBytes(atBound)).toBe(MAX_ANALYSIS_BYTES);
     expect(changed(makeSession(), { analysis: atBound }).analysis).toEqual(atBound);
     const over = { a: `${atBound.a}x` };
-    expect(applySessionUpdate(makeSession(), { analysis: over }, T0 + 1)).toEqual({ kind: 'too_large', fields: [{ field: 'analysis', bytes: MAX_ANALYSIS_BYTES + 1 }] });
+    expect(applySessionUpdate(makeSession(), { analysis: over }, T0 + 1)).toEqual({
+      kind: 'too_large',
+      fields: [{ field: 'analysis', bytes: MAX_ANALYSIS_BYTES + 1 }],
+    });
   });
 
   it('reports session_data and analysis both when both pass their bounds, in that order', () => {
     const big = { a: 'x'.repeat(MAX_SESSION_DATA_BYTES) };
-    expect(applySessionUpdate(makeSession(), { metadata: big, analysis: big, call_status: 'ANSWERED' }, T0 + 1)).toMatchObject({
+    expect(
+      applySessionUpdate(makeSession(), { metadata: big, analysis: big, call_status: 'ANSWERED' }, T0 + 1),
+    ).toMatchObject({
       kind: 'too_large',
       fields: [{ field: 'session_data' }, { field: 'analysis' }],
     });
@@ -147,13 +186,20 @@ describe('applySessionUpdate fields', () => {
   it('lets a session already past the bound take changes that leave session_data alone', () => {
     const session = makeSession({ session_data: { a: 'x'.repeat(MAX_SESSION_DATA_BYTES) } });
     expect(changed(session, { call_status: 'ANSWERED' }).call_status).toBe('ANSWERED');
-    expect(applySessionUpdate(session, { metadata: { a: 'x'.repeat(MAX_SESSION_DATA_BYTES) } }, T0 + 1)).toEqual({ kind: 'unchanged' });
+    expect(applySessionUpdate(session, { metadata: { a: 'x'.repeat(MAX_SESSION_DATA_BYTES) } }, T0 + 1)).toEqual({
+      kind: 'unchanged',
+    });
   });
 });
 
 describe('endSessionByRoom', () => {
   it('completes an ACTIVE session now with its duration', () => {
-    expect(endSessionByRoom(makeSession(), T0 + 30_500)).toMatchObject({ status: 'COMPLETED', ended_at: T0 + 30_500, duration: 30, version: 2 });
+    expect(endSessionByRoom(makeSession(), T0 + 30_500)).toMatchObject({
+      status: 'COMPLETED',
+      ended_at: T0 + 30_500,
+      duration: 30,
+      version: 2,
+    });
   });
 
   it.each(['CREATED', 'COMPLETED', 'FAILED'] as const)('returns a %s session unchanged', (status) => {

@@ -1,4 +1,9 @@
-import type { LiveSessionStatus, SessionField, SessionRecord, sessionRecordSchema } from '../../../schemas/records/session.ts';
+import type {
+  LiveSessionStatus,
+  SessionField,
+  SessionRecord,
+  sessionRecordSchema,
+} from '../../../schemas/records/session.ts';
 import { blankSession } from './session-shape.ts';
 
 export {
@@ -18,11 +23,17 @@ export {
 export type JsonObject = Readonly<Record<string, unknown>>;
 
 type Properties = typeof sessionRecordSchema.properties;
-type DateTimeField = { [K in SessionField]: Properties[K] extends { readonly format: 'date-time' } ? K : never }[SessionField];
+type DateTimeField = {
+  [K in SessionField]: Properties[K] extends { readonly format: 'date-time' } ? K : never;
+}[SessionField];
 type DomainValue<K extends SessionField, V> = K extends DateTimeField
-  ? (null extends V ? number | null : number)
+  ? null extends V
+    ? number | null
+    : number
   : [Exclude<V, null>] extends [Record<string, unknown>]
-    ? (null extends V ? JsonObject | null : JsonObject)
+    ? null extends V
+      ? JsonObject | null
+      : JsonObject
     : V;
 
 /**
@@ -61,5 +72,11 @@ export function newSession(input: NewSessionInput, nowMs: number): Session {
 }
 
 // The pure rules live in their own files; they are re-exported so callers import one module.
-export { applySessionUpdate, endSessionByRoom, isFinalStatus, type SessionUpdate, type SessionUpdateResult } from './session-update.ts';
+export {
+  applySessionUpdate,
+  endSessionByRoom,
+  isFinalStatus,
+  type SessionUpdate,
+  type SessionUpdateResult,
+} from './session-update.ts';
 export { toSessionResponse, type SessionResponse } from './session-response.ts';

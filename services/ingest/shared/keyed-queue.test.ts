@@ -11,7 +11,11 @@ describe('KeyedQueue', () => {
       log.push(`end ${name}`);
       return name;
     };
-    const results = await Promise.all([queue.run('a', task('a1', 20)), queue.run('a', task('a2', 1)), queue.run('b', task('b1', 1))]);
+    const results = await Promise.all([
+      queue.run('a', task('a1', 20)),
+      queue.run('a', task('a2', 1)),
+      queue.run('b', task('b1', 1)),
+    ]);
     expect(results).toEqual(['a1', 'a2', 'b1']);
     expect(log).toEqual(['start a1', 'start b1', 'end b1', 'end a1', 'start a2', 'end a2']);
   });

@@ -16,7 +16,10 @@ export interface KeyedQueueOptions {
 
 /** The room lock's queue of one process: as many creates of one room may wait as changes of one session. */
 export function roomQueue(): KeyedQueue {
-  return new KeyedQueue({ maxPerKey: MAX_WAITING_CHANGES, full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many creates of this room are waiting; retry later') });
+  return new KeyedQueue({
+    maxPerKey: MAX_WAITING_CHANGES,
+    full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many creates of this room are waiting; retry later'),
+  });
 }
 
 /**

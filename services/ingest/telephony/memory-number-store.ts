@@ -1,4 +1,13 @@
-import { decideAssign, decideRelease, releasedAgent, type AgentNumber, type AssignOutcome, type AssignRequest, type HeldNumber, type ReleaseOutcome } from './number-rules.ts';
+import {
+  decideAssign,
+  decideRelease,
+  releasedAgent,
+  type AgentNumber,
+  type AssignOutcome,
+  type AssignRequest,
+  type HeldNumber,
+  type ReleaseOutcome,
+} from './number-rules.ts';
 import { DEFAULT_RELEASED_RETENTION_MS, type NumberStore, type NumberStoreOptions } from './number-store.ts';
 
 /**
@@ -20,7 +29,11 @@ export class MemoryNumberStore implements NumberStore {
 
   async assign(request: AssignRequest): Promise<AssignOutcome> {
     this.forgetExpired();
-    const outcome = decideAssign(this.agents.get(request.agent_id) ?? null, this.holders.get(request.phone_number) ?? null, request);
+    const outcome = decideAssign(
+      this.agents.get(request.agent_id) ?? null,
+      this.holders.get(request.phone_number) ?? null,
+      request,
+    );
     if (outcome.kind === 'assigned') {
       this.agents.set(request.agent_id, outcome.assignment);
       this.releasedUntil.delete(request.agent_id);
@@ -36,7 +49,8 @@ export class MemoryNumberStore implements NumberStore {
       this.agents.set(agentId, releasedAgent(agentId));
       this.releasedUntil.delete(agentId);
       this.releasedUntil.set(agentId, this.now() + this.releasedRetentionMs);
-      if (this.holders.get(outcome.released.phone_number) === agentId) this.holders.delete(outcome.released.phone_number);
+      if (this.holders.get(outcome.released.phone_number) === agentId)
+        this.holders.delete(outcome.released.phone_number);
     }
     return outcome;
   }

@@ -33,10 +33,21 @@ export async function assignNumber(deps: TelephonyDeps, input: AssignNumberInput
   const normalized = normalizePhoneNumber(input.phone_number);
   if (!normalized.ok) {
     throw AppError.validation([
-      { type: 'value_error', loc: ['body', 'phone_number'], msg: `Value error, ${normalized.reason}`, input: input.phone_number, ctx: { error: {} } },
+      {
+        type: 'value_error',
+        loc: ['body', 'phone_number'],
+        msg: `Value error, ${normalized.reason}`,
+        input: input.phone_number,
+        ctx: { error: {} },
+      },
     ]);
   }
-  const request = { agent_id: input.agent_id, phone_number: normalized.phone_number, provider: input.provider, assigned_at: nowMs };
+  const request = {
+    agent_id: input.agent_id,
+    phone_number: normalized.phone_number,
+    provider: input.provider,
+    assigned_at: nowMs,
+  };
   const outcome = await deps.store.assign(request);
   if (outcome.kind === 'agent_has_number') throw AppError.of('BAD_REQUEST', outcome.detail);
   if (outcome.kind === 'number_taken') throw AppError.of('CONFLICT', outcome.detail);
@@ -73,7 +84,8 @@ export async function unassignNumber(deps: TelephonyDeps, assignment: Assignment
 /** Undoes a release: the agent holds the number again, with its own assigned_at, in the store and at the carrier. */
 export async function reassignNumber(deps: TelephonyDeps, released: HeldNumber): Promise<void> {
   const outcome = await deps.store.assign(released);
-  if (outcome.kind !== 'assigned') throw AppError.of(outcome.kind === 'number_taken' ? 'CONFLICT' : 'BAD_REQUEST', outcome.detail);
+  if (outcome.kind !== 'assigned')
+    throw AppError.of(outcome.kind === 'number_taken' ? 'CONFLICT' : 'BAD_REQUEST', outcome.detail);
   await deps.provider.assign(released.phone_number, released.agent_id);
 }
 

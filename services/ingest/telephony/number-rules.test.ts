@@ -10,7 +10,11 @@ describe('number rules', () => {
   });
 
   it('a number held by the asking agent but not on its record counts as free', () => {
-    expect(decideAssign(releasedAgent('a-1'), 'a-1', request)).toEqual({ kind: 'assigned', assignment: request, previous: releasedAgent('a-1') });
+    expect(decideAssign(releasedAgent('a-1'), 'a-1', request)).toEqual({
+      kind: 'assigned',
+      assignment: request,
+      previous: releasedAgent('a-1'),
+    });
   });
 
   it('an assignment names the agent as it was, null for one that never held a number', () => {

@@ -39,7 +39,11 @@ export interface AssignRequest {
 /** `holder`: the agent the number is held by, if any. One number per agent, one agent per number. */
 export function decideAssign(agent: AgentNumber | null, holder: string | null, request: AssignRequest): AssignOutcome {
   if (agent !== null && agent.phone_number !== null) {
-    return { kind: 'agent_has_number', phone_number: agent.phone_number, detail: `Agent already has number ${agent.phone_number}. Release it first.` };
+    return {
+      kind: 'agent_has_number',
+      phone_number: agent.phone_number,
+      detail: `Agent already has number ${agent.phone_number}. Release it first.`,
+    };
   }
   if (holder !== null && holder !== request.agent_id) {
     return { kind: 'number_taken', detail: `Phone number ${request.phone_number} is assigned to another agent` };
@@ -53,7 +57,10 @@ export function decideRelease(agent: AgentNumber | null): ReleaseOutcome {
   if (agent.phone_number === null || agent.provider === null || agent.assigned_at === null) {
     return { kind: 'no_number', detail: 'Agent has no assigned phone number' };
   }
-  return { kind: 'released', released: { ...agent, phone_number: agent.phone_number, provider: agent.provider, assigned_at: agent.assigned_at } };
+  return {
+    kind: 'released',
+    released: { ...agent, phone_number: agent.phone_number, provider: agent.provider, assigned_at: agent.assigned_at },
+  };
 }
 
 export function releasedAgent(agentId: string): AgentNumber {

@@ -36,7 +36,11 @@ export function numberStoreContract(name: string, makeStore: MakeNumberStore): v
       await store.assign(makeAssignRequest());
       await store.release('agent-1');
       const again = makeAssignRequest({ phone_number: '+15551230002' });
-      expect(await store.assign(again)).toEqual({ kind: 'assigned', assignment: again, previous: { agent_id: 'agent-1', phone_number: null, provider: null, assigned_at: null } });
+      expect(await store.assign(again)).toEqual({
+        kind: 'assigned',
+        assignment: again,
+        previous: { agent_id: 'agent-1', phone_number: null, provider: null, assigned_at: null },
+      });
     });
 
     it('forgets an agent that still holds the number: it is unknown again and the number free', async () => {
@@ -46,7 +50,10 @@ export function numberStoreContract(name: string, makeStore: MakeNumberStore): v
       expect(await store.forget(request)).toBe(true);
       expect(await store.get('agent-1')).toBeNull();
       expect(await store.release('agent-1')).toEqual({ kind: 'agent_unknown', detail: 'Agent not found' });
-      expect(await store.assign(makeAssignRequest({ agent_id: 'agent-2' }))).toMatchObject({ kind: 'assigned', previous: null });
+      expect(await store.assign(makeAssignRequest({ agent_id: 'agent-2' }))).toMatchObject({
+        kind: 'assigned',
+        previous: null,
+      });
     });
 
     it('forgets nothing when the agent no longer holds that number', async () => {
@@ -89,7 +96,12 @@ export function numberStoreContract(name: string, makeStore: MakeNumberStore): v
       const holder = makeAssignRequest({ agent_id: 'agent-2', phone_number: '+15551230002' });
       await store.assign(holder);
       await store.release('agent-1');
-      expect(await store.get('agent-1')).toEqual({ agent_id: 'agent-1', phone_number: null, provider: null, assigned_at: null });
+      expect(await store.get('agent-1')).toEqual({
+        agent_id: 'agent-1',
+        phone_number: null,
+        provider: null,
+        assigned_at: null,
+      });
       const deadline = Date.now() + 5_000;
       while ((await store.get('agent-1')) !== null) {
         if (Date.now() > deadline) throw new Error('agent-1 still known 5 s after its release');
@@ -104,8 +116,16 @@ export function numberStoreContract(name: string, makeStore: MakeNumberStore): v
       const request = makeAssignRequest();
       await store.assign(request);
       expect(await store.release('agent-1')).toEqual({ kind: 'released', released: request });
-      expect(await store.release('agent-1')).toEqual({ kind: 'no_number', detail: 'Agent has no assigned phone number' });
-      expect(await store.get('agent-1')).toEqual({ agent_id: 'agent-1', phone_number: null, provider: null, assigned_at: null });
+      expect(await store.release('agent-1')).toEqual({
+        kind: 'no_number',
+        detail: 'Agent has no assigned phone number',
+      });
+      expect(await store.get('agent-1')).toEqual({
+        agent_id: 'agent-1',
+        phone_number: null,
+        provider: null,
+        assigned_at: null,
+      });
       expect(await store.release('never-seen')).toEqual({ kind: 'agent_unknown', detail: 'Agent not found' });
       expect(await store.get('never-seen')).toBeNull();
     });
@@ -115,7 +135,9 @@ export function numberStoreContract(name: string, makeStore: MakeNumberStore): v
       await store.assign(makeAssignRequest());
       await store.release('agent-1');
       expect(await store.assign(makeAssignRequest({ agent_id: 'agent-2' }))).toMatchObject({ kind: 'assigned' });
-      expect(await store.assign(makeAssignRequest({ phone_number: '+15551230003' }))).toMatchObject({ kind: 'assigned' });
+      expect(await store.assign(makeAssignRequest({ phone_number: '+15551230003' }))).toMatchObject({
+        kind: 'assigned',
+      });
       expect((await store.get('agent-1'))?.phone_number).toBe('+15551230003');
     });
 
@@ -133,11 +155,15 @@ export function numberStoreContract(name: string, makeStore: MakeNumberStore): v
     it('an agent racing for 20 numbers gets exactly one, and the others stay free', async () => {
       const store = await makeStore();
       const numbers = Array.from({ length: 20 }, (_, i) => `+1555123${String(i).padStart(4, '0')}`);
-      const outcomes = await Promise.all(numbers.map((phone_number) => store.assign(makeAssignRequest({ phone_number }))));
+      const outcomes = await Promise.all(
+        numbers.map((phone_number) => store.assign(makeAssignRequest({ phone_number }))),
+      );
       expect(outcomes.filter((o) => o.kind === 'assigned')).toHaveLength(1);
       const held = (await store.get('agent-1'))?.phone_number;
       const free = numbers.filter((n) => n !== held);
-      const others = await Promise.all(free.map((phone_number, i) => store.assign(makeAssignRequest({ agent_id: `other-${i}`, phone_number }))));
+      const others = await Promise.all(
+        free.map((phone_number, i) => store.assign(makeAssignRequest({ agent_id: `other-${i}`, phone_number }))),
+      );
       expect(others.every((o) => o.kind === 'assigned')).toBe(true);
     });
 

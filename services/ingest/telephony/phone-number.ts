@@ -1,4 +1,5 @@
-export type NormalizedPhoneNumber = { readonly ok: true; readonly phone_number: string } | { readonly ok: false; readonly reason: string };
+export type NormalizedPhoneNumber =
+  { readonly ok: true; readonly phone_number: string } | { readonly ok: false; readonly reason: string };
 
 // Separators people type or copy from a dial pad; none of them is part of the number.
 const SEPARATORS = /[\s\-.()]/g;

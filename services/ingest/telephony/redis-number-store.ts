@@ -3,7 +3,15 @@ import { jitteredDelay, retry } from '../../shared/retry.ts';
 import type { Redis } from '../../shared/redis/client.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-keys.ts';
 import { LuaScript, unavailableOnError } from '../../shared/redis/redis-script.ts';
-import { decideAssign, decideRelease, type AgentNumber, type AssignOutcome, type AssignRequest, type HeldNumber, type ReleaseOutcome } from './number-rules.ts';
+import {
+  decideAssign,
+  decideRelease,
+  type AgentNumber,
+  type AssignOutcome,
+  type AssignRequest,
+  type HeldNumber,
+  type ReleaseOutcome,
+} from './number-rules.ts';
 import { DEFAULT_RELEASED_RETENTION_MS, type NumberStore, type NumberStoreOptions } from './number-store.ts';
 
 // The scripts only write when the agent and the number are still as read, so the rules stay in
@@ -11,7 +19,10 @@ import { DEFAULT_RELEASED_RETENTION_MS, type NumberStore, type NumberStoreOption
 // The assign script also checks whether the agent is known at all, as read: an undo of the
 // assignment restores exactly that (forget for an agent that never held a number).
 /** KEYS agent, number; ARGV agent_id, expected held number ('' none), expected holder ('' none), number, provider, assigned_at, expected known ('1' or '0'). */
-const assignScript = new LuaScript('assignNumber', 2, `
+const assignScript = new LuaScript(
+  'assignNumber',
+  2,
+  `
 local held = redis.call('HGET', KEYS[1], 'phone_number') or ''
 local holder = redis.call('GET', KEYS[2]) or ''
 local known = tostring(redis.call('HEXISTS', KEYS[1], 'agent_id'))
@@ -19,23 +30,32 @@ if held ~= ARGV[2] or holder ~= ARGV[3] or known ~= ARGV[7] then return 0 end
 redis.call('HSET', KEYS[1], 'agent_id', ARGV[1], 'phone_number', ARGV[4], 'provider', ARGV[5], 'assigned_at', ARGV[6])
 redis.call('PERSIST', KEYS[1])
 redis.call('SET', KEYS[2], ARGV[1])
-return 1`);
+return 1`,
+);
 
 // A held number never expires; an agent that released its number is forgotten a retention later.
 /** KEYS agent, number; ARGV agent_id, expected held number, released retention (ms). */
-const releaseScript = new LuaScript('releaseNumber', 2, `
+const releaseScript = new LuaScript(
+  'releaseNumber',
+  2,
+  `
 if (redis.call('HGET', KEYS[1], 'phone_number') or '') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'phone_number', '', 'provider', '', 'assigned_at', '')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
-return 1`);
+return 1`,
+);
 
 /** KEYS agent, number; ARGV agent_id, expected held number. */
-const forgetScript = new LuaScript('forgetNumber', 2, `
+const forgetScript = new LuaScript(
+  'forgetNumber',
+  2,
+  `
 if (redis.call('HGET', KEYS[1], 'phone_number') or '') ~= ARGV[2] then return 0 end
 redis.call('DEL', KEYS[1])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
-return 1`);
+return 1`,
+);
 
 /** Numbers shared by every ingest process: agent hash + number -> agent pointer, written by compare-and-set. */
 export class RedisNumberStore implements NumberStore {
@@ -59,7 +79,15 @@ export class RedisNumberStore implements NumberStore {
       const [agent, holder] = await this.snapshot(request.agent_id, keys[1]!);
       const outcome = decideAssign(agent, holder, request);
       if (outcome.kind !== 'assigned') return outcome;
-      const args = [request.agent_id, agent?.phone_number ?? '', holder ?? '', request.phone_number, request.provider, request.assigned_at, agent === null ? '0' : '1'];
+      const args = [
+        request.agent_id,
+        agent?.phone_number ?? '',
+        holder ?? '',
+        request.phone_number,
+        request.provider,
+        request.assigned_at,
+        agent === null ? '0' : '1',
+      ];
       return (await guard(() => assignScript.run(this.redis, keys, args))) === 1 ? outcome : null;
     });
   }
@@ -69,7 +97,11 @@ export class RedisNumberStore implements NumberStore {
       const outcome = decideRelease(await this.get(agentId));
       if (outcome.kind !== 'released') return outcome;
       const keys = [this.keys.telephonyAgent(agentId), this.keys.telephonyNumber(outcome.released.phone_number)];
-      return (await guard(() => releaseScript.run(this.redis, keys, [agentId, outcome.released.phone_number, this.releasedRetentionMs]))) === 1 ? outcome : null;
+      return (await guard(() =>
+        releaseScript.run(this.redis, keys, [agentId, outcome.released.phone_number, this.releasedRetentionMs]),
+      )) === 1
+        ? outcome
+        : null;
     });
   }
 
@@ -87,9 +119,12 @@ export class RedisNumberStore implements NumberStore {
   }
 
   private async snapshot(agentId: string, numberKey: string): Promise<[AgentNumber | null, string | null]> {
-    const replies = await guard(() => this.redis.multi().hgetall(this.keys.telephonyAgent(agentId)).get(numberKey).exec());
+    const replies = await guard(() =>
+      this.redis.multi().hgetall(this.keys.telephonyAgent(agentId)).get(numberKey).exec(),
+    );
     const failed = replies?.find(([error]) => error !== null);
-    if (!replies || failed) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Number store unavailable', { cause: failed?.[0] });
+    if (!replies || failed)
+      throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Number store unavailable', { cause: failed?.[0] });
     return [toAgentNumber(replies[0]![1] as Record<string, string>), replies[1]![1] as string | null];
   }
 

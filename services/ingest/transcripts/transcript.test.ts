@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { T0 } from '../sessions/session.fixtures.ts';
 import { monotonicClock, toTranscriptResponse, transcriptEnvelope, type Transcript } from './transcript.ts';
 
-const turn: Transcript = { id: '6f1c2d9e-1b7a-4f3e-9c55-0d2f7e8a9b10', session_id: 'b1b2c3d4-0000-4000-8000-000000000001', content: 'Hello', speaker: 'AGENT', timestamp: T0 };
+const turn: Transcript = {
+  id: '6f1c2d9e-1b7a-4f3e-9c55-0d2f7e8a9b10',
+  session_id: 'b1b2c3d4-0000-4000-8000-000000000001',
+  content: 'Hello',
+  speaker: 'AGENT',
+  timestamp: T0,
+};
 
 describe('transcript turns', () => {
   it('answers the old TranscriptResponse keys in their order', () => {
@@ -13,7 +19,12 @@ describe('transcript turns', () => {
 
   it('makes a transcript record keyed by the session, its timestamp in ISO form', () => {
     const envelope = transcriptEnvelope(turn, T0 + 1);
-    expect(envelope).toMatchObject({ kind: 'transcript', key: turn.session_id, occurred_at: '2026-11-22T01:29:17.578Z', payload: { ...turn, timestamp: '2026-11-22T01:29:17.578Z' } });
+    expect(envelope).toMatchObject({
+      kind: 'transcript',
+      key: turn.session_id,
+      occurred_at: '2026-11-22T01:29:17.578Z',
+      payload: { ...turn, timestamp: '2026-11-22T01:29:17.578Z' },
+    });
   });
 
   it('refuses to publish a record its schema refuses', () => {

@@ -14,7 +14,13 @@ export interface Transcript {
 
 /** The old TranscriptResponse, in its key order: content, speaker, id, session_id, timestamp. */
 export function toTranscriptResponse(turn: Transcript) {
-  return { content: turn.content, speaker: turn.speaker, id: turn.id, session_id: turn.session_id, timestamp: new Date(turn.timestamp).toISOString() };
+  return {
+    content: turn.content,
+    speaker: turn.speaker,
+    id: turn.id,
+    session_id: turn.session_id,
+    timestamp: new Date(turn.timestamp).toISOString(),
+  };
 }
 
 /** The record of one turn, keyed by its session so that it stays in order with the session's records. */

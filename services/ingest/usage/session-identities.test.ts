@@ -12,7 +12,13 @@ describe('SessionIdentities', () => {
     await store.create(session);
     const reads = vi.spyOn(store, 'get');
     const identities = new SessionIdentities(store);
-    const identity = { id: session.id, user_id: session.user_id, agent_id: 'agent-7', status: session.status, ended_at: null };
+    const identity = {
+      id: session.id,
+      user_id: session.user_id,
+      agent_id: 'agent-7',
+      status: session.status,
+      ended_at: null,
+    };
     expect(await Promise.all([identities.read(session.id), identities.read(session.id)])).toEqual([identity, identity]);
     expect(await identities.read(session.id)).toEqual(identity);
     expect(reads).toHaveBeenCalledTimes(1);
@@ -46,7 +52,9 @@ describe('SessionIdentities', () => {
   });
 
   it('keeps at most maxEntries, the oldest out first', async () => {
-    const sessions = [1, 2, 3].map((n) => makeSession({ id: `00000000-0000-4000-8000-00000000000${n}`, agent_id: `agent-${n}` }));
+    const sessions = [1, 2, 3].map((n) =>
+      makeSession({ id: `00000000-0000-4000-8000-00000000000${n}`, agent_id: `agent-${n}` }),
+    );
     const get = vi.fn(async (id: string) => sessions.find((s) => s.id === id) ?? null);
     const identities = new SessionIdentities({ get }, { maxEntries: 2 });
     for (const s of sessions) await identities.read(s.id);
@@ -66,7 +74,13 @@ describe('SessionIdentities', () => {
     const endedAt = now;
     const identities = new SessionIdentities(store, { refreshMs: 60_000, now: () => now });
     expect((await identities.read(session.id))?.status).toBe('ACTIVE');
-    await store.update(session.id, (current) => ({ ...current, status: 'COMPLETED', ended_at: endedAt, duration: 0, version: current.version + 1 }));
+    await store.update(session.id, (current) => ({
+      ...current,
+      status: 'COMPLETED',
+      ended_at: endedAt,
+      duration: 0,
+      version: current.version + 1,
+    }));
     now += 59_999;
     expect((await identities.read(session.id))?.status).toBe('ACTIVE');
     now += 1;

@@ -44,7 +44,11 @@ export class SessionIdentities {
 
   constructor(
     private readonly store: Pick<SessionStore, 'get'>,
-    { maxEntries = DEFAULT_MAX_IDENTITIES, refreshMs = DEFAULT_REFRESH_MS, now = Date.now }: SessionIdentitiesOptions = {},
+    {
+      maxEntries = DEFAULT_MAX_IDENTITIES,
+      refreshMs = DEFAULT_REFRESH_MS,
+      now = Date.now,
+    }: SessionIdentitiesOptions = {},
   ) {
     this.maxEntries = maxEntries;
     this.refreshMs = refreshMs;
@@ -76,5 +80,11 @@ export class SessionIdentities {
 }
 
 function identityOf(session: Session): SessionIdentity {
-  return { id: session.id, user_id: session.user_id, agent_id: session.agent_id, status: session.status, ended_at: session.ended_at };
+  return {
+    id: session.id,
+    user_id: session.user_id,
+    agent_id: session.agent_id,
+    status: session.status,
+    ended_at: session.ended_at,
+  };
 }

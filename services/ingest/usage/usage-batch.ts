@@ -23,7 +23,11 @@ const validateEvent = compileRequest({ body: usageEventBody });
  * ones are published together, answered once durable. An event id deduplicates within its tenant:
  * items of two users with one id are two events.
  */
-export async function acceptUsageBatch(steps: BatchSteps, items: readonly PyValue[], receivedAtMs: number): Promise<BatchItemResult[]> {
+export async function acceptUsageBatch(
+  steps: BatchSteps,
+  items: readonly PyValue[],
+  receivedAtMs: number,
+): Promise<BatchItemResult[]> {
   const prepared = await Promise.all(items.map((item, index) => prepareItem(steps, item, index, receivedAtMs)));
   const seen = new Set<string>();
   const results = prepared.map((result, index): BatchItemResult => {
@@ -37,8 +41,14 @@ export async function acceptUsageBatch(steps: BatchSteps, items: readonly PyValu
   return results;
 }
 
-async function prepareItem(steps: BatchSteps, item: PyValue, index: number, receivedAtMs: number): Promise<AcceptedUsage | readonly ValidationItem[]> {
-  const at = (items: readonly ValidationItem[]) => items.map((i) => ({ ...i, loc: ['body', index, ...i.loc.slice(1)] }));
+async function prepareItem(
+  steps: BatchSteps,
+  item: PyValue,
+  index: number,
+  receivedAtMs: number,
+): Promise<AcceptedUsage | readonly ValidationItem[]> {
+  const at = (items: readonly ValidationItem[]) =>
+    items.map((i) => ({ ...i, loc: ['body', index, ...i.loc.slice(1)] }));
   const checked = validateEvent({ body: item });
   if (!checked.ok) return at(checked.items);
   try {
@@ -47,10 +57,20 @@ async function prepareItem(steps: BatchSteps, item: PyValue, index: number, rece
   } catch (error) {
     // Refusals of one item's session (or, for a bound credential, of its tenant) reject that item, never the whole batch.
     if (error instanceof AppError && (error.code === 'NOT_FOUND' || error.code === 'CONFLICT')) {
-      return at([{ type: 'value_error', loc: ['body', 'session_id'], msg: `Value error, ${error.message}`, input: checked.value.body.session_id, ctx: { error: {} } }]);
+      return at([
+        {
+          type: 'value_error',
+          loc: ['body', 'session_id'],
+          msg: `Value error, ${error.message}`,
+          input: checked.value.body.session_id,
+          ctx: { error: {} },
+        },
+      ]);
     }
     if (error instanceof AppError && error.code === 'FORBIDDEN') {
-      return at([{ type: 'forbidden', loc: ['body', 'user_id'], msg: error.message, input: checked.value.body.user_id }]);
+      return at([
+        { type: 'forbidden', loc: ['body', 'user_id'], msg: error.message, input: checked.value.body.user_id },
+      ]);
     }
     throw error;
   }

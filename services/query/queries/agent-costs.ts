@@ -20,8 +20,12 @@ export async function agentServiceLines(ch: ClickHouse, userId: string, range: I
   const split = splitRange(range, DAY_MS, 'day');
   const keys = 'agent_id, service, event_type, unit';
   const sources = [
-    split.rollup === null ? null : `SELECT ${keys}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageByAgentDaily')} WHERE user_id = {user:String} AND agent_id != '' AND ${split.rollup}`,
-    split.events === null ? null : `SELECT ${keys}, toDecimal256(cost, 18) AS c, toDecimal256(quantity, 18) AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events})`,
+    split.rollup === null
+      ? null
+      : `SELECT ${keys}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageByAgentDaily')} WHERE user_id = {user:String} AND agent_id != '' AND ${split.rollup}`,
+    split.events === null
+      ? null
+      : `SELECT ${keys}, toDecimal256(cost, 18) AS c, toDecimal256(quantity, 18) AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events})`,
   ].filter((source) => source !== null);
   const result = await ch.client.query({
     query: `SELECT ${keys}, sum(c) AS cost_sum, sum(q) AS quantity_sum, sum(n) AS events_sum FROM (${sources.join(' UNION ALL ')}) GROUP BY ${keys}`,
@@ -38,7 +42,9 @@ export async function agentServiceLines(ch: ClickHouse, userId: string, range: I
 export async function agentSessions(ch: ClickHouse, userId: string, range: InstantRange): Promise<Map<string, number>> {
   const split = splitRange(range, DAY_MS, 'day');
   const sources = [
-    split.rollup === null ? null : `SELECT agent_id, sessions AS s FROM ${tableName(ch, 'usageSessionsDaily')} WHERE user_id = {user:String} AND agent_id != '' AND ${split.rollup}`,
+    split.rollup === null
+      ? null
+      : `SELECT agent_id, sessions AS s FROM ${tableName(ch, 'usageSessionsDaily')} WHERE user_id = {user:String} AND agent_id != '' AND ${split.rollup}`,
     split.events === null
       ? null
       : `SELECT agent_id, uniqExactState(session_id) AS s FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events}) GROUP BY agent_id`,
@@ -48,14 +54,23 @@ export async function agentSessions(ch: ClickHouse, userId: string, range: Insta
     query_params: { user: userId, ...split.params },
     format: 'JSONEachRow',
   });
-  return new Map((await result.json<{ agent_id: string; session_total: string }>()).map((row) => [row.agent_id, Number(row.session_total)]));
+  return new Map(
+    (await result.json<{ agent_id: string; session_total: string }>()).map((row) => [
+      row.agent_id,
+      Number(row.session_total),
+    ]),
+  );
 }
 
 /**
  * The name of each of these agents: the agent's own (its latest version in agents, whoever owns it,
  * as the replaced service read Agent.name by id), else the latest one the user's sessions gave it.
  */
-export async function agentNames(ch: ClickHouse, userId: string, agentIds: readonly string[]): Promise<Map<string, string>> {
+export async function agentNames(
+  ch: ClickHouse,
+  userId: string,
+  agentIds: readonly string[],
+): Promise<Map<string, string>> {
   if (agentIds.length === 0) return new Map();
   const result = await ch.client.query({
     query: `SELECT agent_id, argMax(agent_name, rank) AS latest_name FROM (
@@ -66,5 +81,7 @@ export async function agentNames(ch: ClickHouse, userId: string, agentIds: reado
     query_params: { user: userId, ids: agentIds },
     format: 'JSONEachRow',
   });
-  return new Map((await result.json<{ agent_id: string; latest_name: string }>()).map((row) => [row.agent_id, row.latest_name]));
+  return new Map(
+    (await result.json<{ agent_id: string; latest_name: string }>()).map((row) => [row.agent_id, row.latest_name]),
+  );
 }

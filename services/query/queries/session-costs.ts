@@ -77,7 +77,20 @@ export async function sessionLines(ch: ClickHouse, userId: string, sessionId: st
 /** One stored event as the breakdown reads it: the columns of a usage_events row, its ids as strings, its parts and times. */
 export type StoredUsageEvent = Pick<
   UsageEventRow,
-  'user_id' | 'agent_id' | 'provider' | 'service' | 'event_type' | 'model' | 'quantity' | 'unit' | 'unit_cost' | 'cost' | 'reported_unit_cost' | 'reported_total_cost' | 'input_tokens' | 'output_tokens'
+  | 'user_id'
+  | 'agent_id'
+  | 'provider'
+  | 'service'
+  | 'event_type'
+  | 'model'
+  | 'quantity'
+  | 'unit'
+  | 'unit_cost'
+  | 'cost'
+  | 'reported_unit_cost'
+  | 'reported_total_cost'
+  | 'input_tokens'
+  | 'output_tokens'
 > & {
   readonly event_key: string;
   readonly session_key: string;
@@ -92,7 +105,14 @@ export type StoredUsageEvent = Pick<
  * A session's events, oldest first, at most `limit`: read through the primary key of usage_events
  * (user, time) between the session's first and last event.
  */
-export async function sessionEvents(ch: ClickHouse, userId: string, sessionId: string, firstMs: number, lastMs: number, limit: number): Promise<StoredUsageEvent[]> {
+export async function sessionEvents(
+  ch: ClickHouse,
+  userId: string,
+  sessionId: string,
+  firstMs: number,
+  lastMs: number,
+  limit: number,
+): Promise<StoredUsageEvent[]> {
   const result = await ch.client.query({
     query: `SELECT toString(id) AS event_key, toString(session_id) AS session_key, user_id, agent_id, provider, service, event_type, model,
         quantity, unit, unit_cost, cost, reported_unit_cost, reported_total_cost, toString(cost_source) AS cost_source,

@@ -32,7 +32,8 @@ function grouped(rows: readonly PartRow[], key: (row: PartRow) => string): Map<s
 }
 
 export const serviceKey = (eventType: string, service: string) => `${eventType}\u0000${service}`;
-export const itemKey = (provider: string, eventType: string, service: string) => `${provider}\u0000${eventType}\u0000${service}`;
+export const itemKey = (provider: string, eventType: string, service: string) =>
+  `${provider}\u0000${eventType}\u0000${service}`;
 
 /** A tenant's priced parts over all time, by event type and service (usage_parts_totals, migration 012). */
 export async function partsByService(ch: ClickHouse, userId: string): Promise<Map<string, PartTotal[]>> {
@@ -47,7 +48,11 @@ export async function partsByService(ch: ClickHouse, userId: string): Promise<Ma
 }
 
 /** One session's priced parts, by provider, event type and service (usage_parts_by_session). */
-export async function partsBySessionItem(ch: ClickHouse, userId: string, sessionId: string): Promise<Map<string, PartTotal[]>> {
+export async function partsBySessionItem(
+  ch: ClickHouse,
+  userId: string,
+  sessionId: string,
+): Promise<Map<string, PartTotal[]>> {
   const result = await ch.client.query({
     query: `SELECT provider, event_type, service, dimension, unit, sum(quantity) AS quantity, sum(cost) AS cost
       FROM ${tableName(ch, 'usagePartsBySession')} WHERE user_id = {user:String} AND session_id = {session:UUID}

@@ -28,14 +28,19 @@ const WIDE_QUANTITY = 'toDecimal256(quantity, 18)';
  */
 export async function summaryLines(ch: ClickHouse, userId: string, monthStartMs: number): Promise<SummaryLine[]> {
   const monthDay = Math.ceil(monthStartMs / DAY_MS) * DAY_MS;
-  const edge = monthStartMs < monthDay ? splitRange({ start: monthStartMs, end: monthDay }, QUARTER_HOUR_MS, 'bucket') : null;
+  const edge =
+    monthStartMs < monthDay ? splitRange({ start: monthStartMs, end: monthDay }, QUARTER_HOUR_MS, 'bucket') : null;
   const keys = 'provider, service, event_type, unit, currency';
   const monthOnly = `${ZERO} AS c, ${WIDE_COST} AS mc, ${ZERO} AS q, ${ZERO} AS r, toUInt64(0) AS n, toUInt64(0) AS u`;
   const sources = [
     `SELECT ${keys}, cost AS c, if(day >= fromUnixTimestamp64Milli(toInt64({month_day:Int64}), 'UTC'), cost, ${ZERO}) AS mc, quantity AS q, reported_cost AS r, events AS n, unpriced_events AS u
        FROM ${tableName(ch, 'usageTotalsDaily')} WHERE user_id = {user:String}`,
-    edge?.rollup == null ? null : `SELECT ${keys}, ${monthOnly} FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String} AND ${edge.rollup}`,
-    edge?.events == null ? null : `SELECT ${keys}, ${monthOnly} FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${edge.events})`,
+    edge?.rollup == null
+      ? null
+      : `SELECT ${keys}, ${monthOnly} FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String} AND ${edge.rollup}`,
+    edge?.events == null
+      ? null
+      : `SELECT ${keys}, ${monthOnly} FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${edge.events})`,
   ].filter((source) => source !== null);
   const result = await ch.client.query({
     query: `SELECT ${keys}, sum(c) AS cost_sum, sum(mc) AS month_cost, sum(q) AS quantity_sum, sum(r) AS reported, sum(n) AS events_sum, sum(u) AS unpriced
@@ -71,13 +76,23 @@ const BUCKET_OF: Record<Period, string> = { daily: 'toDate', weekly: 'toMonday',
  * day is a UTC day, so the whole days come from usage_totals_daily and only the partial first and
  * last days from the quarter hours: a year is a few hundred rows instead of 35,000.
  */
-export async function timelineLines(ch: ClickHouse, userId: string, range: InstantRange, period: Period, timeZone: string): Promise<TimelineLine[]> {
+export async function timelineLines(
+  ch: ClickHouse,
+  userId: string,
+  range: InstantRange,
+  period: Period,
+  timeZone: string,
+): Promise<TimelineLine[]> {
   const columns = 'provider, service, event_type, unit, currency';
   const quarterHours = (part: InstantRange, prefix: string) => {
     const split = splitRange(part, QUARTER_HOUR_MS, 'bucket', 'occurred_at', prefix);
     const sources = [
-      split.rollup === null ? null : `SELECT toDateTime64(bucket, 3, 'UTC') AS t, ${columns}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String} AND ${split.rollup}`,
-      split.events === null ? null : `SELECT occurred_at AS t, ${columns}, ${WIDE_COST} AS c, ${WIDE_QUANTITY} AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${split.events})`,
+      split.rollup === null
+        ? null
+        : `SELECT toDateTime64(bucket, 3, 'UTC') AS t, ${columns}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String} AND ${split.rollup}`,
+      split.events === null
+        ? null
+        : `SELECT occurred_at AS t, ${columns}, ${WIDE_COST} AS c, ${WIDE_QUANTITY} AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${split.events})`,
     ];
     return { sources, params: split.params };
   };
@@ -85,7 +100,9 @@ export async function timelineLines(ch: ClickHouse, userId: string, range: Insta
   const edges = parts.edges.map((edge, i) => quarterHours(edge, `e${i}_`));
   const days = parts.inner === null ? null : splitRange(parts.inner, DAY_MS, 'day', 'occurred_at', 'd_');
   const sources = [
-    days?.rollup == null ? null : `SELECT toDateTime64(day, 3, 'UTC') AS t, ${columns}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageTotalsDaily')} WHERE user_id = {user:String} AND ${days.rollup}`,
+    days?.rollup == null
+      ? null
+      : `SELECT toDateTime64(day, 3, 'UTC') AS t, ${columns}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageTotalsDaily')} WHERE user_id = {user:String} AND ${days.rollup}`,
     ...edges.flatMap((edge) => edge.sources),
   ].filter((source) => source !== null);
   const result = await ch.client.query({
@@ -93,7 +110,12 @@ export async function timelineLines(ch: ClickHouse, userId: string, range: Insta
         sum(c) AS cost_sum, sum(q) AS quantity_sum, sum(n) AS events_sum
       FROM (${sources.join(' UNION ALL ')})
       GROUP BY bucket_date, ${columns}`,
-    query_params: { user: userId, tz: timeZone, ...days?.params, ...Object.assign({}, ...edges.map((edge) => edge.params)) },
+    query_params: {
+      user: userId,
+      tz: timeZone,
+      ...days?.params,
+      ...Object.assign({}, ...edges.map((edge) => edge.params)),
+    },
     format: 'JSONEachRow',
   });
   return result.json<TimelineLine>();

@@ -8,8 +8,13 @@ import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 export function auditRoutes(ch: ClickHouse): Route[] {
   return [
     defineRoute({
-      method: 'GET', path: '/api/admin/audit', access: 'admin', summary: 'Keys created and revoked, rates created and ended: who and when, newest first', tags: ['admin'],
-      request: { query: auditQuery }, response: { schema: auditListSchema },
+      method: 'GET',
+      path: '/api/admin/audit',
+      access: 'admin',
+      summary: 'Keys created and revoked, rates created and ended: who and when, newest first',
+      tags: ['admin'],
+      request: { query: auditQuery },
+      response: { schema: auditListSchema },
       handle: async ({ query, tenant }) => {
         // An admin key bound to a tenant reads that tenant's changes only.
         if (query.user_id !== undefined) assertActsFor(tenant, query.user_id, 'read the audit log');

@@ -22,7 +22,12 @@ import { timeZoneOf } from './time-zone.ts';
 
 const TAGS = ['costs'];
 const CURRENCY = 'USD';
-const SESSION_NOT_FOUND = { 404: { description: 'Unknown session (or, with x-user-id, another user’s)', example: { detail: 'Session not found' } } };
+const SESSION_NOT_FOUND = {
+  404: {
+    description: 'Unknown session (or, with x-user-id, another user’s)',
+    example: { detail: 'Session not found' },
+  },
+};
 
 export interface CostRoutesDeps {
   readonly ch: ClickHouse;
@@ -33,24 +38,46 @@ export interface CostRoutesDeps {
 export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): Route[] {
   return [
     defineRoute({
-      method: 'GET', path: '/api/costs/summary', access: 'read', summary: 'The caller’s total cost, this month’s, and breakdowns by provider and service', tags: TAGS,
-      request: { query: costSummaryQuery }, requireUserId: true,
+      method: 'GET',
+      path: '/api/costs/summary',
+      access: 'read',
+      summary: 'The caller’s total cost, this month’s, and breakdowns by provider and service',
+      tags: TAGS,
+      request: { query: costSummaryQuery },
+      requireUserId: true,
       response: costSummaryResponse,
       handle: async ({ query, userId }) => costSummary(ch, userId!, timeZoneOf(query.tz), now()),
     }),
     defineRoute({
-      method: 'GET', path: '/api/costs/timeline', access: 'read', summary: 'The caller’s cost per day, week (from Monday) or month of a zone, every bucket of the range', tags: TAGS,
-      request: { query: costTimelineQuery }, requireUserId: true,
+      method: 'GET',
+      path: '/api/costs/timeline',
+      access: 'read',
+      summary: 'The caller’s cost per day, week (from Monday) or month of a zone, every bucket of the range',
+      tags: TAGS,
+      request: { query: costTimelineQuery },
+      requireUserId: true,
       response: costTimelineResponse,
       handle: async ({ query, userId }, ctx) => {
         const timeZone = timeZoneOf(query.tz);
-        const points = await costTimeline(ch, userId!, dateRangeOf(query, timeZone), query.period as Period, timeZone, now());
+        const points = await costTimeline(
+          ch,
+          userId!,
+          dateRangeOf(query, timeZone),
+          query.period as Period,
+          timeZone,
+          now(),
+        );
         return wantsCsv(query.format, ctx.get('accept')) ? timelineCsv(points, CURRENCY) : points;
       },
     }),
     defineRoute({
-      method: 'GET', path: '/api/costs/by-agent', access: 'read', summary: 'The caller’s cost per agent, most expensive first', tags: TAGS,
-      request: { query: costByAgentQuery }, requireUserId: true,
+      method: 'GET',
+      path: '/api/costs/by-agent',
+      access: 'read',
+      summary: 'The caller’s cost per agent, most expensive first',
+      tags: TAGS,
+      request: { query: costByAgentQuery },
+      requireUserId: true,
       response: costByAgentResponse,
       handle: async ({ query, userId }, ctx) => {
         const agents = await costByAgent(ch, userId!, dateRangeOf(query, timeZoneOf(query.tz)), query.limit);
@@ -58,14 +85,24 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
       },
     }),
     defineRoute({
-      method: 'GET', path: '/api/sessions/{session_id}/cost-breakdown', access: 'read', summary: 'What one call cost: its events, per type and per provider and service', tags: TAGS,
-      request: { path: sessionIdPath }, responses: SESSION_NOT_FOUND,
+      method: 'GET',
+      path: '/api/sessions/{session_id}/cost-breakdown',
+      access: 'read',
+      summary: 'What one call cost: its events, per type and per provider and service',
+      tags: TAGS,
+      request: { path: sessionIdPath },
+      responses: SESSION_NOT_FOUND,
       response: costBreakdownResponse,
       handle: async ({ path, userId }) => costBreakdown(ch, liveUsage, path.session_id, userId),
     }),
     defineRoute({
-      method: 'GET', path: '/api/sessions/{session_id}/costs', access: 'read', summary: 'The call page’s cost card: rows of provider, service, units and cost, and the total, as JSON numbers', tags: TAGS,
-      request: { path: sessionIdPath }, responses: SESSION_NOT_FOUND,
+      method: 'GET',
+      path: '/api/sessions/{session_id}/costs',
+      access: 'read',
+      summary: 'The call page’s cost card: rows of provider, service, units and cost, and the total, as JSON numbers',
+      tags: TAGS,
+      request: { path: sessionIdPath },
+      responses: SESSION_NOT_FOUND,
       response: sessionCostCardResponse,
       handle: async ({ path, userId }) => sessionCostCard(ch, liveUsage, path.session_id, userId),
     }),

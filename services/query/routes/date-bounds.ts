@@ -9,7 +9,9 @@ export interface InstantRange {
   readonly end: number | null;
 }
 
-type Bound = { readonly ok: true; readonly from: number; readonly until: number } | { readonly ok: false; readonly item: ValidationItem };
+type Bound =
+  | { readonly ok: true; readonly from: number; readonly until: number }
+  | { readonly ok: false; readonly item: ValidationItem };
 
 /**
  * start_date and end_date of the cost queries, read in the caller's zone: a bare date is that local
@@ -18,14 +20,25 @@ type Bound = { readonly ok: true; readonly from: number; readonly until: number 
  * pydantic's (speedate), so an unparseable date is the 422 a `datetime` field gives. An empty value
  * counts as absent, as the dashboard sends one when no date is picked.
  */
-export function dateRangeOf(query: { readonly start_date?: string | undefined; readonly end_date?: string | undefined }, timeZone: string): InstantRange {
+export function dateRangeOf(
+  query: { readonly start_date?: string | undefined; readonly end_date?: string | undefined },
+  timeZone: string,
+): InstantRange {
   const start = boundOf('start_date', query.start_date, timeZone);
   const end = boundOf('end_date', query.end_date, timeZone);
   const items = [start, end].flatMap((bound) => (bound !== null && !bound.ok ? [bound.item] : []));
   if (items.length > 0) throw AppError.validation(items);
   const range = { start: start?.ok ? start.from : null, end: end?.ok ? end.until : null };
   if (range.start !== null && range.end !== null && range.end <= range.start) {
-    throw AppError.validation([{ type: 'value_error', loc: ['query', 'end_date'], msg: 'Value error, end_date is before start_date', input: query.end_date, ctx: { error: {} } }]);
+    throw AppError.validation([
+      {
+        type: 'value_error',
+        loc: ['query', 'end_date'],
+        msg: 'Value error, end_date is before start_date',
+        input: query.end_date,
+        ctx: { error: {} },
+      },
+    ]);
   }
   return range;
 }
@@ -37,11 +50,20 @@ function boundOf(name: string, text: string | undefined, timeZone: string): Boun
   if (dateTime.ok && dateTime.value.year !== 0) {
     const { tzOffset, microsecond, ...wall } = dateTime.value;
     const millisecond = Math.floor(microsecond / 1000);
-    const instant = tzOffset === null ? localToInstant({ ...wall, millisecond }, timeZone) : Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second, millisecond) - tzOffset * 1000;
+    const instant =
+      tzOffset === null
+        ? localToInstant({ ...wall, millisecond }, timeZone)
+        : Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second, millisecond) -
+          tzOffset * 1000;
     return { ok: true, from: instant, until: instant + 1 };
   }
   const date = parseDateBytes(bytes);
-  if (date.ok && date.value.year !== 0) return { ok: true, from: startOfLocalDay(date.value, timeZone), until: startOfLocalDay(addDays(date.value, 1), timeZone) };
+  if (date.ok && date.value.year !== 0)
+    return {
+      ok: true,
+      from: startOfLocalDay(date.value, timeZone),
+      until: startOfLocalDay(addDays(date.value, 1), timeZone),
+    };
   // The schema's x-py-check refused this already; its error is the one answered here too.
   const { type, msg, ctx } = PY_CHECKS['date-or-datetime'](text)!;
   return { ok: false, item: { type, loc: ['query', name], msg, input: text, ctx } };

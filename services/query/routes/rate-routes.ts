@@ -1,4 +1,10 @@
-import { rateEntryListSchema, rateQuoteBody, rateQuoteResponseSchema, ratesQuery, type RateQuoteBody } from '../../../schemas/http/rates.ts';
+import {
+  rateEntryListSchema,
+  rateQuoteBody,
+  rateQuoteResponseSchema,
+  ratesQuery,
+  type RateQuoteBody,
+} from '../../../schemas/http/rates.ts';
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import { AppError } from '../../shared/errors.ts';
 import { assertActsFor } from '../../shared/auth/tenant.ts';
@@ -22,7 +28,11 @@ export interface RateReadDeps {
 export function rateReadRoutes({ card, catalogs, now = Date.now }: RateReadDeps): Route[] {
   return [
     defineRoute({
-      method: 'GET', path: '/api/rates', access: 'read', summary: 'The prices in force (rate card, tenant entries, built-in catalog), filtered', tags: TAGS,
+      method: 'GET',
+      path: '/api/rates',
+      access: 'read',
+      summary: 'The prices in force (rate card, tenant entries, built-in catalog), filtered',
+      tags: TAGS,
       request: { query: ratesQuery },
       response: { schema: rateEntryListSchema },
       handle: async ({ query, tenant }) => {
@@ -38,12 +48,21 @@ export function rateReadRoutes({ card, catalogs, now = Date.now }: RateReadDeps)
       },
     }),
     defineRoute({
-      method: 'POST', path: '/api/rates/quote', access: 'read', summary: 'What one usage event would cost, part by part (nothing is stored)', tags: TAGS,
+      method: 'POST',
+      path: '/api/rates/quote',
+      access: 'read',
+      summary: 'What one usage event would cost, part by part (nothing is stored)',
+      tags: TAGS,
       request: { body: rateQuoteBody },
       response: { schema: rateQuoteResponseSchema },
       handle: async ({ body, tenant }) => {
         if (body.user_id !== undefined) assertActsFor(tenant, body.user_id, 'quote the rates');
-        return quote(card(), catalogs, tenant === null || body.user_id !== undefined ? body : { ...body, user_id: tenant }, now());
+        return quote(
+          card(),
+          catalogs,
+          tenant === null || body.user_id !== undefined ? body : { ...body, user_id: tenant },
+          now(),
+        );
       },
     }),
   ];
@@ -68,5 +87,12 @@ function quote(card: RateCard, catalogs: Catalogs, body: RateQuoteBody, nowMs: n
     },
     catalogs,
   );
-  return { total_cost: priced.cost, currency: priced.currency, cost_source: priced.cost_source, scope: priced.scope, quantity: priced.quantity, components: priced.components };
+  return {
+    total_cost: priced.cost,
+    currency: priced.currency,
+    cost_source: priced.cost_source,
+    scope: priced.scope,
+    quantity: priced.quantity,
+    components: priced.components,
+  };
 }

@@ -21,16 +21,27 @@ export interface CredentialDeps {
   readonly now?: () => number;
 }
 
-const NOT_AUTHENTICATED = () => AppError.of('UNAUTHORIZED', 'Not authenticated', { headers: { 'WWW-Authenticate': 'Bearer' } });
-const INVALID = () => AppError.of('UNAUTHORIZED', 'Invalid, expired or revoked credential', { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
+const NOT_AUTHENTICATED = () =>
+  AppError.of('UNAUTHORIZED', 'Not authenticated', { headers: { 'WWW-Authenticate': 'Bearer' } });
+const INVALID = () =>
+  AppError.of('UNAUTHORIZED', 'Invalid, expired or revoked credential', {
+    headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' },
+  });
 
 /** AUTH_MODE=on: an API key (`Authorization: Bearer cm_live_…` or `x-api-key`), ADMIN_API_KEY, or a user token. */
-export function credentialAuthenticator({ adminKey, keys, tokens, log, now = Date.now }: CredentialDeps): Authenticator {
+export function credentialAuthenticator({
+  adminKey,
+  keys,
+  tokens,
+  log,
+  now = Date.now,
+}: CredentialDeps): Authenticator {
   return {
     async authenticate(headers) {
       const credential = credentialOf(headers);
       if (credential === null) throw NOT_AUTHENTICATED();
-      if (adminKey !== null && sameSecret(adminKey, credential)) return { kind: 'bootstrap', id: 'bootstrap', scope: 'admin', tenant: null };
+      if (adminKey !== null && sameSecret(adminKey, credential))
+        return { kind: 'bootstrap', id: 'bootstrap', scope: 'admin', tenant: null };
       if (looksLikeKey(credential)) {
         const found = keys.lookup(credential, now());
         if (found.kind !== 'valid') throw INVALID();

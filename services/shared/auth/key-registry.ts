@@ -5,8 +5,7 @@ import { prefixOf, secretMatches } from './api-keys.ts';
 import { readStoredKeys } from '../clickhouse/tables/api-keys.ts';
 
 export type KeyLookup =
-  | { readonly kind: 'valid'; readonly key: ApiKeyRecord }
-  | { readonly kind: 'unknown' | 'revoked' | 'expired' };
+  { readonly kind: 'valid'; readonly key: ApiKeyRecord } | { readonly kind: 'unknown' | 'revoked' | 'expired' };
 
 /**
  * Every process's copy of the stored keys: read whole from ClickHouse every `refreshMs` (a few
@@ -28,7 +27,9 @@ export class KeyRegistry {
   async start(): Promise<void> {
     await this.refresh();
     this.timer = setInterval(() => {
-      this.refresh().catch((error: unknown) => this.log.warn({ err: error }, 'api_keys_refresh_failed: checking keys against the copy last read'));
+      this.refresh().catch((error: unknown) =>
+        this.log.warn({ err: error }, 'api_keys_refresh_failed: checking keys against the copy last read'),
+      );
     }, this.refreshMs);
     this.timer.unref();
   }
@@ -60,7 +61,9 @@ export class KeyRegistry {
 
   all(): ApiKeyRecord[] {
     const ids = new Set([...this.stored.keys(), ...this.own.keys()]);
-    return [...ids].map((id) => this.latest(id)!).sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    return [...ids]
+      .map((id) => this.latest(id)!)
+      .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   }
 
   lookup(secret: string, nowMs: number): KeyLookup {

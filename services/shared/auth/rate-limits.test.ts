@@ -30,18 +30,32 @@ describe('the token bucket', () => {
 describe('limitRequest', () => {
   it('answers the draft RateLimit headers, and past a bucket a 429 with Retry-After naming it', async () => {
     const buckets = new MemoryTokenBuckets();
-    const limits = { perKey: { name: 'per-key', perSecond: 1, burst: 2 }, perTenant: { name: 'per-tenant', perSecond: 10, burst: 100 } };
+    const limits = {
+      perKey: { name: 'per-key', perSecond: 1, burst: 2 },
+      perTenant: { name: 'per-tenant', perSecond: 10, burst: 100 },
+    };
     const headers = await limitRequest(buckets, limits, 'key-1', 'tenant-a', 0);
-    expect(headers).toEqual({ 'RateLimit-Policy': '"per-key";q=2;w=2, "per-tenant";q=100;w=10', RateLimit: '"per-key";r=1;t=1, "per-tenant";r=99;t=1' });
+    expect(headers).toEqual({
+      'RateLimit-Policy': '"per-key";q=2;w=2, "per-tenant";q=100;w=10',
+      RateLimit: '"per-key";r=1;t=1, "per-tenant";r=99;t=1',
+    });
     await limitRequest(buckets, limits, 'key-1', 'tenant-a', 0);
     const refused = await limitRequest(buckets, limits, 'key-1', 'tenant-a', 0).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(AppError);
-    expect([(refused as AppError).code, (refused as AppError).headers['Retry-After'], (refused as AppError).message]).toEqual(['TOO_MANY_REQUESTS', '1', 'Rate limit exceeded (per-key); retry after 1 s']);
+    expect([
+      (refused as AppError).code,
+      (refused as AppError).headers['Retry-After'],
+      (refused as AppError).message,
+    ]).toEqual(['TOO_MANY_REQUESTS', '1', 'Rate limit exceeded (per-key); retry after 1 s']);
     // Another key of the same tenant still has its own tokens; the tenant's bucket is shared.
-    await expect(limitRequest(buckets, limits, 'key-2', 'tenant-a', 0)).resolves.toMatchObject({ RateLimit: '"per-key";r=1;t=1, "per-tenant";r=96;t=1' });
+    await expect(limitRequest(buckets, limits, 'key-2', 'tenant-a', 0)).resolves.toMatchObject({
+      RateLimit: '"per-key";r=1;t=1, "per-tenant";r=96;t=1',
+    });
   });
 
   it('limits nothing when both limits are off', async () => {
-    await expect(limitRequest(new MemoryTokenBuckets(), { perKey: null, perTenant: null }, 'k', 't', 0)).resolves.toEqual({});
+    await expect(
+      limitRequest(new MemoryTokenBuckets(), { perKey: null, perTenant: null }, 'k', 't', 0),
+    ).resolves.toEqual({});
   });
 });

@@ -25,14 +25,22 @@ export interface TokenBuckets {
  * One bucket's refill and take, as pure arithmetic: the memory buckets run it, and the Lua script
  * below is the same steps on Redis's copy.
  */
-export function takeToken(state: { tokens: number; at: number } | undefined, policy: BucketPolicy, nowMs: number): { next: { tokens: number; at: number }; take: Take } {
+export function takeToken(
+  state: { tokens: number; at: number } | undefined,
+  policy: BucketPolicy,
+  nowMs: number,
+): { next: { tokens: number; at: number }; take: Take } {
   const elapsed = state === undefined ? 0 : Math.max(0, nowMs - state.at);
   const tokens = Math.min(policy.burst, (state?.tokens ?? policy.burst) + (elapsed * policy.perSecond) / 1000);
   const allowed = tokens >= 1;
   const left = allowed ? tokens - 1 : tokens;
   return {
     next: { tokens: left, at: nowMs },
-    take: { allowed, remaining: Math.floor(left), retryAfterMs: allowed ? 0 : Math.ceil(((1 - left) * 1000) / policy.perSecond) },
+    take: {
+      allowed,
+      remaining: Math.floor(left),
+      retryAfterMs: allowed ? 0 : Math.ceil(((1 - left) * 1000) / policy.perSecond),
+    },
   };
 }
 
@@ -86,9 +94,17 @@ export class RedisTokenBuckets implements TokenBuckets {
   ) {}
 
   async take(bucket: string, policy: BucketPolicy, nowMs: number): Promise<Take> {
-    const [allowed, tokens] = (await takeScript.run(this.redis, [`${this.prefix}ratelimit:${bucket}`], [nowMs, policy.perSecond, policy.burst])) as [number, string];
+    const [allowed, tokens] = (await takeScript.run(
+      this.redis,
+      [`${this.prefix}ratelimit:${bucket}`],
+      [nowMs, policy.perSecond, policy.burst],
+    )) as [number, string];
     const left = Number(tokens);
-    return { allowed: allowed === 1, remaining: Math.floor(left), retryAfterMs: allowed === 1 ? 0 : Math.ceil(((1 - left) * 1000) / policy.perSecond) };
+    return {
+      allowed: allowed === 1,
+      remaining: Math.floor(left),
+      retryAfterMs: allowed === 1 ? 0 : Math.ceil(((1 - left) * 1000) / policy.perSecond),
+    };
   }
 }
 
@@ -102,25 +118,45 @@ export interface RateLimits {
  * The answer's headers follow the IETF draft (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy`
  * names each policy's quota and window, `RateLimit` the tightest one's remaining tokens and reset.
  */
-export async function limitRequest(buckets: TokenBuckets, limits: RateLimits, callerId: string, tenant: string | null, nowMs: number): Promise<Record<string, string>> {
+export async function limitRequest(
+  buckets: TokenBuckets,
+  limits: RateLimits,
+  callerId: string,
+  tenant: string | null,
+  nowMs: number,
+): Promise<Record<string, string>> {
   const checks = [
     ...(limits.perKey === null ? [] : [{ policy: limits.perKey, bucket: `key:${callerId}` }]),
     ...(limits.perTenant === null || tenant === null ? [] : [{ policy: limits.perTenant, bucket: `tenant:${tenant}` }]),
   ];
   if (checks.length === 0) return {};
-  const taken = await Promise.all(checks.map(async (check) => ({ ...check, take: await buckets.take(check.bucket, check.policy, nowMs) })));
+  const taken = await Promise.all(
+    checks.map(async (check) => ({ ...check, take: await buckets.take(check.bucket, check.policy, nowMs) })),
+  );
   const headers = {
-    'RateLimit-Policy': taken.map(({ policy }) => `"${policy.name}";q=${policy.burst};w=${Math.max(1, Math.ceil(policy.burst / policy.perSecond))}`).join(', '),
+    'RateLimit-Policy': taken
+      .map(
+        ({ policy }) =>
+          `"${policy.name}";q=${policy.burst};w=${Math.max(1, Math.ceil(policy.burst / policy.perSecond))}`,
+      )
+      .join(', '),
     RateLimit: taken
-      .map(({ policy, take }) => `"${policy.name}";r=${take.remaining};t=${Math.ceil(Math.max(take.retryAfterMs, ((policy.burst - take.remaining) * 1000) / policy.perSecond) / 1000)}`)
+      .map(
+        ({ policy, take }) =>
+          `"${policy.name}";r=${take.remaining};t=${Math.ceil(Math.max(take.retryAfterMs, ((policy.burst - take.remaining) * 1000) / policy.perSecond) / 1000)}`,
+      )
       .join(', '),
   };
   const refused = taken.filter(({ take }) => !take.allowed);
   if (refused.length > 0) {
     const retryAfterS = Math.max(1, ...refused.map(({ take }) => Math.ceil(take.retryAfterMs / 1000)));
-    throw AppError.of('TOO_MANY_REQUESTS', `Rate limit exceeded (${refused.map(({ policy }) => policy.name).join(', ')}); retry after ${retryAfterS} s`, {
-      headers: { ...headers, 'Retry-After': String(retryAfterS) },
-    });
+    throw AppError.of(
+      'TOO_MANY_REQUESTS',
+      `Rate limit exceeded (${refused.map(({ policy }) => policy.name).join(', ')}); retry after ${retryAfterS} s`,
+      {
+        headers: { ...headers, 'Retry-After': String(retryAfterS) },
+      },
+    );
   }
   return headers;
 }

@@ -12,5 +12,6 @@ export function ownedBy<T extends { readonly user_id: string }>(found: T, tenant
 
 /** A bound credential writes only for its own tenant: anything else is a 403 (the caller knows whose data it sent). */
 export function assertActsFor(tenant: string | null, userId: string, what: string): void {
-  if (tenant !== null && userId !== tenant) throw AppError.of('FORBIDDEN', `This credential may not ${what} for another tenant`);
+  if (tenant !== null && userId !== tenant)
+    throw AppError.of('FORBIDDEN', `This credential may not ${what} for another tenant`);
 }

@@ -1,6 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createClient, type ClickHouseClient, type ClickHouseClientConfigOptions, type ClickHouseSettings } from '@clickhouse/client';
+import {
+  createClient,
+  type ClickHouseClient,
+  type ClickHouseClientConfigOptions,
+  type ClickHouseSettings,
+} from '@clickhouse/client';
 import type { Config } from '../config.ts';
 
 export type { ClickHouseClient };
@@ -35,9 +40,17 @@ export async function createClickHouse(config: Pick<Config, 'clickhouse' | 'data
  * run in parallel and see each other's writes at once); otherwise a dashboard query waits behind the
  * consumer's inserts.
  */
-export async function createReadClickHouse(config: Pick<Config, 'dataDir' | 'clickhouse'>, writes: ClickHouse): Promise<ClickHouse> {
+export async function createReadClickHouse(
+  config: Pick<Config, 'dataDir' | 'clickhouse'>,
+  writes: ClickHouse,
+): Promise<ClickHouse> {
   const { maxExecutionTimeS, maxResultBytes } = config.clickhouse.readLimits;
-  const settings = { ...SETTINGS, max_execution_time: maxExecutionTimeS, max_result_bytes: String(maxResultBytes), result_overflow_mode: 'throw' } as const;
+  const settings = {
+    ...SETTINGS,
+    max_execution_time: maxExecutionTimeS,
+    max_result_bytes: String(maxResultBytes),
+    result_overflow_mode: 'throw',
+  } as const;
   if (!writes.embedded) return { ...writes, client: httpClient(config.clickhouse, settings) };
   return { ...writes, client: await embeddedClient(config.dataDir, settings) };
 }

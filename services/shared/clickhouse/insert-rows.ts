@@ -35,7 +35,12 @@ export type TableRow = { [K in InsertedTable]: { readonly table: K; readonly row
  * as session SETs that outlive the statement, so a later insert without one would inherit the last
  * token and be dropped as its repeat.
  */
-export async function insertRows<K extends InsertedTable>(ch: ClickHouse, table: K, rows: readonly InsertedRows[K][], token: string): Promise<void> {
+export async function insertRows<K extends InsertedTable>(
+  ch: ClickHouse,
+  table: K,
+  rows: readonly InsertedRows[K][],
+  token: string,
+): Promise<void> {
   if (rows.length === 0) return;
   await ch.client.insert({
     table: tableName(ch, table),

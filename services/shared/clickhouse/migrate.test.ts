@@ -6,8 +6,12 @@ import { loadMigrations, MIGRATIONS_DIR, splitStatements } from './migrate.ts';
 
 describe('migrations', () => {
   it('splits statements at line-ending semicolons and drops comment lines', () => {
-    const sql = "-- a comment; with a semicolon\nCREATE TABLE a (x String DEFAULT ';')\nENGINE = Memory;\n\nCREATE TABLE b (y UInt8) ENGINE = Memory;\n";
-    expect(splitStatements(sql)).toEqual(["CREATE TABLE a (x String DEFAULT ';')\nENGINE = Memory", 'CREATE TABLE b (y UInt8) ENGINE = Memory']);
+    const sql =
+      "-- a comment; with a semicolon\nCREATE TABLE a (x String DEFAULT ';')\nENGINE = Memory;\n\nCREATE TABLE b (y UInt8) ENGINE = Memory;\n";
+    expect(splitStatements(sql)).toEqual([
+      "CREATE TABLE a (x String DEFAULT ';')\nENGINE = Memory",
+      'CREATE TABLE b (y UInt8) ENGINE = Memory',
+    ]);
   });
 
   it('loads the project migrations in version order with the database substituted', async () => {
@@ -19,9 +23,17 @@ describe('migrations', () => {
       // Idempotent DDL, or a backfill that only runs while its target is still empty, or one into a
       // ReplacingMergeTree made by the same migration, where a repeated row collapses into one, or a
       // view's MODIFY QUERY, which sets the same query again when repeated.
-      const replacing = new Set(migration.statements.flatMap((s) => (/ENGINE = ReplacingMergeTree/.test(s) ? [/^CREATE TABLE IF NOT EXISTS ([\w.]+)/.exec(s)?.[1] ?? ''] : [])));
+      const replacing = new Set(
+        migration.statements.flatMap((s) =>
+          /ENGINE = ReplacingMergeTree/.test(s) ? [/^CREATE TABLE IF NOT EXISTS ([\w.]+)/.exec(s)?.[1] ?? ''] : [],
+        ),
+      );
       const target = (s: string) => /^INSERT INTO ([\w.]+)/.exec(s)?.[1];
-      const idempotent = (s: string) => /IF NOT EXISTS|IF EXISTS/i.test(s) || /^ALTER TABLE [\w.]+_mv MODIFY QUERY\s/.test(s) || (target(s) !== undefined && (s.includes(`(SELECT count() FROM ${target(s)}) = 0`) || replacing.has(target(s)!)));
+      const idempotent = (s: string) =>
+        /IF NOT EXISTS|IF EXISTS/i.test(s) ||
+        /^ALTER TABLE [\w.]+_mv MODIFY QUERY\s/.test(s) ||
+        (target(s) !== undefined &&
+          (s.includes(`(SELECT count() FROM ${target(s)}) = 0`) || replacing.has(target(s)!)));
       expect(migration.statements.filter((s) => !idempotent(s))).toEqual([]);
     }
     expect(migrations[0]?.statements[0]).toContain('tenant_db.usage_events');

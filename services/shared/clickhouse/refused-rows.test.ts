@@ -22,12 +22,24 @@ function fakeInsert(poisoned: ReadonlySet<number>, outage: { on: boolean } = { o
 describe('refusedForData', () => {
   it('blames the rows for parse, conversion and decimal errors and for too many partitions in one insert, nothing else', () => {
     expect(refusedForData(tooBig)).toBe(true);
-    expect(refusedForData(clickhouseError('27', 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'Cannot parse input'))).toBe(true);
-    expect(refusedForData(clickhouseError('252', 'TOO_MANY_PARTS', 'Too many partitions for single INSERT block (more than 100)'))).toBe(true);
+    expect(refusedForData(clickhouseError('27', 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'Cannot parse input'))).toBe(
+      true,
+    );
+    expect(
+      refusedForData(
+        clickhouseError('252', 'TOO_MANY_PARTS', 'Too many partitions for single INSERT block (more than 100)'),
+      ),
+    ).toBe(true);
     // The same code while merges lag behind is the server's state: it passes.
-    expect(refusedForData(clickhouseError('252', 'TOO_MANY_PARTS', 'Too many parts (300 with average size of 1 MiB) in table'))).toBe(false);
+    expect(
+      refusedForData(
+        clickhouseError('252', 'TOO_MANY_PARTS', 'Too many parts (300 with average size of 1 MiB) in table'),
+      ),
+    ).toBe(false);
     // The fault suite's refusal (a constraint no row satisfies) must stay an outage that pauses.
-    expect(refusedForData(clickhouseError('469', 'VIOLATED_CONSTRAINT', 'Constraint `fault_injected` is violated'))).toBe(false);
+    expect(
+      refusedForData(clickhouseError('469', 'VIOLATED_CONSTRAINT', 'Constraint `fault_injected` is violated')),
+    ).toBe(false);
     expect(refusedForData(new Error('socket hang up'))).toBe(false);
     expect(refusedForData('69')).toBe(false);
   });
@@ -45,7 +57,9 @@ describe('storeIsolating', () => {
     const { attempt, stored } = fakeInsert(new Set([3, 30]));
     const refused = await storeIsolating(items, 'batch', attempt);
     expect(refused.map((r) => r.item)).toEqual([3, 30]);
-    expect(refused[0]!.reason).toMatch(/^ClickHouse refused the record \(ARGUMENT_OUT_OF_BOUND\): Decimal value is too big/);
+    expect(refused[0]!.reason).toMatch(
+      /^ClickHouse refused the record \(ARGUMENT_OUT_OF_BOUND\): Decimal value is too big/,
+    );
     expect([...stored.values()].flat().sort((a, b) => a - b)).toEqual(items.filter((i) => i !== 3 && i !== 30));
   });
 

@@ -49,7 +49,11 @@ export interface Refused<T> {
  * (`/0`, `/1`): a replay of the same items makes the same splits under the same tokens, so the parts
  * the first try stored are deduplicated. Any other error propagates, and the caller retries the whole.
  */
-export async function storeIsolating<T>(items: readonly T[], token: string, attempt: (part: readonly T[], token: string) => Promise<void>): Promise<Refused<T>[]> {
+export async function storeIsolating<T>(
+  items: readonly T[],
+  token: string,
+  attempt: (part: readonly T[], token: string) => Promise<void>,
+): Promise<Refused<T>[]> {
   try {
     await attempt(items, token);
     return [];

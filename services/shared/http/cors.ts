@@ -12,7 +12,9 @@ export function cors(origins: readonly string[]): Middleware {
   const anyOrigin = origins.includes('*');
   const allowed = (origin: string) => anyOrigin || origins.includes(origin);
   const allowHeaders = (origin: string): Record<string, string> =>
-    anyOrigin ? { 'Access-Control-Allow-Origin': '*' } : { 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Credentials': 'true' };
+    anyOrigin
+      ? { 'Access-Control-Allow-Origin': '*' }
+      : { 'Access-Control-Allow-Origin': origin, 'Access-Control-Allow-Credentials': 'true' };
   return async (ctx, next) => {
     const origin = ctx.get('origin');
     const preflight = ctx.method === 'OPTIONS' && origin !== '' && ctx.get('access-control-request-method') !== '';
@@ -23,7 +25,11 @@ export function cors(origins: readonly string[]): Middleware {
         ctx.body = 'Disallowed CORS origin';
         return;
       }
-      ctx.set({ ...allowHeaders(origin), 'Access-Control-Allow-Methods': ALLOWED_METHODS, 'Access-Control-Max-Age': '600' });
+      ctx.set({
+        ...allowHeaders(origin),
+        'Access-Control-Allow-Methods': ALLOWED_METHODS,
+        'Access-Control-Max-Age': '600',
+      });
       const requested = ctx.get('access-control-request-headers');
       if (requested !== '') ctx.set('Access-Control-Allow-Headers', requested);
       ctx.status = 200;

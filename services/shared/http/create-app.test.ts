@@ -10,7 +10,13 @@ const servers: { close: () => void }[] = [];
 afterEach(() => servers.splice(0).forEach((server) => server.close()));
 
 async function serve(register: RouteRegistrar, corsOrigins: string[] = []): Promise<string> {
-  const app = createHttpApp({ service: 'test', log: createLogger('silent'), routes: [register], checks: [], corsOrigins });
+  const app = createHttpApp({
+    service: 'test',
+    log: createLogger('silent'),
+    routes: [register],
+    checks: [],
+    corsOrigins,
+  });
   const server = app.listen(0, '127.0.0.1');
   servers.push(server);
   await new Promise((resolve) => server.once('listening', resolve));
@@ -50,7 +56,11 @@ describe('the HTTP app', () => {
     });
     for (const path of ['/slow', '/down']) {
       const response = await fetch(`${url}${path}`);
-      expect([response.status, response.headers.get('retry-after'), await response.text()]).toEqual([503, '1', '{"detail":"Database unavailable, try again"}']);
+      expect([response.status, response.headers.get('retry-after'), await response.text()]).toEqual([
+        503,
+        '1',
+        '{"detail":"Database unavailable, try again"}',
+      ]);
     }
     // A syntax error is ours: a defect, the generic 500.
     expect((await fetch(`${url}/bad-sql`)).status).toBe(500);
@@ -73,13 +83,28 @@ describe('the HTTP app', () => {
         }),
     );
     const conflict = await fetch(`${url}/conflict`);
-    expect([conflict.status, await conflict.text()]).toEqual([409, '{"detail":"Cannot move session from COMPLETED to ACTIVE"}']);
+    expect([conflict.status, await conflict.text()]).toEqual([
+      409,
+      '{"detail":"Cannot move session from COMPLETED to ACTIVE"}',
+    ]);
     const busy = await fetch(`${url}/busy`);
-    expect([busy.status, busy.headers.get('retry-after'), busy.headers.get('content-type')]).toEqual([503, '5', 'application/json']);
+    expect([busy.status, busy.headers.get('retry-after'), busy.headers.get('content-type')]).toEqual([
+      503,
+      '5',
+      'application/json',
+    ]);
     const down = await fetch(`${url}/store-down`);
-    expect([down.status, down.headers.get('retry-after'), await down.text()]).toEqual([503, '1', '{"detail":"Session store unavailable"}']);
+    expect([down.status, down.headers.get('retry-after'), await down.text()]).toEqual([
+      503,
+      '1',
+      '{"detail":"Session store unavailable"}',
+    ]);
     const flooded = await fetch(`${url}/flooded`);
-    expect([flooded.status, flooded.headers.get('retry-after'), await flooded.text()]).toEqual([429, '1', '{"detail":"Too many changes of this session are waiting; retry later"}']);
+    expect([flooded.status, flooded.headers.get('retry-after'), await flooded.text()]).toEqual([
+      429,
+      '1',
+      '{"detail":"Too many changes of this session are waiting; retry later"}',
+    ]);
   });
 
   it('answers an INTERNAL AppError with the generic 500, not its detail', async () => {
@@ -89,7 +114,10 @@ describe('the HTTP app', () => {
       }),
     );
     const response = await fetch(`${url}/invariant`, { headers: { 'x-request-id': 'req-9' } });
-    expect([response.status, await response.text()]).toEqual([500, '{"detail":"Internal Server Error","request_id":"req-9"}']);
+    expect([response.status, await response.text()]).toEqual([
+      500,
+      '{"detail":"Internal Server Error","request_id":"req-9"}',
+    ]);
   });
 
   it('names the dependency that is down in /readyz, never its raw error', async () => {
@@ -99,7 +127,10 @@ describe('the HTTP app', () => {
       routes: [],
       corsOrigins: [],
       checks: [
-        { name: 'redis', check: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:6379 password=hunter2')) },
+        {
+          name: 'redis',
+          check: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.7:6379 password=hunter2')),
+        },
         { name: 'kafka', check: () => Promise.resolve() },
       ],
     });
@@ -123,7 +154,11 @@ describe('the HTTP app', () => {
 // The route order of the replaced service: the list before create, the read before the update.
 const sessionRoutes: RouteRegistrar = (router) => {
   const ok = (ctx: Parameters<Parameters<typeof router.get>[1]>[0]) => sendJson(ctx, 200, { path: ctx.path });
-  router.get('/api/sessions/', ok).post('/api/sessions/', ok).get('/api/sessions/:session_id', ok).patch('/api/sessions/:session_id', ok);
+  router
+    .get('/api/sessions/', ok)
+    .post('/api/sessions/', ok)
+    .get('/api/sessions/:session_id', ok)
+    .patch('/api/sessions/:session_id', ok);
   router.get('/api/costs/summary', ok).post('/api/telephony/numbers/release', ok);
 };
 
@@ -136,7 +171,11 @@ describe('FastAPI routing decisions', () => {
       ['GET', '/api/telephony/numbers/release', 'POST'],
     ]) {
       const response = await fetch(`${url}${path}`, { method });
-      expect([response.status, response.headers.get('allow'), await response.text()]).toEqual([405, allow, '{"detail":"Method Not Allowed"}']);
+      expect([response.status, response.headers.get('allow'), await response.text()]).toEqual([
+        405,
+        allow,
+        '{"detail":"Method Not Allowed"}',
+      ]);
     }
   });
 
@@ -156,12 +195,12 @@ describe('FastAPI routing decisions', () => {
   it('redirects 307 to the path with the trailing slash toggled, keeping the query', async () => {
     const url = await serve(sessionRoutes);
     const added = await fetch(`${url}/api/sessions?page=2&limit=5`, { method: 'POST', redirect: 'manual' });
-    expect([added.status, added.headers.get('location'), added.headers.get('content-length'), await added.text()]).toEqual([
-      307,
-      '/api/sessions/?page=2&limit=5',
-      '0',
-      '',
-    ]);
+    expect([
+      added.status,
+      added.headers.get('location'),
+      added.headers.get('content-length'),
+      await added.text(),
+    ]).toEqual([307, '/api/sessions/?page=2&limit=5', '0', '']);
     const removed = await fetch(`${url}/api/costs/summary/`, { redirect: 'manual' });
     expect([removed.status, removed.headers.get('location')]).toEqual([307, '/api/costs/summary']);
   });
@@ -169,10 +208,19 @@ describe('FastAPI routing decisions', () => {
   it('builds the 307 Location from the request path, whatever the Host header says', async () => {
     const url = new URL(await serve(sessionRoutes));
     const location = await new Promise<string | undefined>((resolve, reject) => {
-      const request = http.request({ host: url.hostname, port: url.port, path: '/api/sessions?page=2', method: 'POST', headers: { host: 'evil.example' } }, (response) => {
-        response.resume();
-        resolve(response.headers.location);
-      });
+      const request = http.request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: '/api/sessions?page=2',
+          method: 'POST',
+          headers: { host: 'evil.example' },
+        },
+        (response) => {
+          response.resume();
+          resolve(response.headers.location);
+        },
+      );
       request.on('error', reject);
       request.end();
     });
@@ -189,7 +237,11 @@ describe('FastAPI routing decisions', () => {
     const url = await serve(sessionRoutes);
     for (const path of ['/api/nothing', '/API/costs/summary', '/api/sessions/a/b']) {
       const response = await fetch(`${url}${path}`);
-      expect([response.status, response.headers.get('content-type'), await response.text()]).toEqual([404, 'application/json', '{"detail":"Not Found"}']);
+      expect([response.status, response.headers.get('content-type'), await response.text()]).toEqual([
+        404,
+        'application/json',
+        '{"detail":"Not Found"}',
+      ]);
     }
   });
 });
@@ -201,7 +253,11 @@ describe('CORS for the dashboards', () => {
     const url = await serve(sessionRoutes, [dashboard]);
     const response = await fetch(`${url}/api/costs/summary`, {
       method: 'OPTIONS',
-      headers: { origin: dashboard, 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-user-id' },
+      headers: {
+        origin: dashboard,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'x-user-id',
+      },
     });
     expect(response.status).toBe(200);
     expect(response.headers.get('access-control-allow-origin')).toBe(dashboard);
@@ -212,7 +268,10 @@ describe('CORS for the dashboards', () => {
 
   it('refuses a preflight from an unknown origin and adds no CORS header to its requests', async () => {
     const url = await serve(sessionRoutes, [dashboard]);
-    const preflight = await fetch(`${url}/api/costs/summary`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' } });
+    const preflight = await fetch(`${url}/api/costs/summary`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET' },
+    });
     expect([preflight.status, await preflight.text()]).toEqual([400, 'Disallowed CORS origin']);
     const simple = await fetch(`${url}/api/costs/summary`, { headers: { origin: 'https://evil.example' } });
     expect(simple.headers.get('access-control-allow-origin')).toBeNull();
@@ -221,20 +280,37 @@ describe('CORS for the dashboards', () => {
   it('marks simple and error responses to an allowed origin', async () => {
     const url = await serve(sessionRoutes, [dashboard]);
     const missing = await fetch(`${url}/api/nothing`, { headers: { origin: dashboard } });
-    expect([missing.status, missing.headers.get('access-control-allow-origin'), missing.headers.get('vary')]).toEqual([404, dashboard, 'Origin']);
+    expect([missing.status, missing.headers.get('access-control-allow-origin'), missing.headers.get('vary')]).toEqual([
+      404,
+      dashboard,
+      'Origin',
+    ]);
   });
 
   it('answers "*" without credentials when any origin is allowed', async () => {
     const url = await serve(sessionRoutes, ['*']);
-    const preflight = await fetch(`${url}/api/costs/summary`, { method: 'OPTIONS', headers: { origin: 'https://any.example', 'access-control-request-method': 'GET' } });
-    expect([preflight.status, preflight.headers.get('access-control-allow-origin'), preflight.headers.get('access-control-allow-credentials')]).toEqual([200, '*', null]);
+    const preflight = await fetch(`${url}/api/costs/summary`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://any.example', 'access-control-request-method': 'GET' },
+    });
+    expect([
+      preflight.status,
+      preflight.headers.get('access-control-allow-origin'),
+      preflight.headers.get('access-control-allow-credentials'),
+    ]).toEqual([200, '*', null]);
     const simple = await fetch(`${url}/api/nothing`, { headers: { origin: 'https://any.example' } });
-    expect([simple.headers.get('access-control-allow-origin'), simple.headers.get('access-control-allow-credentials')]).toEqual(['*', null]);
+    expect([
+      simple.headers.get('access-control-allow-origin'),
+      simple.headers.get('access-control-allow-credentials'),
+    ]).toEqual(['*', null]);
   });
 
   it('allows credentials only for an origin of the list', async () => {
     const url = await serve(sessionRoutes, [dashboard]);
     const simple = await fetch(`${url}/api/nothing`, { headers: { origin: dashboard } });
-    expect([simple.headers.get('access-control-allow-origin'), simple.headers.get('access-control-allow-credentials')]).toEqual([dashboard, 'true']);
+    expect([
+      simple.headers.get('access-control-allow-origin'),
+      simple.headers.get('access-control-allow-credentials'),
+    ]).toEqual([dashboard, 'true']);
   });
 });

@@ -33,7 +33,18 @@ export interface HttpAppOptions {
 }
 
 /** The one Koa app shape every process serves: request ids, metrics, error mapping, health, routes. */
-export function createHttpApp({ service, log, routes, checks, corsOrigins = [], openapi, metrics: serviceMetrics = [], authenticator = OPEN, limit = UNLIMITED, metricsToken = null }: HttpAppOptions): Koa<RequestState> {
+export function createHttpApp({
+  service,
+  log,
+  routes,
+  checks,
+  corsOrigins = [],
+  openapi,
+  metrics: serviceMetrics = [],
+  authenticator = OPEN,
+  limit = UNLIMITED,
+  metricsToken = null,
+}: HttpAppOptions): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.proxy = false;
   // Errors are answered by the error middleware; Koa's own handler would only log them twice.
@@ -45,7 +56,13 @@ export function createHttpApp({ service, log, routes, checks, corsOrigins = [], 
   app.use(errorMiddleware());
   // Starlette matches paths exactly: a trailing slash and letter case both make another path.
   const router = new Router({ strict: true, sensitive: true });
-  registerHealthRoutes(router, service, checks, serviceMetrics.length === 0 ? metrics.registry : Registry.merge([metrics.registry, ...serviceMetrics]), metricsToken);
+  registerHealthRoutes(
+    router,
+    service,
+    checks,
+    serviceMetrics.length === 0 ? metrics.registry : Registry.merge([metrics.registry, ...serviceMetrics]),
+    metricsToken,
+  );
   if (openapi !== undefined) registerDocsRoutes(router, openapi);
   for (const register of routes) register(router);
   app.use(fastapiRouting(router));

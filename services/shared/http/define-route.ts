@@ -56,7 +56,10 @@ export interface RouteDefinition<S extends RequestSchemas, R> {
   readonly pythonJson?: boolean;
   /** Documented answers other than the success and the 422 (which every route has). */
   readonly responses?: Readonly<Record<number, ResponseDoc>>;
-  readonly handle: (input: ValidatedRequest<S> & RouteCaller & { readonly rawBody: PyValue | undefined }, ctx: Context) => Promise<R>;
+  readonly handle: (
+    input: ValidatedRequest<S> & RouteCaller & { readonly rawBody: PyValue | undefined },
+    ctx: Context,
+  ) => Promise<R>;
 }
 
 /** Who calls: the tenant a handler acts for, and the credential. */
@@ -82,16 +85,28 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
   const validate = compileRequest(definition.rawBody ? parameters : definition.request);
   const koaPath = definition.path.replace(/\{(\w+)\}/g, ':$1');
   const handler = async (ctx: Context) => {
-    const body = bodySchema === undefined ? undefined : await readBody(ctx, definition.bodyLimitBytes ?? DEFAULT_BODY_LIMIT);
+    const body =
+      bodySchema === undefined ? undefined : await readBody(ctx, definition.bodyLimitBytes ?? DEFAULT_BODY_LIMIT);
     // FastAPI's order: the body is read (a malformed one is a 422), then security dependencies run, then validation.
     const state = ctx.state as RequestState;
     const caller = await state.authenticator.authenticate(ctx.headers);
     const tenant = authorize(caller, definition.access, ctx.get('x-user-id'));
     ctx.set(await state.limit(caller, tenant ?? (ctx.get('x-user-id') || null)));
-    const request = validateRequest(validate, { path: ctx.params as Record<string, string>, query: ctx.query, headers: ctx.headers, body: definition.rawBody ? undefined : body });
+    const request = validateRequest(validate, {
+      path: ctx.params as Record<string, string>,
+      query: ctx.query,
+      headers: ctx.headers,
+      body: definition.rawBody ? undefined : body,
+    });
     const userId = tenant ?? ctx.get('x-user-id');
     if (definition.requireUserId && userId === '') throw AppError.of('UNAUTHORIZED', 'User ID required');
-    const input = { ...(request as ValidatedRequest<S>), userId: userId === '' ? null : userId, tenant, caller, rawBody: definition.rawBody ? body : undefined };
+    const input = {
+      ...(request as ValidatedRequest<S>),
+      userId: userId === '' ? null : userId,
+      tenant,
+      caller,
+      rawBody: definition.rawBody ? body : undefined,
+    };
     const response = await definition.handle(input, ctx);
     if (definition.status === 204) ctx.status = 204;
     else if (response instanceof TextBody) sendText(ctx, definition.status ?? 200, response);
@@ -105,8 +120,13 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
 
 /** The credential's right to the route, and its tenant: a bound credential may name only its own in x-user-id. */
 function authorize(caller: Caller, access: RouteAccess, headerUserId: string): string | null {
-  if (!scopeAllows(caller.scope, access)) throw AppError.of('FORBIDDEN', `A ${caller.kind === 'token' ? 'user token' : `${caller.scope} key`} may not call this route (it needs ${access === 'session_read' ? 'ingest or read' : access})`);
-  if (caller.tenant !== null && headerUserId !== '' && headerUserId !== caller.tenant) throw AppError.of('FORBIDDEN', 'This credential acts for another tenant than x-user-id names');
+  if (!scopeAllows(caller.scope, access))
+    throw AppError.of(
+      'FORBIDDEN',
+      `A ${caller.kind === 'token' ? 'user token' : `${caller.scope} key`} may not call this route (it needs ${access === 'session_read' ? 'ingest or read' : access})`,
+    );
+  if (caller.tenant !== null && headerUserId !== '' && headerUserId !== caller.tenant)
+    throw AppError.of('FORBIDDEN', 'This credential acts for another tenant than x-user-id names');
   return caller.tenant;
 }
 

@@ -13,7 +13,13 @@ export interface DependencyCheck {
 const CHECK_TIMEOUT_MS = 2_000;
 
 /** /healthz and /health say the process is up; /readyz asks every dependency; /metrics for Prometheus (with METRICS_TOKEN, only to its bearer). */
-export function registerHealthRoutes(router: Router, service: string, checks: readonly DependencyCheck[], registry: Registry, metricsToken: string | null = null): void {
+export function registerHealthRoutes(
+  router: Router,
+  service: string,
+  checks: readonly DependencyCheck[],
+  registry: Registry,
+  metricsToken: string | null = null,
+): void {
   const alive = (ctx: RouterContext) => sendJson(ctx, 200, { status: 'ok', service });
   router.get('/healthz', alive);
   router.get('/health', alive);
@@ -21,7 +27,8 @@ export function registerHealthRoutes(router: Router, service: string, checks: re
     const results = await Promise.all(checks.map(runCheck));
     const down = results.filter((result) => result.error !== null);
     // The raw error (a host, a port, a driver's message) goes to the log; the answer names the dependency only.
-    for (const { name, error } of down) (ctx.state as RequestState).log.warn({ dependency: name, error }, 'readiness_check_failed');
+    for (const { name, error } of down)
+      (ctx.state as RequestState).log.warn({ dependency: name, error }, 'readiness_check_failed');
     const summary = Object.fromEntries(results.map((r) => [r.name, r.error === null ? 'ok' : 'unavailable']));
     if (down.length === 0) return sendJson(ctx, 200, { status: 'ready', service, checks: summary });
     sendJson(ctx, 503, { detail: `${down.map((r) => r.name).join(', ')} unavailable`, service, checks: summary });

@@ -6,8 +6,12 @@ const KIND_SCHEMAS: Record<FieldSchema['x-py'], Json> = {
   str: { type: 'string' },
   int: { type: 'integer' },
   // pydantic reads a decimal from a number or a numeric string.
-  decimal: { anyOf: [{ type: 'number' }, { type: 'string', pattern: '^\\s*[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?\\s*$' }] },
-  datetime: { anyOf: [{ type: 'string', format: 'date-time' }, { type: 'string', format: 'date' }, { type: 'number' }] },
+  decimal: {
+    anyOf: [{ type: 'number' }, { type: 'string', pattern: '^\\s*[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?\\s*$' }],
+  },
+  datetime: {
+    anyOf: [{ type: 'string', format: 'date-time' }, { type: 'string', format: 'date' }, { type: 'number' }],
+  },
   dict: { type: 'object', additionalProperties: true },
   uuid: { type: 'string', format: 'uuid' },
   bool: { type: 'boolean' },
@@ -15,7 +19,17 @@ const KIND_SCHEMAS: Record<FieldSchema['x-py'], Json> = {
   literal: {},
 };
 
-const PASSED_ON = ['default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'description'] as const;
+const PASSED_ON = [
+  'default',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'description',
+] as const;
 
 /** The plain JSON Schema (OpenAPI 3.1) of one field of the request dialect. */
 export function fieldToJsonSchema(field: FieldSchema): Json {
@@ -27,7 +41,9 @@ export function fieldToJsonSchema(field: FieldSchema): Json {
 }
 
 export function modelToJsonSchema(model: ModelSchema): Json {
-  const properties = Object.fromEntries(Object.entries(model.properties).map(([name, field]) => [name, fieldToJsonSchema(field)]));
+  const properties = Object.fromEntries(
+    Object.entries(model.properties).map(([name, field]) => [name, fieldToJsonSchema(field)]),
+  );
   return {
     type: 'object',
     ...(model.title === undefined ? {} : { title: model.title }),
@@ -39,5 +55,9 @@ export function modelToJsonSchema(model: ModelSchema): Json {
 
 export function bodyToJsonSchema(body: BodySchema): Json {
   if (body.type === 'object') return modelToJsonSchema(body);
-  return { type: 'array', items: modelToJsonSchema(body.items), ...(body.maxItems === undefined ? {} : { maxItems: body.maxItems }) };
+  return {
+    type: 'array',
+    items: modelToJsonSchema(body.items),
+    ...(body.maxItems === undefined ? {} : { maxItems: body.maxItems }),
+  };
 }

@@ -20,7 +20,11 @@ export const UNLIMITED: RequestLimiter = async () => ({});
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Gives every request an id (the caller's x-request-id when it is safe to echo) and a child logger. */
-export function requestContext(log: Logger, authenticator: Authenticator = OPEN, limit: RequestLimiter = UNLIMITED): Middleware<RequestState> {
+export function requestContext(
+  log: Logger,
+  authenticator: Authenticator = OPEN,
+  limit: RequestLimiter = UNLIMITED,
+): Middleware<RequestState> {
   return async (ctx, next) => {
     ctx.state.authenticator = authenticator;
     ctx.state.limit = limit;

@@ -70,7 +70,11 @@ export class BatchingProducer {
    * large it is a 413 with nothing stored. A request answered 503 after a first part was stored
    * would be retried whole, and its events without a client event_id counted twice.
    */
-  publish(topic: string, records: readonly EncodedRecord[], { whole = false }: { whole?: boolean } = {}): Promise<void> {
+  publish(
+    topic: string,
+    records: readonly EncodedRecord[],
+    { whole = false }: { whole?: boolean } = {},
+  ): Promise<void> {
     return this.batcher.submit(records.map((record) => ({ topic, record, whole })));
   }
 
@@ -90,7 +94,9 @@ export class BatchingProducer {
     } catch (error) {
       if (isRecordTooLarge(error)) {
         this.log.warn({ err: error, records: outgoing.length }, 'kafka_record_too_large');
-        throw AppError.of('PAYLOAD_TOO_LARGE', 'The record is larger than the broker accepts; nothing was stored.', { cause: error });
+        throw AppError.of('PAYLOAD_TOO_LARGE', 'The record is larger than the broker accepts; nothing was stored.', {
+          cause: error,
+        });
       }
       this.log.warn({ err: error, records: outgoing.length }, 'kafka_send_failed');
       // The requests still get their 503 and retry; retried records are deduplicated downstream by id.

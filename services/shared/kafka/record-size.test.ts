@@ -1,14 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { chunkByBytes, isRecordTooLarge, outgoingBytes, type Outgoing } from './record-size.ts';
 
-const makeOutgoing = (value: string, key = 'k'): Outgoing => ({ topic: 't', record: { key, value, headers: { kind: 'usage' } } });
+const makeOutgoing = (value: string, key = 'k'): Outgoing => ({
+  topic: 't',
+  record: { key, value, headers: { kind: 'usage' } },
+});
 
 describe('record sizes', () => {
   it('counts key, value and headers in bytes (UTF-8), never fewer than they take', () => {
     const ascii = outgoingBytes(makeOutgoing('a'.repeat(100)));
     expect(outgoingBytes(makeOutgoing('é'.repeat(100))) - ascii).toBe(100);
     expect(ascii).toBeGreaterThan(100 + 1 + 'kind'.length + 'usage'.length);
-    expect(outgoingBytes({ topic: 't', record: { key: 'k', value: Buffer.alloc(100), headers: {} } })).toBeGreaterThan(101);
+    expect(outgoingBytes({ topic: 't', record: { key: 'k', value: Buffer.alloc(100), headers: {} } })).toBeGreaterThan(
+      101,
+    );
   });
 
   it('chunks in order under the cap, with an oversized record as a chunk of its own', () => {

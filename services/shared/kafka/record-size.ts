@@ -10,7 +10,8 @@ export interface Outgoing {
 // about 20 bytes plus the header count; rounded up so that estimates never fall short.
 const RECORD_OVERHEAD_BYTES = 32;
 
-const byteLength = (value: string | Buffer): number => (typeof value === 'string' ? Buffer.byteLength(value) : value.length);
+const byteLength = (value: string | Buffer): number =>
+  typeof value === 'string' ? Buffer.byteLength(value) : value.length;
 
 /** An upper estimate of the bytes one record takes in a produce request. */
 export function outgoingBytes({ record }: Outgoing): number {
@@ -57,7 +58,12 @@ export function isRecordTooLarge(error: unknown): boolean {
  * client saw the request fail, around a broker restart): every later send of this producer fails
  * the same way, so only a new producer id gets it going again.
  */
-const PRODUCER_STATE_LOST = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID', 'INVALID_PRODUCER_EPOCH', 'INVALID_PRODUCER_ID_MAPPING']);
+const PRODUCER_STATE_LOST = new Set([
+  'OUT_OF_ORDER_SEQUENCE_NUMBER',
+  'UNKNOWN_PRODUCER_ID',
+  'INVALID_PRODUCER_EPOCH',
+  'INVALID_PRODUCER_ID_MAPPING',
+]);
 
 export function isProducerStateLost(error: unknown): boolean {
   return hasErrorType(error, PRODUCER_STATE_LOST);

@@ -14,7 +14,11 @@ export interface TopicSpec {
 export function topicSpecs(suffix: string): Readonly<Record<TopicKey, TopicSpec>> {
   const entries = Object.entries(definition.topics).map(([key, topic]) => [
     key,
-    { name: suffix === '' ? topic.name : `${topic.name}.${suffix}`, partitions: topic.partitions, retentionMs: topic.retention_ms },
+    {
+      name: suffix === '' ? topic.name : `${topic.name}.${suffix}`,
+      partitions: topic.partitions,
+      retentionMs: topic.retention_ms,
+    },
   ]);
   return Object.freeze(Object.fromEntries(entries)) as Record<TopicKey, TopicSpec>;
 }
@@ -24,21 +28,32 @@ export function topicSpecs(suffix: string): Readonly<Record<TopicKey, TopicSpec>
  * the broker serves every partition: just after creation a busy broker still answers "does not
  * host this topic-partition", which would fail the producers and consumers started next.
  */
-export async function ensureTopics(admin: Admin, specs: Readonly<Record<TopicKey, TopicSpec>>, timeoutMs = 30_000): Promise<void> {
+export async function ensureTopics(
+  admin: Admin,
+  specs: Readonly<Record<TopicKey, TopicSpec>>,
+  timeoutMs = 30_000,
+): Promise<void> {
   const existing = new Set(await admin.listTopics());
   const missing = Object.values(specs).filter((spec) => !existing.has(spec.name));
   if (missing.length > 0) await createTopics(admin, missing);
   await waitForLeaders(admin, specs, timeoutMs);
 }
 
-async function waitForLeaders(admin: Admin, specs: Readonly<Record<TopicKey, TopicSpec>>, timeoutMs: number): Promise<void> {
+async function waitForLeaders(
+  admin: Admin,
+  specs: Readonly<Record<TopicKey, TopicSpec>>,
+  timeoutMs: number,
+): Promise<void> {
   const topics = Object.values(specs).map((spec) => spec.name);
   const deadline = Date.now() + timeoutMs;
   const served = await retry(
     async () => {
       try {
         const metadata = await admin.fetchTopicMetadata({ topics });
-        if (metadata.topics.every((topic) => topic.partitions.length > 0 && topic.partitions.every((p) => p.leader >= 0))) return true;
+        if (
+          metadata.topics.every((topic) => topic.partitions.length > 0 && topic.partitions.every((p) => p.leader >= 0))
+        )
+          return true;
       } catch (error) {
         if (Date.now() > deadline) throw error;
       }

@@ -43,8 +43,17 @@ type LookUp = Omit<RateQuery, 'pricing'>;
  * the built-in catalog beneath it: an LLM model's price per token kind, a speech provider's price per
  * minute or character. null when neither has a price.
  */
-export function computeCost(card: RateCard, lookUp: LookUp, input: CostInput, catalogs: Catalogs | null = null): ComputedCost | null {
-  return splitTokenCost(card, lookUp, input) ?? quantityCost(card, lookUp, input.quantity) ?? (catalogs === null ? null : catalogCost(card, catalogs, lookUp, input));
+export function computeCost(
+  card: RateCard,
+  lookUp: LookUp,
+  input: CostInput,
+  catalogs: Catalogs | null = null,
+): ComputedCost | null {
+  return (
+    splitTokenCost(card, lookUp, input) ??
+    quantityCost(card, lookUp, input.quantity) ??
+    (catalogs === null ? null : catalogCost(card, catalogs, lookUp, input))
+  );
 }
 
 function quantityCost(card: RateCard, lookUp: LookUp, quantityText: string): ComputedCost | null {
@@ -52,7 +61,15 @@ function quantityCost(card: RateCard, lookUp: LookUp, quantityText: string): Com
   if (rate === null) return null;
   const quantity = new Exact(quantityText);
   const component = cardComponent('quantity', quantity, rate);
-  return { quantity, cost: component.cost, unit_cost: new Exact(rate.price).dividedBy(rate.price_per), rate_ids: [rate.id], currency: currencyOf(rate, card), components: [component], scope: scopeOf([rate]) };
+  return {
+    quantity,
+    cost: component.cost,
+    unit_cost: new Exact(rate.price).dividedBy(rate.price_per),
+    rate_ids: [rate.id],
+    currency: currencyOf(rate, card),
+    components: [component],
+    scope: scopeOf([rate]),
+  };
 }
 
 /** The token counts the event carries, or null when it carries none. */
@@ -99,28 +116,64 @@ function catalogCost(card: RateCard, catalogs: Catalogs, lookUp: LookUp, input: 
     if (counts === null || lookUp.model === undefined || lookUp.model === null) return null;
     const priced = catalogs.llm.price(provider, lookUp.model, counts, lookUp.at);
     if (priced === null) return null;
-    const components = priced.components.map((part) => ({ ...part, unit: part.dimension === 'requests' ? 'request' : 'token', rate_id: priced.rate_id }));
-    const quantity = Exact.sum(0, ...components.filter((part) => part.dimension !== 'requests').map((part) => part.quantity));
+    const components = priced.components.map((part) => ({
+      ...part,
+      unit: part.dimension === 'requests' ? 'request' : 'token',
+      rate_id: priced.rate_id,
+    }));
+    const quantity = Exact.sum(
+      0,
+      ...components.filter((part) => part.dimension !== 'requests').map((part) => part.quantity),
+    );
     if (!quantity.equals(input.quantity)) return null;
     return withTotals(quantity, components, catalogs.currency, 'catalog');
   }
   const quantity = new Exact(input.quantity);
   const priced = catalogs.speech.price(provider, lookUp.event_type, lookUp.model ?? null, quantity, lookUp.at);
   if (priced === null) return null;
-  const component: CostComponent = { dimension: 'quantity', quantity: priced.quantity, unit: priced.entry.unit, price: priced.price, per: priced.per, cost: priced.cost, rate_id: priced.entry.id };
+  const component: CostComponent = {
+    dimension: 'quantity',
+    quantity: priced.quantity,
+    unit: priced.entry.unit,
+    price: priced.price,
+    per: priced.per,
+    cost: priced.cost,
+    rate_id: priced.entry.id,
+  };
   return withTotals(quantity, [component], catalogs.currency, 'catalog');
 }
 
-function withTotals(quantity: Exact, components: readonly CostComponent[], currency: string, scope: PriceScope): ComputedCost {
+function withTotals(
+  quantity: Exact,
+  components: readonly CostComponent[],
+  currency: string,
+  scope: PriceScope,
+): ComputedCost {
   const cost = Exact.sum(0, ...components.map((part) => part.cost));
   const unit_cost = quantity.greaterThan(0) ? cost.dividedBy(quantity) : new Exact(0);
-  return { quantity, cost, unit_cost, rate_ids: [...new Set(components.map((part) => part.rate_id))], currency, components, scope };
+  return {
+    quantity,
+    cost,
+    unit_cost,
+    rate_ids: [...new Set(components.map((part) => part.rate_id))],
+    currency,
+    components,
+    scope,
+  };
 }
 
 function cardComponent(dimension: CostDimension, quantity: Exact, rate: Rate): CostComponent {
   // Multiply before dividing: with price_per a power of ten the quotient is exact.
   const cost = quantity.times(rate.price).dividedBy(rate.price_per);
-  return { dimension, quantity, unit: rate.unit, price: new Exact(rate.price), per: new Exact(rate.price_per), cost, rate_id: rate.id };
+  return {
+    dimension,
+    quantity,
+    unit: rate.unit,
+    price: new Exact(rate.price),
+    per: new Exact(rate.price_per),
+    cost,
+    rate_id: rate.id,
+  };
 }
 
 function currencyOf(rate: Rate, card: RateCard): string {

@@ -7,5 +7,7 @@ import type { RateCardFile, RateEntry } from '../../../schemas/rate-card.ts';
  */
 export function listEntryEventTypes(services: RateCardFile['services'], entry: RateEntry): string[] {
   if (entry.event_type !== undefined) return [entry.event_type];
-  return Object.entries(services).flatMap(([eventType, described]) => (described.service === entry.service ? [eventType] : []));
+  return Object.entries(services).flatMap(([eventType, described]) =>
+    described.service === entry.service ? [eventType] : [],
+  );
 }

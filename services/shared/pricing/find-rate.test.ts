@@ -3,7 +3,14 @@ import { findRate, type RateQuery } from './find-rate.ts';
 import { makeCard, makeRate, makeServiceRate } from './pricing.fixtures.ts';
 
 function makeQuery(overrides: Partial<RateQuery> = {}): RateQuery {
-  return { event_type: 'stt_minutes', provider: 'deepgram', user_id: 'user-1', at: new Date('2025-06-01T00:00:00Z'), pricing: 'quantity', ...overrides };
+  return {
+    event_type: 'stt_minutes',
+    provider: 'deepgram',
+    user_id: 'user-1',
+    at: new Date('2025-06-01T00:00:00Z'),
+    pricing: 'quantity',
+    ...overrides,
+  };
 }
 
 const llm = { event_type: 'llm_tokens', unit: 'token' } as const;
@@ -47,13 +54,19 @@ describe('findRate', () => {
   });
 
   it('applies a rate change from its date on, never before', () => {
-    const card = makeCard([makeRate({ id: 'old' }), makeRate({ id: 'new', price: '0.0059', effective_from: '2025-03-01T00:00:00Z' })]);
+    const card = makeCard([
+      makeRate({ id: 'old' }),
+      makeRate({ id: 'new', price: '0.0059', effective_from: '2025-03-01T00:00:00Z' }),
+    ]);
     expect(findRate(card, makeQuery({ at: new Date('2025-02-28T23:59:59.999Z') }))?.id).toBe('old');
     expect(findRate(card, makeQuery({ at: new Date('2025-03-01T00:00:00Z') }))?.id).toBe('new');
   });
 
   it('keeps the more specific entry even when a general one is newer', () => {
-    const card = makeCard([makeRate({ id: 'mine', user_id: 'user-1' }), makeRate({ id: 'general-new', effective_from: '2025-03-01T00:00:00Z' })]);
+    const card = makeCard([
+      makeRate({ id: 'mine', user_id: 'user-1' }),
+      makeRate({ id: 'general-new', effective_from: '2025-03-01T00:00:00Z' }),
+    ]);
     expect(findRate(card, makeQuery())?.id).toBe('mine');
   });
 
@@ -81,7 +94,10 @@ describe('findRate with service entries', () => {
   });
 
   it('prefers an event_type entry to a service entry of the same user, provider and model, even a newer one', () => {
-    const card = makeCard([makeRate({ id: 'stt-one' }), makeServiceRate({ id: 'stt-any-new', effective_from: '2025-03-01T00:00:00Z' })], { services });
+    const card = makeCard(
+      [makeRate({ id: 'stt-one' }), makeServiceRate({ id: 'stt-any-new', effective_from: '2025-03-01T00:00:00Z' })],
+      { services },
+    );
     expect(findRate(card, makeQuery({ event_type: 'stt_minutes' }))?.id).toBe('stt-one');
     expect(findRate(card, makeQuery({ event_type: 'stt_stream_minutes' }))?.id).toBe('stt-any-new');
   });
@@ -95,7 +111,10 @@ describe('findRate with service entries', () => {
       { id: 'provider' },
       { id: 'any', provider: '*' },
     ];
-    const order = steps.flatMap(({ id, ...key }) => [makeRate({ ...key, id: `${id}-type` }), makeServiceRate({ ...key, id: `${id}-service` })]);
+    const order = steps.flatMap(({ id, ...key }) => [
+      makeRate({ ...key, id: `${id}-type` }),
+      makeServiceRate({ ...key, id: `${id}-service` }),
+    ]);
     // Drop the winner each round; the next in the order must win. The card lists them in reverse,
     // so that the order of entries in the file is not what decides between the two forms.
     for (let first = 0; first < order.length; first += 1) {
@@ -105,7 +124,13 @@ describe('findRate with service entries', () => {
   });
 
   it('applies a change of a service entry from its date on, never before', () => {
-    const card = makeCard([makeServiceRate({ id: 'old' }), makeServiceRate({ id: 'new', price: '0.0059', effective_from: '2025-03-01T00:00:00Z' })], { services });
+    const card = makeCard(
+      [
+        makeServiceRate({ id: 'old' }),
+        makeServiceRate({ id: 'new', price: '0.0059', effective_from: '2025-03-01T00:00:00Z' }),
+      ],
+      { services },
+    );
     expect(findRate(card, makeQuery({ at: new Date('2025-02-28T23:59:59.999Z') }))?.id).toBe('old');
     expect(findRate(card, makeQuery({ at: new Date('2025-03-01T00:00:00Z') }))?.id).toBe('new');
   });

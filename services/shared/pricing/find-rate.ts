@@ -22,7 +22,11 @@ export function findRate(card: RateCard, query: RateQuery): Rate | null {
   if (candidates.length === 0) return null;
   const at = query.at.getTime();
   if (Number.isNaN(at)) return null;
-  const wanted = { provider: resolveProvider(card.provider_aliases, query.provider), model: query.model?.toLowerCase() ?? null, user_id: query.user_id };
+  const wanted = {
+    provider: resolveProvider(card.provider_aliases, query.provider),
+    model: query.model?.toLowerCase() ?? null,
+    user_id: query.user_id,
+  };
   let best: { rate: Rate; rank: number; from: number } | null = null;
   for (const rate of candidates) {
     const rank = specificity(rate, wanted);
@@ -44,7 +48,12 @@ function specificity(rate: Rate, wanted: { provider: string; model: string | nul
   if (rate.user_id !== undefined && rate.user_id !== wanted.user_id) return -1;
   if (rate.provider !== '*' && rate.provider !== wanted.provider) return -1;
   if (rate.model !== undefined && rate.model !== wanted.model) return -1;
-  return (rate.user_id === undefined ? 0 : 8) + (rate.provider === '*' ? 0 : 4) + (rate.model === undefined ? 0 : 2) + (rate.service === undefined ? 1 : 0);
+  return (
+    (rate.user_id === undefined ? 0 : 8) +
+    (rate.provider === '*' ? 0 : 4) +
+    (rate.model === undefined ? 0 : 2) +
+    (rate.service === undefined ? 1 : 0)
+  );
 }
 
 const indexes = new WeakMap<RateCard, Map<string, Rate[]>>();

@@ -52,7 +52,11 @@ function listedModels(): { provider: string; model: ModelInfo; at: Date }[] {
     const provider = findProvider({ providerId });
     if (provider === undefined) throw new Error(`the catalog has no provider ${providerId}`);
     return provider.models.flatMap((model) => {
-      const starts = Array.isArray(model.prices) ? model.prices.flatMap((entry) => (entry.constraint?.type === 'start_date' ? [new Date(entry.constraint.start_date)] : [])) : [];
+      const starts = Array.isArray(model.prices)
+        ? model.prices.flatMap((entry) =>
+            entry.constraint?.type === 'start_date' ? [new Date(entry.constraint.start_date)] : [],
+          )
+        : [];
       return [new Date('2026-11-24T12:00:00Z'), ...starts].map((at) => ({ provider: providerId, model, at }));
     });
   });
@@ -60,7 +64,16 @@ function listedModels(): { provider: string; model: ModelInfo; at: Date }[] {
 
 describe('the LLM catalog', () => {
   it('prices every model of every listed provider at each of its dated prices, as the package does up to float rounding', () => {
-    const counts: TokenCounts = { input_tokens: '123456', cached_input_tokens: '20000', cache_write_tokens: '1000', audio_input_tokens: '3000', cached_audio_input_tokens: '500', output_tokens: '4567', audio_output_tokens: '300', reasoning_tokens: '100' };
+    const counts: TokenCounts = {
+      input_tokens: '123456',
+      cached_input_tokens: '20000',
+      cache_write_tokens: '1000',
+      audio_input_tokens: '3000',
+      cached_audio_input_tokens: '500',
+      output_tokens: '4567',
+      audio_output_tokens: '300',
+      reasoning_tokens: '100',
+    };
     const models = listedModels();
     expect(models.length).toBeGreaterThan(300);
     let priced = 0;
@@ -74,34 +87,70 @@ describe('the LLM catalog', () => {
       // Models the package prices only by units we do not carry (images, pages, hours) cost 0 for tokens.
       const expected = new Exact(String(theirs.total_price));
       const actual = ours?.cost ?? new Exact(0);
-      expect([provider, model.id, at.toISOString(), actual.minus(expected).abs().lte(expected.abs().times('1e-12').plus('1e-15'))]).toEqual([provider, model.id, at.toISOString(), true]);
+      expect([
+        provider,
+        model.id,
+        at.toISOString(),
+        actual.minus(expected).abs().lte(expected.abs().times('1e-12').plus('1e-15')),
+      ]).toEqual([provider, model.id, at.toISOString(), true]);
       if (ours !== null) priced += 1;
     }
     expect(priced).toBeGreaterThan(300);
   });
 
   it('costs exactly the sum of quantity × price ÷ per over disjoint parts that add up to every token, for any consistent mix', () => {
-    const models = ['gpt-4o-mini', 'gpt-4o-realtime-preview', 'gpt-realtime', 'gpt-4.1', 'o3-mini'].map((id) => ['openai', id] as const);
-    const others = [['google', 'gemini-2.5-flash'], ['anthropic', 'claude-sonnet-4-20250514'], ['groq', 'llama-3.3-70b-versatile']] as const;
+    const models = ['gpt-4o-mini', 'gpt-4o-realtime-preview', 'gpt-realtime', 'gpt-4.1', 'o3-mini'].map(
+      (id) => ['openai', id] as const,
+    );
+    const others = [
+      ['google', 'gemini-2.5-flash'],
+      ['anthropic', 'claude-sonnet-4-20250514'],
+      ['groq', 'llama-3.3-70b-versatile'],
+    ] as const;
     fc.assert(
       fc.property(fc.constantFrom(...models, ...others), tokenMix, ([provider, model], counts) => {
         const ours = catalog.price(provider, model, counts, new Date('2026-11-24T12:00:00Z'));
         expect(ours).not.toBeNull();
-        const sum = Exact.sum(0, ...ours!.components.map((part) => part.quantity.times(part.price).dividedBy(part.per)));
+        const sum = Exact.sum(
+          0,
+          ...ours!.components.map((part) => part.quantity.times(part.price).dividedBy(part.per)),
+        );
         expect(ours!.cost.equals(sum)).toBe(true);
         const tokens = ours!.components.filter((part) => part.dimension !== 'requests').map((part) => part.quantity);
-        expect(Exact.sum(0, ...tokens).toFixed()).toBe(new Exact(counts.input_tokens!).plus(counts.output_tokens!).toFixed());
+        expect(Exact.sum(0, ...tokens).toFixed()).toBe(
+          new Exact(counts.input_tokens!).plus(counts.output_tokens!).toFixed(),
+        );
         expect(tokens.every((quantity) => !quantity.isNegative())).toBe(true);
-        const theirs = calcPrice(packageUsage(counts), model, { providerId: provider, timestamp: new Date('2026-11-24T12:00:00Z') })!;
-        expect(ours!.cost.minus(String(theirs.total_price)).abs().lte(new Exact(String(theirs.total_price)).times('1e-12').plus('1e-15'))).toBe(true);
+        const theirs = calcPrice(packageUsage(counts), model, {
+          providerId: provider,
+          timestamp: new Date('2026-11-24T12:00:00Z'),
+        })!;
+        expect(
+          ours!.cost
+            .minus(String(theirs.total_price))
+            .abs()
+            .lte(new Exact(String(theirs.total_price)).times('1e-12').plus('1e-15')),
+        ).toBe(true);
       }),
       { numRuns: 300, seed: 18_001 },
     );
   });
 
   it('charges cached and audio tokens at their own rates and fresh text at the input rate (gpt-4o-mini: 0.15, cached 0.075 per 1M)', () => {
-    const price = catalog.price('OpenAI', 'gpt-4o-mini-2024-07-18', { input_tokens: '1000', cached_input_tokens: '400', output_tokens: '200' }, new Date('2026-11-24T00:00:00Z'))!;
-    expect(price.components.map((part) => [part.dimension, part.quantity.toFixed(), part.price.toFixed(), part.cost.toFixed()])).toEqual([
+    const price = catalog.price(
+      'OpenAI',
+      'gpt-4o-mini-2024-07-18',
+      { input_tokens: '1000', cached_input_tokens: '400', output_tokens: '200' },
+      new Date('2026-11-24T00:00:00Z'),
+    )!;
+    expect(
+      price.components.map((part) => [
+        part.dimension,
+        part.quantity.toFixed(),
+        part.price.toFixed(),
+        part.cost.toFixed(),
+      ]),
+    ).toEqual([
       ['input_tokens', '600', '0.15', '0.00009'],
       ['cached_input_tokens', '400', '0.075', '0.00003'],
       ['output_tokens', '200', '0.6', '0.00012'],
@@ -111,16 +160,25 @@ describe('the LLM catalog', () => {
   });
 
   it('resolves the names fleets send (aliases, dated snapshots) and nothing it does not know', () => {
-    expect(catalog.price('gemini', 'gemini-2.5-flash', { input_tokens: '1', output_tokens: '1' }, new Date())?.provider).toBe('google');
-    expect(catalog.price('xai', 'grok-3', { input_tokens: '1', output_tokens: '1' }, new Date())?.provider).toBe('x-ai');
+    expect(
+      catalog.price('gemini', 'gemini-2.5-flash', { input_tokens: '1', output_tokens: '1' }, new Date())?.provider,
+    ).toBe('google');
+    expect(catalog.price('xai', 'grok-3', { input_tokens: '1', output_tokens: '1' }, new Date())?.provider).toBe(
+      'x-ai',
+    );
     expect(catalog.price('openai', 'no-such-model-xyz', { input_tokens: '1' }, new Date())).toBeNull();
     expect(catalog.price('no-such-provider', 'gpt-4o', { input_tokens: '1' }, new Date())).toBeNull();
   });
 
   it('takes a dated price from its start date only', () => {
-    const dated = listedModels().find(({ model }) => Array.isArray(model.prices) && model.prices.some((entry) => entry.constraint?.type === 'start_date'))!;
+    const dated = listedModels().find(
+      ({ model }) =>
+        Array.isArray(model.prices) && model.prices.some((entry) => entry.constraint?.type === 'start_date'),
+    )!;
     const entries = dated.model.prices as Exclude<ModelInfo['prices'], Record<string, unknown>>;
-    const start = entries.find((entry) => entry.constraint?.type === 'start_date')!.constraint as { start_date: string };
+    const start = entries.find((entry) => entry.constraint?.type === 'start_date')!.constraint as {
+      start_date: string;
+    };
     const before = new Date(new Date(start.start_date).getTime() - 1);
     expect(pricesInForce(dated.model, new Date(start.start_date)).since).toBe(start.start_date);
     expect(pricesInForce(dated.model, before).since).not.toBe(start.start_date);
@@ -129,7 +187,9 @@ describe('the LLM catalog', () => {
 
 describe('the LLM catalog version', () => {
   it('is the installed package version, so that rate ids name the prices that applied', async () => {
-    const manifest = JSON.parse(readFileSync(new URL('../../../node_modules/@pydantic/genai-prices/package.json', import.meta.url), 'utf8')) as { version: string };
+    const manifest = JSON.parse(
+      readFileSync(new URL('../../../node_modules/@pydantic/genai-prices/package.json', import.meta.url), 'utf8'),
+    ) as { version: string };
     expect(LLM_CATALOG_VERSION).toBe(manifest.version);
   });
 });

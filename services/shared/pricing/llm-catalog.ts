@@ -1,4 +1,11 @@
-import { calcPrice, findProvider, type ModelInfo, type ModelPrice, type Provider, type TieredPrices } from '@pydantic/genai-prices';
+import {
+  calcPrice,
+  findProvider,
+  type ModelInfo,
+  type ModelPrice,
+  type Provider,
+  type TieredPrices,
+} from '@pydantic/genai-prices';
 import { Exact } from '../exact-decimal.ts';
 import { chargedTokens, TOKEN_KINDS, type TokenCounts, type TokenKind } from './token-kinds.ts';
 
@@ -26,7 +33,23 @@ const PROVIDER_ALIASES: Readonly<Record<string, string>> = {
 };
 
 /** The LLM providers the rates API lists from the catalog (every provider id it knows still prices). */
-export const LISTED_LLM_PROVIDERS = ['openai', 'anthropic', 'google', 'groq', 'mistral', 'deepseek', 'x-ai', 'cerebras', 'together', 'fireworks', 'azure', 'aws', 'perplexity', 'cohere', 'openrouter'] as const;
+export const LISTED_LLM_PROVIDERS = [
+  'openai',
+  'anthropic',
+  'google',
+  'groq',
+  'mistral',
+  'deepseek',
+  'x-ai',
+  'cerebras',
+  'together',
+  'fireworks',
+  'azure',
+  'aws',
+  'perplexity',
+  'cohere',
+  'openrouter',
+] as const;
 
 /** The catalog's price key of each token kind, per million tokens (its prices/units.yml). */
 const PRICE_KEYS: Readonly<Record<TokenKind, string>> = {
@@ -104,7 +127,9 @@ export class LlmCatalog {
   /** The model's prices at `at`, since when they apply (null: no start date) and until when (the next dated entry). */
   pricesAt(model: ModelInfo, at: Date): { prices: ModelPrice; since: string | null; until: string | null } {
     const inForce = pricesInForce(model, at);
-    const starts = Array.isArray(model.prices) ? model.prices.flatMap((entry) => (entry.constraint?.type === 'start_date' ? [entry.constraint.start_date] : [])) : [];
+    const starts = Array.isArray(model.prices)
+      ? model.prices.flatMap((entry) => (entry.constraint?.type === 'start_date' ? [entry.constraint.start_date] : []))
+      : [];
     const until = starts.filter((start) => new Date(start).getTime() > at.getTime()).sort()[0] ?? null;
     return { ...inForce, until };
   }
@@ -121,16 +146,36 @@ export class LlmCatalog {
     const components: CatalogComponent[] = [];
     for (const [kind, quantity] of chargedTokens(counts, priced)) {
       const price = exact.get(kind) ?? priceAt(prices[PRICE_KEYS[kind]], totalInput);
-      components.push({ dimension: kind, quantity, price, per: PER_MILLION, cost: quantity.times(price).dividedBy(PER_MILLION) });
+      components.push({
+        dimension: kind,
+        quantity,
+        price,
+        per: PER_MILLION,
+        cost: quantity.times(price).dividedBy(PER_MILLION),
+      });
     }
     const requests = prices[REQUESTS_KEY];
     if (requests !== undefined) {
       const price = priceAt(requests, totalInput);
-      components.push({ dimension: 'requests', quantity: new Exact(1), price, per: PER_THOUSAND, cost: price.dividedBy(PER_THOUSAND) });
+      components.push({
+        dimension: 'requests',
+        quantity: new Exact(1),
+        price,
+        per: PER_THOUSAND,
+        cost: price.dividedBy(PER_THOUSAND),
+      });
     }
-    components.sort((a, b) => TOKEN_KINDS.indexOf(a.dimension as TokenKind) - TOKEN_KINDS.indexOf(b.dimension as TokenKind));
+    components.sort(
+      (a, b) => TOKEN_KINDS.indexOf(a.dimension as TokenKind) - TOKEN_KINDS.indexOf(b.dimension as TokenKind),
+    );
     const rateId = rateIdOf(resolved, since);
-    return { rate_id: rateId, provider: resolved.provider.id, model: resolved.model.id, components, cost: Exact.sum(0, ...components.map((part) => part.cost)) };
+    return {
+      rate_id: rateId,
+      provider: resolved.provider.id,
+      model: resolved.model.id,
+      components,
+      cost: Exact.sum(0, ...components.map((part) => part.cost)),
+    };
   }
 }
 
@@ -141,11 +186,18 @@ function rateIdOf(resolved: ResolvedModel, since: string | null): string {
   let ids = rateIds.get(resolved.model);
   if (ids === undefined) rateIds.set(resolved.model, (ids = new Map()));
   let id = ids.get(since ?? '');
-  if (id === undefined) ids.set(since ?? '', (id = `genai-prices@${LLM_CATALOG_VERSION}:${resolved.provider.id}:${resolved.model.id}${since === null ? '' : `@${since}`}`));
+  if (id === undefined)
+    ids.set(
+      since ?? '',
+      (id = `genai-prices@${LLM_CATALOG_VERSION}:${resolved.provider.id}:${resolved.model.id}${since === null ? '' : `@${since}`}`),
+    );
   return id;
 }
 
-const preparedPrices = new WeakMap<ModelPrice, { priced: ReadonlySet<TokenKind>; exact: ReadonlyMap<TokenKind, Exact> }>();
+const preparedPrices = new WeakMap<
+  ModelPrice,
+  { priced: ReadonlySet<TokenKind>; exact: ReadonlyMap<TokenKind, Exact> }
+>();
 
 /** The kinds a price entry prices and its flat prices as exact decimals, worked out once per entry (tiered ones depend on the event). */
 function prepared(prices: ModelPrice): { priced: ReadonlySet<TokenKind>; exact: ReadonlyMap<TokenKind, Exact> } {
@@ -182,15 +234,21 @@ export function pricesInForce(model: ModelInfo, at: Date): { prices: ModelPrice;
     const entry = model.prices[i]!;
     const constraint = entry.constraint;
     if (constraint === undefined) return { prices: entry.prices, since: null };
-    if (constraint.type === 'start_date' && at.getTime() >= new Date(constraint.start_date).getTime()) return { prices: entry.prices, since: constraint.start_date };
-    if (constraint.type === 'time_of_date' && withinTimeOfDay(constraint.start_time, constraint.end_time, at)) return { prices: entry.prices, since: null };
+    if (constraint.type === 'start_date' && at.getTime() >= new Date(constraint.start_date).getTime())
+      return { prices: entry.prices, since: constraint.start_date };
+    if (constraint.type === 'time_of_date' && withinTimeOfDay(constraint.start_time, constraint.end_time, at))
+      return { prices: entry.prices, since: null };
   }
   return { prices: model.prices[0]!.prices, since: null };
 }
 
 function withinTimeOfDay(start: string, end: string, at: Date): boolean {
   // Written as UTC clock times, `00:30:00Z`.
-  const seconds = (text: string) => text.replace(/Z$/, '').split(':').reduce((total, part) => total * 60 + Number(part), 0);
+  const seconds = (text: string) =>
+    text
+      .replace(/Z$/, '')
+      .split(':')
+      .reduce((total, part) => total * 60 + Number(part), 0);
   const now = at.getUTCHours() * 3600 + at.getUTCMinutes() * 60 + at.getUTCSeconds() + at.getUTCMilliseconds() / 1000;
   const [from, to] = [seconds(start), seconds(end)];
   return to < from ? now >= from || now < to : now >= from && now < to;
@@ -214,5 +272,7 @@ function exactOf(value: number): Exact {
 export function llmPriceKey(prices: ModelPrice, kind: TokenKind): { base: string; tiered: boolean } | null {
   const price = prices[PRICE_KEYS[kind]];
   if (price === undefined) return null;
-  return typeof price === 'number' ? { base: exactOf(price).toFixed(), tiered: false } : { base: exactOf(price.base).toFixed(), tiered: true };
+  return typeof price === 'number'
+    ? { base: exactOf(price).toFixed(), tiered: false }
+    : { base: exactOf(price.base).toFixed(), tiered: true };
 }

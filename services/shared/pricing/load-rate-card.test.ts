@@ -46,7 +46,11 @@ describe('loadRateCard', () => {
 
 describe('parseRateCard', () => {
   it('lower-cases provider ids, models and aliases, and resolves aliases in entries', () => {
-    const card = parseRateCard(makeCardJson([makeRate({ event_type: 'llm_tokens', unit: 'token', provider: 'Gemini', model: 'Flash-2.5' })], { provider_aliases: { GEMINI: 'Google' } }));
+    const card = parseRateCard(
+      makeCardJson([makeRate({ event_type: 'llm_tokens', unit: 'token', provider: 'Gemini', model: 'Flash-2.5' })], {
+        provider_aliases: { GEMINI: 'Google' },
+      }),
+    );
     expect(card.provider_aliases).toEqual({ gemini: 'google' });
     expect(card.rates[0]).toMatchObject({ provider: 'google', model: 'flash-2.5' });
   });
@@ -57,7 +61,10 @@ describe('parseRateCard', () => {
   });
 
   it('lists every schema problem', () => {
-    const problems = problemsOf({ ...makeCardJson([makeRate({ price: '1,5', effective_from: 'yesterday' })]), version: 2 });
+    const problems = problemsOf({
+      ...makeCardJson([makeRate({ price: '1,5', effective_from: 'yesterday' })]),
+      version: 2,
+    });
     expect(problems).toHaveLength(3);
     expect(problems.join('\n')).toMatch(/version/);
     expect(problems.join('\n')).toMatch(/\/rates\/0\/price /);
@@ -87,24 +94,41 @@ describe('parseRateCard', () => {
   });
 
   it('refuses a rate over 1,000 per unit, so that no event of at most 10^12 units costs more than 10^15', () => {
-    const card = makeCardJson([makeRate({ id: 'at-limit', price: '1000000', price_per: '1000' }), makeRate({ id: 'over', provider: 'acme', price: '1000.000000000000000001', price_per: '1' })]);
+    const card = makeCardJson([
+      makeRate({ id: 'at-limit', price: '1000000', price_per: '1000' }),
+      makeRate({ id: 'over', provider: 'acme', price: '1000.000000000000000001', price_per: '1' }),
+    ]);
     expect(problemsOf(card)).toEqual([
       'rate over: price ÷ price_per is 1000.000000000000000001 per minute, over the limit of 1000 (so that an event of at most 1000000000000 units costs at most 1000000000000000)',
     ]);
   });
 
   it('sees an entry under an alias as a duplicate of the entry under the provider id', () => {
-    const problems = problemsOf(makeCardJson([makeRate({ id: 'a', provider: 'google' }), makeRate({ id: 'b', provider: 'GEMINI' })]));
-    expect(problems).toEqual(['rate b: same event_type, provider, model, user_id, pricing and effective_from as rate a']);
+    const problems = problemsOf(
+      makeCardJson([makeRate({ id: 'a', provider: 'google' }), makeRate({ id: 'b', provider: 'GEMINI' })]),
+    );
+    expect(problems).toEqual([
+      'rate b: same event_type, provider, model, user_id, pricing and effective_from as rate a',
+    ]);
   });
 
   it('rejects alias chains and aliases that differ only in case', () => {
-    const problems = problemsOf(makeCardJson([makeRate()], { provider_aliases: { gemini: 'bard', Bard: 'google', BARD: 'google' } }));
-    expect(problems).toEqual(['provider_aliases: two aliases differ only in case', 'provider_aliases: "gemini" points to "bard", which is itself an alias']);
+    const problems = problemsOf(
+      makeCardJson([makeRate()], { provider_aliases: { gemini: 'bard', Bard: 'google', BARD: 'google' } }),
+    );
+    expect(problems).toEqual([
+      'provider_aliases: two aliases differ only in case',
+      'provider_aliases: "gemini" points to "bard", which is itself an alias',
+    ]);
   });
 
   it('keeps entries that differ by user, model or pricing apart', () => {
-    const rates = [makeRate({ id: 'a' }), makeRate({ id: 'b', user_id: 'user-1' }), makeRate({ id: 'c', model: 'nova-3' }), makeRate({ id: 'd', provider: '*' })];
+    const rates = [
+      makeRate({ id: 'a' }),
+      makeRate({ id: 'b', user_id: 'user-1' }),
+      makeRate({ id: 'c', model: 'nova-3' }),
+      makeRate({ id: 'd', provider: '*' }),
+    ];
     expect(() => parseRateCard(makeCardJson(rates))).not.toThrow();
   });
 });
@@ -119,7 +143,11 @@ describe('parseRateCard with service entries', () => {
   };
 
   it('makes a service entry one rate per event type of the service, each under the entry id', () => {
-    const card = parseRateCard(makeCardJson([makeServiceRate({ id: 'stt-any', provider: 'DeepGram' }), makeRate({ id: 'stt-one' })], { services }));
+    const card = parseRateCard(
+      makeCardJson([makeServiceRate({ id: 'stt-any', provider: 'DeepGram' }), makeRate({ id: 'stt-one' })], {
+        services,
+      }),
+    );
     expect(card.rates.map((rate) => [rate.id, rate.event_type, rate.service, rate.provider])).toEqual([
       ['stt-any', 'stt_minutes', 'stt', 'deepgram'],
       ['stt-any', 'stt_stream_minutes', 'stt', 'deepgram'],
@@ -145,7 +173,15 @@ describe('parseRateCard with service entries', () => {
   });
 
   it('checks the unit of a service entry against every event type of the service', () => {
-    const problems = problemsOf(makeCardJson([makeServiceRate({ id: 'llm-any', service: 'llm', unit: 'token' }), makeServiceRate({ id: 'stt-seconds', unit: 'second' })], { services }));
+    const problems = problemsOf(
+      makeCardJson(
+        [
+          makeServiceRate({ id: 'llm-any', service: 'llm', unit: 'token' }),
+          makeServiceRate({ id: 'stt-seconds', unit: 'second' }),
+        ],
+        { services },
+      ),
+    );
     expect(problems).toEqual([
       'rate llm-any: unit "token" does not match the unit of llm_requests, "request" (service llm)',
       'rate stt-seconds: unit "second" does not match the unit of stt_minutes, "minute" (service stt)',
@@ -154,11 +190,22 @@ describe('parseRateCard with service entries', () => {
   });
 
   it('sees two entries for the same service and key as duplicates, and ids as unique across both forms', () => {
-    const problems = problemsOf(makeCardJson([makeServiceRate({ id: 'a' }), makeServiceRate({ id: 'b', provider: 'DEEPGRAM' }), makeRate({ id: 'a' })]));
-    expect(problems).toEqual(['rate b: same service, provider, model, user_id, pricing and effective_from as rate a', 'rate a: duplicate id']);
+    const problems = problemsOf(
+      makeCardJson([
+        makeServiceRate({ id: 'a' }),
+        makeServiceRate({ id: 'b', provider: 'DEEPGRAM' }),
+        makeRate({ id: 'a' }),
+      ]),
+    );
+    expect(problems).toEqual([
+      'rate b: same service, provider, model, user_id, pricing and effective_from as rate a',
+      'rate a: duplicate id',
+    ]);
   });
 
   it('accepts an event_type entry beside a service entry of the same key: lookups rank the event_type entry first', () => {
-    expect(() => parseRateCard(makeCardJson([makeServiceRate({ id: 'stt-any' }), makeRate({ id: 'stt-one' })]))).not.toThrow();
+    expect(() =>
+      parseRateCard(makeCardJson([makeServiceRate({ id: 'stt-any' }), makeRate({ id: 'stt-one' })])),
+    ).not.toThrow();
   });
 });

@@ -60,10 +60,24 @@ const RECONCILE_TOLERANCE = new Exact('0.01');
 export function priceUsage(card: RateCard, usage: UsageToPrice, catalogs: Catalogs | null = null): PricedUsage {
   const service = Object.hasOwn(card.services, usage.event_type) ? card.services[usage.event_type] : undefined;
   const described = { unit: service?.unit ?? '', service: service?.service ?? '' };
-  const lookUp = { event_type: usage.event_type, provider: usage.provider, model: usage.model ?? null, user_id: usage.user_id, at: usage.occurred_at };
+  const lookUp = {
+    event_type: usage.event_type,
+    provider: usage.provider,
+    model: usage.model ?? null,
+    user_id: usage.user_id,
+    at: usage.occurred_at,
+  };
   const computed = computeCost(card, lookUp, usage, catalogs);
   if (computed !== null) return { ...described, ...fromCard(computed, usage.reported_total_cost ?? null) };
-  return { ...described, ...fromSender(usage), rate_id: '', currency: card.currency, reconcile: false, components: [], scope: null };
+  return {
+    ...described,
+    ...fromSender(usage),
+    rate_id: '',
+    currency: card.currency,
+    reconcile: false,
+    components: [],
+    scope: null,
+  };
 }
 
 function fromCard(computed: ComputedCost, reportedTotal: string | null): Omit<PricedUsage, 'unit' | 'service'> {
@@ -97,10 +111,20 @@ function fromSender(usage: UsageToPrice): Pick<PricedUsage, 'quantity' | 'cost' 
   if (usage.reported_total_cost != null) {
     const cost = new Exact(usage.reported_total_cost);
     const perUnit = unitCost ?? (quantity.greaterThan(0) ? cost.dividedBy(quantity) : new Exact(0));
-    return { quantity: toStoredDecimal(quantity), cost: toStoredDecimal(cost), unit_cost: toStoredDecimal(perUnit), cost_source: 'reported' };
+    return {
+      quantity: toStoredDecimal(quantity),
+      cost: toStoredDecimal(cost),
+      unit_cost: toStoredDecimal(perUnit),
+      cost_source: 'reported',
+    };
   }
   if (unitCost !== null) {
-    return { quantity: toStoredDecimal(quantity), cost: toStoredDecimal(quantity.times(unitCost)), unit_cost: toStoredDecimal(unitCost), cost_source: 'reported' };
+    return {
+      quantity: toStoredDecimal(quantity),
+      cost: toStoredDecimal(quantity.times(unitCost)),
+      unit_cost: toStoredDecimal(unitCost),
+      cost_source: 'reported',
+    };
   }
   return { quantity: toStoredDecimal(quantity), cost: '0', unit_cost: '0', cost_source: 'unpriced' };
 }

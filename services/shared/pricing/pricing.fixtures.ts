@@ -6,7 +6,14 @@ import type { UsageToPrice } from './price-usage.ts';
 import { SpeechCatalog, type SpeechEntry } from './speech-catalog.ts';
 
 // What an entry prices is left out: makeRate names an event_type, makeServiceRate a service.
-const deepgramMinute = { provider: 'deepgram', unit: 'minute', price: '0.0077', price_per: '1', pricing: 'quantity', effective_from: '2024-01-01T00:00:00Z' } as const;
+const deepgramMinute = {
+  provider: 'deepgram',
+  unit: 'minute',
+  price: '0.0077',
+  price_per: '1',
+  pricing: 'quantity',
+  effective_from: '2024-01-01T00:00:00Z',
+} as const;
 
 export function makeRate(overrides: Partial<Rate> = {}): Rate {
   return { id: 'stt-deepgram-2024-01', event_type: 'stt_minutes', ...deepgramMinute, ...overrides };
@@ -49,7 +56,18 @@ export function makeUsage(overrides: Partial<UsageToPrice> = {}): UsageToPrice {
 }
 
 /** Catalogs for tests: the real LLM catalog and a speech catalog of the given entries (source fields filled in). */
-export function makeCatalogs(entries: readonly (Omit<SpeechEntry, 'source' | 'read_at' | 'checked'> & Partial<Pick<SpeechEntry, 'checked'>>)[]): Catalogs {
-  const speech = SpeechCatalog.parse({ version: 1, currency: 'USD', entries: entries.map((entry) => ({ source: 'https://example.com/pricing', read_at: '2026-11-24', checked: true, ...entry })) });
+export function makeCatalogs(
+  entries: readonly (Omit<SpeechEntry, 'source' | 'read_at' | 'checked'> & Partial<Pick<SpeechEntry, 'checked'>>)[],
+): Catalogs {
+  const speech = SpeechCatalog.parse({
+    version: 1,
+    currency: 'USD',
+    entries: entries.map((entry) => ({
+      source: 'https://example.com/pricing',
+      read_at: '2026-11-24',
+      checked: true,
+      ...entry,
+    })),
+  });
   return { llm: new LlmCatalog(), speech, currency: 'USD' };
 }

@@ -10,16 +10,22 @@ import { lowerCaseAliases, resolveProvider } from './provider-names.ts';
  * aliases resolved), so two entries a lookup could not tell apart are reported as duplicates.
  */
 export function listRateCardProblems(card: RateCardFile): string[] {
-  return [...aliasProblems(card.provider_aliases), ...card.rates.flatMap((rate) => rateProblems(card, rate)), ...duplicateProblems(card)];
+  return [
+    ...aliasProblems(card.provider_aliases),
+    ...card.rates.flatMap((rate) => rateProblems(card, rate)),
+    ...duplicateProblems(card),
+  ];
 }
 
 function aliasProblems(aliases: Readonly<Record<string, string>>): string[] {
   const problems: string[] = [];
   const lowered = lowerCaseAliases(aliases);
-  if (Object.keys(lowered).length !== Object.keys(aliases).length) problems.push('provider_aliases: two aliases differ only in case');
+  if (Object.keys(lowered).length !== Object.keys(aliases).length)
+    problems.push('provider_aliases: two aliases differ only in case');
   for (const [alias, id] of Object.entries(lowered)) {
     // One step only: a chain would make the rate of a provider depend on the order of lookups.
-    if (Object.hasOwn(lowered, id)) problems.push(`provider_aliases: "${alias}" points to "${id}", which is itself an alias`);
+    if (Object.hasOwn(lowered, id))
+      problems.push(`provider_aliases: "${alias}" points to "${id}", which is itself an alias`);
     if (id === '*') problems.push(`provider_aliases: "${alias}" points to "*"`);
   }
   return problems;
@@ -45,15 +51,20 @@ const MAX_RATE_PER_UNIT = new Exact(USAGE_LIMITS.MAX_RATE_PER_UNIT);
 function ratePerUnitProblems(rate: RateEntry): string[] {
   const perUnit = new Exact(rate.price).dividedBy(rate.price_per);
   if (perUnit.lessThanOrEqualTo(MAX_RATE_PER_UNIT)) return [];
-  return [`rate ${rate.id}: price ÷ price_per is ${perUnit.toFixed()} per ${rate.unit}, over the limit of ${MAX_RATE_PER_UNIT.toFixed()} (so that an event of at most ${USAGE_LIMITS.MAX_QUANTITY} units costs at most ${USAGE_LIMITS.MAX_EVENT_COST})`];
+  return [
+    `rate ${rate.id}: price ÷ price_per is ${perUnit.toFixed()} per ${rate.unit}, over the limit of ${MAX_RATE_PER_UNIT.toFixed()} (so that an event of at most ${USAGE_LIMITS.MAX_QUANTITY} units costs at most ${USAGE_LIMITS.MAX_EVENT_COST})`,
+  ];
 }
 
 /** What the entry prices: exactly one of event_type and service, known, in the unit of each event type. */
 function eventTypeProblems(services: RateCardFile['services'], rate: RateEntry): string[] {
   if (rate.event_type !== undefined && rate.service !== undefined) {
-    return [`rate ${rate.id}: names both event_type "${rate.event_type}" and service "${rate.service}"; an entry names one of them`];
+    return [
+      `rate ${rate.id}: names both event_type "${rate.event_type}" and service "${rate.service}"; an entry names one of them`,
+    ];
   }
-  if (rate.event_type === undefined && rate.service === undefined) return [`rate ${rate.id}: names neither event_type nor service; an entry names one of them`];
+  if (rate.event_type === undefined && rate.service === undefined)
+    return [`rate ${rate.id}: names neither event_type nor service; an entry names one of them`];
   if (rate.event_type !== undefined && !Object.hasOwn(services, rate.event_type)) {
     return [`rate ${rate.id}: unknown event_type "${rate.event_type}" (known: ${Object.keys(services).join(', ')})`];
   }
@@ -66,7 +77,9 @@ function eventTypeProblems(services: RateCardFile['services'], rate: RateEntry):
   const ofService = rate.service === undefined ? '' : ` (service ${rate.service})`;
   return eventTypes.flatMap((eventType) => {
     const unit = services[eventType]?.unit;
-    return unit === rate.unit ? [] : [`rate ${rate.id}: unit "${rate.unit}" does not match the unit of ${eventType}, "${unit}"${ofService}`];
+    return unit === rate.unit
+      ? []
+      : [`rate ${rate.id}: unit "${rate.unit}" does not match the unit of ${eventType}, "${unit}"${ofService}`];
   });
 }
 
@@ -86,12 +99,20 @@ function duplicateProblems(card: RateCardFile): string[] {
     if (idsSeen.has(rate.id)) problems.push(`rate ${rate.id}: duplicate id`);
     idsSeen.add(rate.id);
     const key = JSON.stringify([
-      rate.event_type ?? null, rate.service ?? null, resolveProvider(aliases, rate.provider), rate.model?.toLowerCase() ?? null, rate.user_id ?? null, rate.pricing,
+      rate.event_type ?? null,
+      rate.service ?? null,
+      resolveProvider(aliases, rate.provider),
+      rate.model?.toLowerCase() ?? null,
+      rate.user_id ?? null,
+      rate.pricing,
       Date.parse(rate.effective_from),
     ]);
     const earlier = keysSeen.get(key);
     const named = rate.event_type === undefined ? 'service' : 'event_type';
-    if (earlier !== undefined) problems.push(`rate ${rate.id}: same ${named}, provider, model, user_id, pricing and effective_from as rate ${earlier}`);
+    if (earlier !== undefined)
+      problems.push(
+        `rate ${rate.id}: same ${named}, provider, model, user_id, pricing and effective_from as rate ${earlier}`,
+      );
     else keysSeen.set(key, rate.id);
   }
   return problems;

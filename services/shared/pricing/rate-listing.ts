@@ -32,7 +32,10 @@ export interface RateFilter {
   readonly at: Date;
 }
 
-const SPEECH_SERVICES: Readonly<Record<SpeechEntry['event_type'], string>> = { stt_minutes: 'stt', tts_characters: 'tts' };
+const SPEECH_SERVICES: Readonly<Record<SpeechEntry['event_type'], string>> = {
+  stt_minutes: 'stt',
+  tts_characters: 'tts',
+};
 
 /**
  * The entries in force at `at` that match the filter: the card's (a tenant's own only when asked for
@@ -40,13 +43,25 @@ const SPEECH_SERVICES: Readonly<Record<SpeechEntry['event_type'], string>> = { s
  * replaces it.
  */
 export function listRates(card: RateCard, catalogs: Catalogs, filter: RateFilter): RateListing[] {
-  return [...cardListings(card, filter), ...speechListings(card, catalogs, filter), ...llmListings(card, catalogs, filter)];
+  return [
+    ...cardListings(card, filter),
+    ...speechListings(card, catalogs, filter),
+    ...llmListings(card, catalogs, filter),
+  ];
 }
 
 function cardListings(card: RateCard, filter: RateFilter): RateListing[] {
   const provider = filter.provider === undefined ? undefined : resolveProvider(card.provider_aliases, filter.provider);
   const model = filter.model?.toLowerCase();
-  const keyOf = (rate: Rate) => [rate.event_type, rate.provider, rate.model ?? '', rate.user_id ?? '', rate.pricing, rate.service === undefined ? 'e' : 's'].join('\u0000');
+  const keyOf = (rate: Rate) =>
+    [
+      rate.event_type,
+      rate.provider,
+      rate.model ?? '',
+      rate.user_id ?? '',
+      rate.pricing,
+      rate.service === undefined ? 'e' : 's',
+    ].join('\u0000');
   const seen = new Set<string>();
   return inForce(card.rates, keyOf, (rate) => rate.effective_from, filter.at)
     .filter(({ entry: rate }) => {
@@ -89,7 +104,14 @@ function speechListings(card: RateCard, catalogs: Catalogs, filter: RateFilter):
   const model = filter.model?.toLowerCase();
   const keyOf = (entry: SpeechEntry) => [entry.provider, entry.model ?? '', entry.event_type].join('\u0000');
   return inForce(catalogs.speech.entries(), keyOf, (entry) => entry.effective_from, filter.at)
-    .filter(({ entry }) => (provider === undefined || entry.provider === provider) && (model === undefined || entry.model === undefined || entry.model === model || model.startsWith(`${entry.model}-`)))
+    .filter(
+      ({ entry }) =>
+        (provider === undefined || entry.provider === provider) &&
+        (model === undefined ||
+          entry.model === undefined ||
+          entry.model === model ||
+          model.startsWith(`${entry.model}-`)),
+    )
     .filter(({ entry }) => filter.service === undefined || SPEECH_SERVICES[entry.event_type] === filter.service)
     .map(({ entry, until }) => ({
       id: entry.id,
@@ -112,9 +134,15 @@ function speechListings(card: RateCard, catalogs: Catalogs, filter: RateFilter):
 
 function llmListings(card: RateCard, catalogs: Catalogs, filter: RateFilter): RateListing[] {
   if (filter.service !== undefined && filter.service !== 'llm') return [];
-  const providers = filter.provider === undefined ? LISTED_LLM_PROVIDERS : [resolveProvider(card.provider_aliases, filter.provider)];
+  const providers =
+    filter.provider === undefined ? LISTED_LLM_PROVIDERS : [resolveProvider(card.provider_aliases, filter.provider)];
   return providers.flatMap((provider) => {
-    const models = filter.model === undefined ? catalogs.llm.models(provider) : [catalogs.llm.resolve(provider, filter.model.toLowerCase())?.model].flatMap((found) => (found === undefined ? [] : [found]));
+    const models =
+      filter.model === undefined
+        ? catalogs.llm.models(provider)
+        : [catalogs.llm.resolve(provider, filter.model.toLowerCase())?.model].flatMap((found) =>
+            found === undefined ? [] : [found],
+          );
     return models.flatMap((model) => {
       const { prices, since, until } = catalogs.llm.pricesAt(model, filter.at);
       const providerId = catalogs.llm.providerId(provider);
@@ -147,14 +175,20 @@ function llmListings(card: RateCard, catalogs: Catalogs, filter: RateFilter): Ra
 }
 
 /** The entries of each key in force at `at` (the latest effective_from not after it), with when the next one starts. */
-function inForce<T>(entries: readonly T[], keyOf: (entry: T) => string, fromOf: (entry: T) => string, at: Date): { entry: T; until: string | null }[] {
+function inForce<T>(
+  entries: readonly T[],
+  keyOf: (entry: T) => string,
+  fromOf: (entry: T) => string,
+  at: Date,
+): { entry: T; until: string | null }[] {
   const byKey = new Map<string, T[]>();
   for (const entry of entries) byKey.set(keyOf(entry), [...(byKey.get(keyOf(entry)) ?? []), entry]);
   const chosen: { entry: T; until: string | null }[] = [];
   for (const group of byKey.values()) {
     const sorted = [...group].sort((a, b) => Date.parse(fromOf(a)) - Date.parse(fromOf(b)));
     const index = sorted.filter((entry) => Date.parse(fromOf(entry)) <= at.getTime()).length - 1;
-    if (index >= 0) chosen.push({ entry: sorted[index]!, until: index + 1 < sorted.length ? fromOf(sorted[index + 1]!) : null });
+    if (index >= 0)
+      chosen.push({ entry: sorted[index]!, until: index + 1 < sorted.length ? fromOf(sorted[index + 1]!) : null });
   }
   return chosen;
 }

@@ -22,7 +22,18 @@ export const speechCatalogSchema = {
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['id', 'provider', 'event_type', 'unit', 'price', 'per', 'effective_from', 'source', 'read_at', 'checked'],
+        required: [
+          'id',
+          'provider',
+          'event_type',
+          'unit',
+          'price',
+          'per',
+          'effective_from',
+          'source',
+          'read_at',
+          'checked',
+        ],
         properties: {
           id: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]*$' },
           provider: { type: 'string', pattern: '^[a-z0-9][a-z0-9._-]*$' },
@@ -53,7 +64,9 @@ export type SpeechEntry = SpeechCatalogFile['entries'][number];
  * How many of the published unit one unit of the event type's quantity is (stt_minutes count minutes,
  * tts_characters characters), as a fraction so that a price per hour divides once, at the end.
  */
-const UNIT_RATIO: Readonly<Record<SpeechEntry['event_type'], Partial<Record<SpeechEntry['unit'], readonly [number, number]>>>> = {
+const UNIT_RATIO: Readonly<
+  Record<SpeechEntry['event_type'], Partial<Record<SpeechEntry['unit'], readonly [number, number]>>>
+> = {
   stt_minutes: { minute: [1, 1], second: [60, 1], hour: [1, 60] },
   tts_characters: { character: [1, 1] },
 };
@@ -68,7 +81,9 @@ export interface SpeechPrice {
 }
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const validate = addFormats(new Ajv({ allErrors: true, strict: false })).compile<SpeechCatalogFile>(speechCatalogSchema);
+const validate = addFormats(new Ajv({ allErrors: true, strict: false })).compile<SpeechCatalogFile>(
+  speechCatalogSchema,
+);
 
 export class SpeechCatalogError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -89,7 +104,8 @@ export class SpeechCatalog {
       const key = `${entry.provider}\u0000${entry.event_type}`;
       this.byProvider.set(key, [...(this.byProvider.get(key) ?? []), entry]);
     }
-    for (const entries of this.byProvider.values()) entries.sort((a, b) => Date.parse(b.effective_from) - Date.parse(a.effective_from));
+    for (const entries of this.byProvider.values())
+      entries.sort((a, b) => Date.parse(b.effective_from) - Date.parse(a.effective_from));
   }
 
   static load(url: URL = SPEECH_CATALOG_URL): SpeechCatalog {
@@ -97,15 +113,20 @@ export class SpeechCatalog {
   }
 
   static parse(json: unknown): SpeechCatalog {
-    if (!validate(json)) throw new SpeechCatalogError((validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`));
+    if (!validate(json))
+      throw new SpeechCatalogError(
+        (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`),
+      );
     const problems: string[] = [];
     const ids = new Set<string>();
     for (const entry of json.entries) {
       if (ids.has(entry.id)) problems.push(`${entry.id}: the id is used twice`);
       ids.add(entry.id);
-      if (UNIT_RATIO[entry.event_type][entry.unit] === undefined) problems.push(`${entry.id}: ${entry.event_type} cannot be priced per ${entry.unit}`);
+      if (UNIT_RATIO[entry.event_type][entry.unit] === undefined)
+        problems.push(`${entry.id}: ${entry.event_type} cannot be priced per ${entry.unit}`);
       if (new Exact(entry.per).isZero()) problems.push(`${entry.id}: per is 0`);
-      if (entry.model !== undefined && entry.model !== entry.model.toLowerCase()) problems.push(`${entry.id}: the model must be lower case`);
+      if (entry.model !== undefined && entry.model !== entry.model.toLowerCase())
+        problems.push(`${entry.id}: the model must be lower case`);
     }
     if (problems.length > 0) throw new SpeechCatalogError(problems);
     return new SpeechCatalog(json);
@@ -147,10 +168,15 @@ export class SpeechCatalog {
     return parsed;
   }
 
-  private readonly indexes = new Map<string, { byModel: Map<string, SpeechEntry[]>; models: string[]; providerWide: SpeechEntry[] } | null>();
+  private readonly indexes = new Map<
+    string,
+    { byModel: Map<string, SpeechEntry[]>; models: string[]; providerWide: SpeechEntry[] } | null
+  >();
 
   /** One provider and event type's entries by model (each list newest first), built on first use. */
-  private indexOf(key: string): { byModel: Map<string, SpeechEntry[]>; models: string[]; providerWide: SpeechEntry[] } | null {
+  private indexOf(
+    key: string,
+  ): { byModel: Map<string, SpeechEntry[]>; models: string[]; providerWide: SpeechEntry[] } | null {
     const known = this.indexes.get(key);
     if (known !== undefined) return known;
     const entries = this.byProvider.get(key);

@@ -26,7 +26,6 @@ export function toCardEntry(rate: StoredRate): RateEntry {
   };
 }
 
-
 /**
  * The rate card with the tenants' own entries, read again every TENANT_RATES_REFRESH_MS: every process
  * that prices (the consumer, the query service for quotes and listings, ingest for the 201's cost) holds one, so a new entry applies everywhere within
@@ -58,7 +57,9 @@ export class TenantRateCard {
   async start(): Promise<void> {
     await this.refresh();
     this.timer = setInterval(() => {
-      this.refresh().catch((error: unknown) => this.log.warn({ err: error }, 'tenant_rates_refresh_failed: pricing with the entries last read'));
+      this.refresh().catch((error: unknown) =>
+        this.log.warn({ err: error }, 'tenant_rates_refresh_failed: pricing with the entries last read'),
+      );
     }, TENANT_RATES_REFRESH_MS);
     this.timer.unref();
   }

@@ -63,17 +63,35 @@ export function tokenCountProblems(counts: TokenCounts): TokenCountError[] {
   for (const part of TOKEN_KINDS) {
     for (const whole of TOKEN_KINDS) {
       if (isPartOf(part, whole) && counts[part] !== undefined && value(part).greaterThan(value(whole))) {
-        problems.push(new TokenCountError(part, `${part} (${value(part).toFixed()}) is more than ${whole} (${value(whole).toFixed()}), which includes it`));
+        problems.push(
+          new TokenCountError(
+            part,
+            `${part} (${value(part).toFixed()}) is more than ${whole} (${value(whole).toFixed()}), which includes it`,
+          ),
+        );
       }
     }
   }
-  const inputParts = value('cached_input_tokens').plus(value('audio_input_tokens')).minus(value('cached_audio_input_tokens')).plus(value('cache_write_tokens'));
+  const inputParts = value('cached_input_tokens')
+    .plus(value('audio_input_tokens'))
+    .minus(value('cached_audio_input_tokens'))
+    .plus(value('cache_write_tokens'));
   if (inputParts.greaterThan(value('input_tokens'))) {
-    problems.push(new TokenCountError('input_tokens', `input_tokens (${value('input_tokens').toFixed()}) is less than its cached, audio and cache-write parts together (${inputParts.toFixed()})`));
+    problems.push(
+      new TokenCountError(
+        'input_tokens',
+        `input_tokens (${value('input_tokens').toFixed()}) is less than its cached, audio and cache-write parts together (${inputParts.toFixed()})`,
+      ),
+    );
   }
   const outputParts = value('audio_output_tokens').plus(value('reasoning_tokens'));
   if (outputParts.greaterThan(value('output_tokens'))) {
-    problems.push(new TokenCountError('output_tokens', `output_tokens (${value('output_tokens').toFixed()}) is less than its audio and reasoning parts together (${outputParts.toFixed()})`));
+    problems.push(
+      new TokenCountError(
+        'output_tokens',
+        `output_tokens (${value('output_tokens').toFixed()}) is less than its audio and reasoning parts together (${outputParts.toFixed()})`,
+      ),
+    );
   }
   return problems;
 }
@@ -112,7 +130,9 @@ function chargePlan(priced: ReadonlySet<TokenKind>): readonly PlanStep[] {
   const key = TOKEN_KINDS.filter((kind) => priced.has(kind)).join(',');
   let plan = plans.get(key);
   if (plan === undefined) {
-    const order = [...priced].sort((a, b) => Object.keys(DIMENSIONS[b]).length - Object.keys(DIMENSIONS[a]).length || a.localeCompare(b));
+    const order = [...priced].sort(
+      (a, b) => Object.keys(DIMENSIONS[b]).length - Object.keys(DIMENSIONS[a]).length || a.localeCompare(b),
+    );
     plan = order.map((kind) => ({ kind, parts: order.filter((other) => isPartOf(other, kind)) }));
     plans.set(key, plan);
   }

@@ -26,7 +26,9 @@ describe('record envelopes', () => {
   });
 
   it('refuse to carry a payload its kind’s schema rejects, instead of leaving it to the dead-letter queue', () => {
-    expect(() => makeEnvelope('usage', 'session-1', { ...usage, quantity: 2.5 }, at, at)).toThrow(/refusing to publish an invalid usage record: invalid usage payload: \/quantity/);
+    expect(() => makeEnvelope('usage', 'session-1', { ...usage, quantity: 2.5 }, at, at)).toThrow(
+      /refusing to publish an invalid usage record: invalid usage payload: \/quantity/,
+    );
     expect(() => makeEnvelope('usage', '', usage, at, at)).toThrow(/invalid envelope: \/key/);
   });
 });

@@ -12,8 +12,23 @@ const validateEnvelope = recordAjv.compile(envelopeSchema);
  * after reading: one that fails is a defect of the producing code, so it throws (a 500 whose
  * details go to the log) instead of being published for the consumer to dead-letter.
  */
-export function makeEnvelope(kind: RecordKind, key: string, payload: Record<string, unknown>, occurredAt: Date, receivedAt: Date, id = randomUUID()): Envelope {
-  const envelope: Envelope = { schema_version: 1, id, kind, key, occurred_at: occurredAt.toISOString(), received_at: receivedAt.toISOString(), payload };
+export function makeEnvelope(
+  kind: RecordKind,
+  key: string,
+  payload: Record<string, unknown>,
+  occurredAt: Date,
+  receivedAt: Date,
+  id = randomUUID(),
+): Envelope {
+  const envelope: Envelope = {
+    schema_version: 1,
+    id,
+    kind,
+    key,
+    occurred_at: occurredAt.toISOString(),
+    received_at: receivedAt.toISOString(),
+    payload,
+  };
   const problem = envelopeProblem(envelope);
   if (problem !== null) throw new Error(`refusing to publish an invalid ${kind} record: ${problem}`);
   return envelope;
@@ -45,7 +60,8 @@ export function encodeRecord(envelope: Envelope): EncodedRecord {
   };
 }
 
-export type Decoded = { readonly ok: true; readonly envelope: Envelope } | { readonly ok: false; readonly reason: string };
+export type Decoded =
+  { readonly ok: true; readonly envelope: Envelope } | { readonly ok: false; readonly reason: string };
 
 /** Never throws: a record that cannot be read is a reason for the DLQ, not a crash. */
 export function decodeRecord(value: Buffer | null): Decoded {

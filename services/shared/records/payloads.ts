@@ -1,7 +1,12 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { agentRecordSchema, type AgentRecord } from '../../../schemas/records/agent.ts';
-import { apiKeyRecordSchema, auditRecordSchema, type ApiKeyRecord, type AuditRecord } from '../../../schemas/records/api-key.ts';
+import {
+  apiKeyRecordSchema,
+  auditRecordSchema,
+  type ApiKeyRecord,
+  type AuditRecord,
+} from '../../../schemas/records/api-key.ts';
 import type { RecordKind } from '../../../schemas/records/envelope.ts';
 import { sessionRecordSchema, type SessionRecord } from '../../../schemas/records/session.ts';
 import { telephonyNumberRecordSchema, type TelephonyNumberRecord } from '../../../schemas/records/telephony-number.ts';
@@ -9,7 +14,16 @@ import { rateRecordSchema, type RateRecord } from '../../../schemas/records/rate
 import { transcriptRecordSchema, type TranscriptRecord } from '../../../schemas/records/transcript.ts';
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
 
-export type { AgentRecord, ApiKeyRecord, AuditRecord, RateRecord, SessionRecord, TelephonyNumberRecord, TranscriptRecord, UsageRecord };
+export type {
+  AgentRecord,
+  ApiKeyRecord,
+  AuditRecord,
+  RateRecord,
+  SessionRecord,
+  TelephonyNumberRecord,
+  TranscriptRecord,
+  UsageRecord,
+};
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }));

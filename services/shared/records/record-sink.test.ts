@@ -4,7 +4,15 @@ import { directRecordSink } from './record-sink.ts';
 import type { Envelope } from './envelope.ts';
 
 function envelope(key: string): Envelope {
-  return { schema_version: 1, id: key, kind: 'usage', key, occurred_at: '2026-11-24T00:00:00.000Z', received_at: '2026-11-24T00:00:00.000Z', payload: {} };
+  return {
+    schema_version: 1,
+    id: key,
+    kind: 'usage',
+    key,
+    occurred_at: '2026-11-24T00:00:00.000Z',
+    received_at: '2026-11-24T00:00:00.000Z',
+    payload: {},
+  };
 }
 
 const tooBig = Object.assign(new Error('Decimal value is too big'), { code: '69', type: 'ARGUMENT_OUT_OF_BOUND' });
@@ -16,10 +24,17 @@ describe('directRecordSink (the embedded path)', () => {
       if (envelopes.some((e) => e.key === 'poison')) throw tooBig;
       stored.push(...envelopes.map((e) => e.key));
     });
-    const results = await Promise.allSettled([sink.publish([envelope('a1'), envelope('a2')]), sink.publish([envelope('b'), envelope('poison')]), sink.publish([envelope('c')])]);
+    const results = await Promise.allSettled([
+      sink.publish([envelope('a1'), envelope('a2')]),
+      sink.publish([envelope('b'), envelope('poison')]),
+      sink.publish([envelope('c')]),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const refused = (results[1] as PromiseRejectedResult).reason as AppError;
-    expect([refused.code, (refused.detail as readonly { msg: string }[])[0]?.msg]).toEqual(['VALIDATION', 'Value error, ClickHouse refused the record (ARGUMENT_OUT_OF_BOUND): a value of this request cannot be stored']);
+    expect([refused.code, (refused.detail as readonly { msg: string }[])[0]?.msg]).toEqual([
+      'VALIDATION',
+      'Value error, ClickHouse refused the record (ARGUMENT_OUT_OF_BOUND): a value of this request cannot be stored',
+    ]);
     // The refused request stored nothing, not even its good record: a 4xx means not stored.
     expect(stored.sort()).toEqual(['a1', 'a2', 'c']);
   });
@@ -29,7 +44,10 @@ describe('directRecordSink (the embedded path)', () => {
       throw new Error('socket hang up');
     });
     const results = await Promise.allSettled([sink.publish([envelope('a')]), sink.publish([envelope('b')])]);
-    expect(results.map((r) => (r as PromiseRejectedResult).reason.message)).toEqual(['socket hang up', 'socket hang up']);
+    expect(results.map((r) => (r as PromiseRejectedResult).reason.message)).toEqual([
+      'socket hang up',
+      'socket hang up',
+    ]);
   });
 
   it('refuses a publish with 503 and Retry-After while the flush queue is full', async () => {

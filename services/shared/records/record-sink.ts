@@ -37,7 +37,9 @@ export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Rec
         else list.push(envelope);
       }
       // whole: a request's records are acknowledged all or none, never in parts.
-      await Promise.all([...byTopic].map(([topic, list]) => producer.publish(topic, list.map(encodeRecord), { whole: true })));
+      await Promise.all(
+        [...byTopic].map(([topic, list]) => producer.publish(topic, list.map(encodeRecord), { whole: true })),
+      );
     },
   };
 }
@@ -56,18 +58,29 @@ export const DIRECT_QUEUE_LIMIT = 50_000;
  * for what its records hold is split by request until each request at fault fails alone (a 422: it
  * stored nothing), and every other request of that flush is stored and answered as usual.
  */
-export function directRecordSink(store: (envelopes: Envelope[], token: string) => Promise<void>, { maxQueued = DIRECT_QUEUE_LIMIT } = {}): RecordSink & { drain(): Promise<void> } {
-  const batcher = new MicroBatcher<Envelope>((envelopes) => store(envelopes, `direct:${randomUUID()}`), { maxQueuedItems: maxQueued, blamesItems: refusedForData });
+export function directRecordSink(
+  store: (envelopes: Envelope[], token: string) => Promise<void>,
+  { maxQueued = DIRECT_QUEUE_LIMIT } = {},
+): RecordSink & { drain(): Promise<void> } {
+  const batcher = new MicroBatcher<Envelope>((envelopes) => store(envelopes, `direct:${randomUUID()}`), {
+    maxQueuedItems: maxQueued,
+    blamesItems: refusedForData,
+  });
   return {
-    publish: (envelopes) => batcher.submit(envelopes).catch((error: unknown) => {
-      throw toAppError(error);
-    }),
+    publish: (envelopes) =>
+      batcher.submit(envelopes).catch((error: unknown) => {
+        throw toAppError(error);
+      }),
     drain: () => batcher.drain(),
   };
 }
 
 function toAppError(error: unknown): unknown {
-  if (error instanceof QueueFullError) return AppError.of('DEPENDENCY_UNAVAILABLE', 'Too many records waiting to be stored, try again', { headers: { 'Retry-After': '1' }, cause: error });
+  if (error instanceof QueueFullError)
+    return AppError.of('DEPENDENCY_UNAVAILABLE', 'Too many records waiting to be stored, try again', {
+      headers: { 'Retry-After': '1' },
+      cause: error,
+    });
   if (!refusedForData(error)) return error;
   const msg = `Value error, ${refusalReason(error).replace(/: .*$/s, '')}: a value of this request cannot be stored`;
   return AppError.validation([{ type: 'value_error', loc: ['body'], msg, input: null, ctx: { error: {} } }]);

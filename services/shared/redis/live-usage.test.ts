@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { LIVE_USAGE_TTL_SECONDS, MemoryLiveUsage, type LiveUsageEntry } from './live-usage.ts';
 
 function makeEntry(overrides: Partial<LiveUsageEntry> = {}): LiveUsageEntry {
-  return { event_id: 'e1', provider: 'deepgram', service: 'stt', event_type: 'stt_minutes', unit: 'minute', quantity: '1', cost: '0.0077', ...overrides };
+  return {
+    event_id: 'e1',
+    provider: 'deepgram',
+    service: 'stt',
+    event_type: 'stt_minutes',
+    unit: 'minute',
+    quantity: '1',
+    cost: '0.0077',
+    ...overrides,
+  };
 }
 
 describe('MemoryLiveUsage', () => {

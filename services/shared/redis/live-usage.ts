@@ -38,7 +38,11 @@ export class RedisLiveUsage implements LiveUsageStore {
     if (entries.length === 0) return;
     const key = liveUsageKey(this.prefix, sessionId);
     const fields = entries.flatMap((entry) => [entry.event_id, JSON.stringify(entry)]);
-    await this.redis.multi().hset(key, ...fields).expire(key, LIVE_USAGE_TTL_SECONDS).exec();
+    await this.redis
+      .multi()
+      .hset(key, ...fields)
+      .expire(key, LIVE_USAGE_TTL_SECONDS)
+      .exec();
   }
 
   async read(sessionId: string): Promise<LiveUsageEntry[]> {

@@ -20,12 +20,25 @@ export function reportedCostProblems(quantityText: string, { unit_cost, total_co
   const quantity = new Exact(quantityText);
   if (total_cost === undefined && unit_cost !== undefined) {
     const cost = quantity.times(unit_cost);
-    if (cost.greaterThan(MAX_REPORTED_COST)) return [problem('unit_cost', `quantity × unit_cost is ${cost.toFixed()}, over the limit of ${MAX_REPORTED_COST.toFixed()} for one event`, unit_cost)];
+    if (cost.greaterThan(MAX_REPORTED_COST))
+      return [
+        problem(
+          'unit_cost',
+          `quantity × unit_cost is ${cost.toFixed()}, over the limit of ${MAX_REPORTED_COST.toFixed()} for one event`,
+          unit_cost,
+        ),
+      ];
   }
   if (total_cost !== undefined && unit_cost === undefined && quantity.greaterThan(0)) {
     const perUnit = new Exact(total_cost).dividedBy(quantity);
     if (perUnit.greaterThan(MAX_REPORTED_COST)) {
-      return [problem('total_cost', `total_cost ÷ quantity is over the limit of ${MAX_REPORTED_COST.toFixed()} per unit; send unit_cost with it`, total_cost)];
+      return [
+        problem(
+          'total_cost',
+          `total_cost ÷ quantity is over the limit of ${MAX_REPORTED_COST.toFixed()} per unit; send unit_cost with it`,
+          total_cost,
+        ),
+      ];
     }
   }
   return [];

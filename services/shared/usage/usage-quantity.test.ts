@@ -3,50 +3,117 @@ import { describe, expect, it } from 'vitest';
 import { usageQuantities } from './usage-quantity.ts';
 
 // The token parts an event without them carries: none.
-const NO_PARTS = { cached_input_tokens: null, cache_write_tokens: null, audio_input_tokens: null, cached_audio_input_tokens: null, audio_output_tokens: null, reasoning_tokens: null };
+const NO_PARTS = {
+  cached_input_tokens: null,
+  cache_write_tokens: null,
+  audio_input_tokens: null,
+  cached_audio_input_tokens: null,
+  audio_output_tokens: null,
+  reasoning_tokens: null,
+};
 
 describe('usageQuantities', () => {
   it('keeps a sent quantity exactly, in plain notation', () => {
-    expect(usageQuantities('llm_tokens', { quantity: '1200' })).toEqual({ quantity: '1200', input_tokens: null, output_tokens: null, ...NO_PARTS });
+    expect(usageQuantities('llm_tokens', { quantity: '1200' })).toEqual({
+      quantity: '1200',
+      input_tokens: null,
+      output_tokens: null,
+      ...NO_PARTS,
+    });
     expect(usageQuantities('stt_minutes', { quantity: '0.000000300' })).toMatchObject({ quantity: '0.0000003' });
   });
 
   it('converts the workers’ usage_data: seconds to minutes, token sums, characters', () => {
-    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: 12.5 } })).toMatchObject({ quantity: '0.208333333333333333' });
-    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: 90 } })).toMatchObject({ quantity: '1.5' });
-    expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: 900, output_tokens: 300 } })).toEqual({ quantity: '1200', input_tokens: '900', output_tokens: '300', ...NO_PARTS });
-    expect(usageQuantities('llm_tokens', { input_tokens: 5 })).toEqual({ quantity: '5', input_tokens: '5', output_tokens: null, ...NO_PARTS });
-    expect(usageQuantities('tts_characters', { usage_data: { character_count: 480 } })).toMatchObject({ quantity: '480' });
+    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: 12.5 } })).toMatchObject({
+      quantity: '0.208333333333333333',
+    });
+    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: 90 } })).toMatchObject({
+      quantity: '1.5',
+    });
+    expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: 900, output_tokens: 300 } })).toEqual({
+      quantity: '1200',
+      input_tokens: '900',
+      output_tokens: '300',
+      ...NO_PARTS,
+    });
+    expect(usageQuantities('llm_tokens', { input_tokens: 5 })).toEqual({
+      quantity: '5',
+      input_tokens: '5',
+      output_tokens: null,
+      ...NO_PARTS,
+    });
+    expect(usageQuantities('tts_characters', { usage_data: { character_count: 480 } })).toMatchObject({
+      quantity: '480',
+    });
   });
 
   it('asks for a quantity when neither it nor usable usage_data was sent', () => {
-    expect(usageQuantities('tts_characters', { usage_data: {} })).toMatchObject({ type: 'missing', loc: ['body', 'quantity'] });
+    expect(usageQuantities('tts_characters', { usage_data: {} })).toMatchObject({
+      type: 'missing',
+      loc: ['body', 'quantity'],
+    });
     expect(usageQuantities('stt_minutes', {})).toMatchObject({ type: 'missing', loc: ['body', 'quantity'] });
   });
 
   it('refuses usage_data and token counts too large to store', () => {
-    expect(usageQuantities('tts_characters', { usage_data: { character_count: '1e1000000000' } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'], msg: 'Value error, usage_data.character_count is too large: at most 1000000000000' });
-    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: 6.1e13 } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
+    expect(usageQuantities('tts_characters', { usage_data: { character_count: '1e1000000000' } })).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'usage_data'],
+      msg: 'Value error, usage_data.character_count is too large: at most 1000000000000',
+    });
+    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: 6.1e13 } })).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'usage_data'],
+    });
     expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: '1e30' } })).toEqual({
-      type: 'less_than_equal', loc: ['body', 'usage_data', 'input_tokens'], msg: 'Input should be less than or equal to 1000000000000', input: '1e30', ctx: { le: 1_000_000_000_000 },
+      type: 'less_than_equal',
+      loc: ['body', 'usage_data', 'input_tokens'],
+      msg: 'Input should be less than or equal to 1000000000000',
+      input: '1e30',
+      ctx: { le: 1_000_000_000_000 },
     });
   });
 
   it('takes every token count up to 10^12 and their sum up to 10^12 tokens, and refuses one token more', () => {
-    expect(usageQuantities('llm_tokens', { usage_data: { output_tokens: 1e12 } })).toEqual({ quantity: '1000000000000', input_tokens: null, output_tokens: '1000000000000', ...NO_PARTS });
-    expect(usageQuantities('llm_tokens', { usage_data: { output_tokens: 1e12 + 1 } })).toMatchObject({ type: 'less_than_equal', loc: ['body', 'usage_data', 'output_tokens'] });
-    expect(usageQuantities('llm_tokens', { input_tokens: 6e11, output_tokens: 4e11 })).toMatchObject({ quantity: '1000000000000' });
-    expect(usageQuantities('llm_tokens', { input_tokens: 6e11, usage_data: { output_tokens: 4e11 + 1 } })).toMatchObject({
-      type: 'value_error', loc: ['body', 'usage_data'], msg: 'Value error, input_tokens + output_tokens is 1000000000001, over the limit of 1000000000000 tokens for one event',
+    expect(usageQuantities('llm_tokens', { usage_data: { output_tokens: 1e12 } })).toEqual({
+      quantity: '1000000000000',
+      input_tokens: null,
+      output_tokens: '1000000000000',
+      ...NO_PARTS,
+    });
+    expect(usageQuantities('llm_tokens', { usage_data: { output_tokens: 1e12 + 1 } })).toMatchObject({
+      type: 'less_than_equal',
+      loc: ['body', 'usage_data', 'output_tokens'],
+    });
+    expect(usageQuantities('llm_tokens', { input_tokens: 6e11, output_tokens: 4e11 })).toMatchObject({
+      quantity: '1000000000000',
+    });
+    expect(
+      usageQuantities('llm_tokens', { input_tokens: 6e11, usage_data: { output_tokens: 4e11 + 1 } }),
+    ).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'usage_data'],
+      msg: 'Value error, input_tokens + output_tokens is 1000000000001, over the limit of 1000000000000 tokens for one event',
     });
     // With a quantity, the counts only split it: their sum is bounded by the quantity's own bound.
-    expect(usageQuantities('llm_tokens', { quantity: '5', input_tokens: 1e12, output_tokens: 1e12 })).toMatchObject({ quantity: '5' });
+    expect(usageQuantities('llm_tokens', { quantity: '5', input_tokens: 1e12, output_tokens: 1e12 })).toMatchObject({
+      quantity: '5',
+    });
   });
 
   it('refuses negative, fractional or non-numeric counts in the pydantic item shape', () => {
-    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: -1 } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
-    expect(usageQuantities('tts_characters', { usage_data: { character_count: 'many' } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data'] });
-    expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: 1.5 } })).toMatchObject({ type: 'value_error', loc: ['body', 'usage_data', 'input_tokens'] });
+    expect(usageQuantities('stt_minutes', { usage_data: { audio_duration_seconds: -1 } })).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'usage_data'],
+    });
+    expect(usageQuantities('tts_characters', { usage_data: { character_count: 'many' } })).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'usage_data'],
+    });
+    expect(usageQuantities('llm_tokens', { usage_data: { input_tokens: 1.5 } })).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'usage_data', 'input_tokens'],
+    });
   });
 
   it('never prints exponent form, and minutes times 60 give the seconds back within the 18-decimal rounding', () => {
@@ -65,18 +132,41 @@ describe('usageQuantities', () => {
 
 describe('usageQuantities with token kinds', () => {
   it('takes every kind at the top or in usage_data, the quantity still input + output', () => {
-    expect(usageQuantities('llm_tokens', { input_tokens: 1000, cached_input_tokens: 400, usage_data: { output_tokens: 200, audio_output_tokens: 50, reasoning_tokens: 20 } })).toEqual({
-      ...NO_PARTS, quantity: '1200', input_tokens: '1000', cached_input_tokens: '400', output_tokens: '200', audio_output_tokens: '50', reasoning_tokens: '20',
+    expect(
+      usageQuantities('llm_tokens', {
+        input_tokens: 1000,
+        cached_input_tokens: 400,
+        usage_data: { output_tokens: 200, audio_output_tokens: 50, reasoning_tokens: 20 },
+      }),
+    ).toEqual({
+      ...NO_PARTS,
+      quantity: '1200',
+      input_tokens: '1000',
+      cached_input_tokens: '400',
+      output_tokens: '200',
+      audio_output_tokens: '50',
+      reasoning_tokens: '20',
     });
   });
 
   it('refuses a part larger than its whole, at the part, naming both', () => {
-    expect(usageQuantities('llm_tokens', { input_tokens: 100, cached_input_tokens: 101, output_tokens: 1 })).toMatchObject({
-      type: 'value_error', loc: ['body', 'cached_input_tokens'], msg: 'Value error, cached_input_tokens (101) is more than input_tokens (100), which includes it', input: 101,
+    expect(
+      usageQuantities('llm_tokens', { input_tokens: 100, cached_input_tokens: 101, output_tokens: 1 }),
+    ).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'cached_input_tokens'],
+      msg: 'Value error, cached_input_tokens (101) is more than input_tokens (100), which includes it',
+      input: 101,
     });
-    expect(usageQuantities('llm_tokens', { usage_data: { output_tokens: 10, audio_output_tokens: 8, reasoning_tokens: 5 } })).toMatchObject({
-      loc: ['body', 'usage_data', 'output_tokens'], msg: 'Value error, output_tokens (10) is less than its audio and reasoning parts together (13)',
+    expect(
+      usageQuantities('llm_tokens', { usage_data: { output_tokens: 10, audio_output_tokens: 8, reasoning_tokens: 5 } }),
+    ).toMatchObject({
+      loc: ['body', 'usage_data', 'output_tokens'],
+      msg: 'Value error, output_tokens (10) is less than its audio and reasoning parts together (13)',
     });
-    expect(usageQuantities('llm_tokens', { input_tokens: 10, cache_write_tokens: 1.5 })).toMatchObject({ type: 'value_error', loc: ['body', 'cache_write_tokens'] });
+    expect(usageQuantities('llm_tokens', { input_tokens: 10, cache_write_tokens: 1.5 })).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'cache_write_tokens'],
+    });
   });
 });

@@ -12,7 +12,13 @@ type Sent = { quantity?: string; usage_data?: UsageData } & { [K in TokenKind]?:
 
 type UsageData = Readonly<Record<string, unknown>>;
 
-const problem = (field: string, msg: string, input: unknown): ValidationItem => ({ type: 'value_error', loc: ['body', field], msg: `Value error, ${msg}`, input, ctx: { error: {} } });
+const problem = (field: string, msg: string, input: unknown): ValidationItem => ({
+  type: 'value_error',
+  loc: ['body', field],
+  msg: `Value error, ${msg}`,
+  input,
+  ctx: { error: {} },
+});
 
 /**
  * The quantity of an event in its type's unit, from `quantity` when sent, else from the workers'
@@ -27,11 +33,16 @@ export function usageQuantities(eventType: string, sent: Sent): Quantities | Val
     if (typeof count === 'object' && count !== null) return count;
     tokens[kind] = count;
   }
-  const nesting = tokenCountProblems(Object.fromEntries(TOKEN_KINDS.flatMap((kind) => (tokens[kind] === null ? [] : [[kind, tokens[kind]]]))));
+  const nesting = tokenCountProblems(
+    Object.fromEntries(TOKEN_KINDS.flatMap((kind) => (tokens[kind] === null ? [] : [[kind, tokens[kind]]]))),
+  );
   const [first] = nesting;
   if (first !== undefined) {
     const atTop = sent[first.kind] !== undefined;
-    return { ...problem(first.kind, first.message, atTop ? sent[first.kind] : data[first.kind]), loc: atTop ? ['body', first.kind] : ['body', 'usage_data', first.kind] };
+    return {
+      ...problem(first.kind, first.message, atTop ? sent[first.kind] : data[first.kind]),
+      loc: atTop ? ['body', first.kind] : ['body', 'usage_data', first.kind],
+    };
   }
   if (sent.quantity !== undefined) return { quantity: plain(new Exact(sent.quantity)), ...tokens };
   const derived = fromUsageData(eventType, data, tokens);
@@ -40,18 +51,31 @@ export function usageQuantities(eventType: string, sent: Sent): Quantities | Val
   return { quantity: derived, ...tokens };
 }
 
-function fromUsageData(eventType: string, data: UsageData, tokens: { input_tokens: string | null; output_tokens: string | null }): string | Error | null {
+function fromUsageData(
+  eventType: string,
+  data: UsageData,
+  tokens: { input_tokens: string | null; output_tokens: string | null },
+): string | Error | null {
   if (eventType === 'llm_tokens' && (tokens.input_tokens !== null || tokens.output_tokens !== null)) {
     const sum = new Exact(tokens.input_tokens ?? 0).plus(tokens.output_tokens ?? 0);
-    if (sum.greaterThan(MAX_QUANTITY)) return new Error(`input_tokens + output_tokens is ${sum.toFixed()}, over the limit of ${MAX_QUANTITY.toFixed()} tokens for one event`);
+    if (sum.greaterThan(MAX_QUANTITY))
+      return new Error(
+        `input_tokens + output_tokens is ${sum.toFixed()}, over the limit of ${MAX_QUANTITY.toFixed()} tokens for one event`,
+      );
     return plain(sum);
   }
-  const [field, divisor] = eventType === 'stt_minutes' ? ['audio_duration_seconds', 60] : eventType === 'tts_characters' ? ['character_count', 1] : [null, 1];
+  const [field, divisor] =
+    eventType === 'stt_minutes'
+      ? ['audio_duration_seconds', 60]
+      : eventType === 'tts_characters'
+        ? ['character_count', 1]
+        : [null, 1];
   if (field === null || data[field] === undefined) return null;
   const value = decimalOf(data[field]);
   if (value === null || value.isNegative()) return new Error(`usage_data.${field} must be a number >= 0`);
   const quantity = value.dividedBy(divisor);
-  if (quantity.greaterThan(MAX_QUANTITY)) return new Error(`usage_data.${field} is too large: at most ${MAX_QUANTITY.times(divisor).toFixed()}`);
+  if (quantity.greaterThan(MAX_QUANTITY))
+    return new Error(`usage_data.${field} is too large: at most ${MAX_QUANTITY.times(divisor).toFixed()}`);
   return plain(quantity);
 }
 
@@ -64,9 +88,16 @@ function tokenCount(field: TokenKind, sent: Sent, data: UsageData): string | nul
   if (value === undefined || value === null) return null;
   const parsed = decimalOf(value);
   const loc = sent[field] === undefined ? ['body', 'usage_data', field] : ['body', field];
-  if (parsed === null || parsed.isNegative() || !parsed.isInteger()) return { ...problem(field, `token counts are whole numbers from 0 to ${MAX_QUANTITY.toFixed()}`, value), loc };
+  if (parsed === null || parsed.isNegative() || !parsed.isInteger())
+    return { ...problem(field, `token counts are whole numbers from 0 to ${MAX_QUANTITY.toFixed()}`, value), loc };
   if (parsed.greaterThan(MAX_QUANTITY)) {
-    return { type: 'less_than_equal', loc, msg: `Input should be less than or equal to ${MAX_QUANTITY.toFixed()}`, input: value, ctx: { le: USAGE_LIMITS.MAX_QUANTITY } };
+    return {
+      type: 'less_than_equal',
+      loc,
+      msg: `Input should be less than or equal to ${MAX_QUANTITY.toFixed()}`,
+      input: value,
+      ctx: { le: USAGE_LIMITS.MAX_QUANTITY },
+    };
   }
   return parsed.toFixed(0);
 }

@@ -46,7 +46,9 @@ const PART_ORDER = [
  * per-request check. Errors come as FastAPI would send them: every part validated, items in
  * FastAPI's order, ready for `AppError.validation(items)`.
  */
-export function compileRequest<const S extends RequestSchemas>(schemas: S): (parts: RequestParts) => RequestValidation<S> {
+export function compileRequest<const S extends RequestSchemas>(
+  schemas: S,
+): (parts: RequestParts) => RequestValidation<S> {
   const validators: [keyof RequestSchemas, PartValidator][] = [];
   for (const [part, location] of PART_ORDER) {
     const schema = schemas[part];

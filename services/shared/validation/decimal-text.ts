@@ -7,7 +7,10 @@ export interface DecimalParts {
   readonly exponent: bigint;
 }
 
-export type DecimalParse = { readonly kind: 'finite'; readonly parts: DecimalParts } | { readonly kind: 'nonFinite' } | { readonly kind: 'invalid' };
+export type DecimalParse =
+  | { readonly kind: 'finite'; readonly parts: DecimalParts }
+  | { readonly kind: 'nonFinite' }
+  | { readonly kind: 'invalid' };
 
 // libmpdec limits of CPython's `decimal` (64-bit): an exponent outside them is InvalidOperation.
 const MAX_EMAX = 999_999_999_999_999_999n;
@@ -92,7 +95,8 @@ export function formatDecimal(parts: DecimalParts): string {
     exponent += 1n;
   }
   const sign = parts.negative ? '-' : '';
-  const plainLength = exponent >= 0n ? BigInt(digits.length) + exponent : BigInt(Math.max(digits.length, 1)) - exponent + 1n;
+  const plainLength =
+    exponent >= 0n ? BigInt(digits.length) + exponent : BigInt(Math.max(digits.length, 1)) - exponent + 1n;
   if (plainLength > 100n) {
     const adjusted = exponent + BigInt(digits.length - 1);
     const mantissa = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
@@ -100,7 +104,9 @@ export function formatDecimal(parts: DecimalParts): string {
   }
   if (exponent >= 0n) return sign + digits + '0'.repeat(Number(exponent));
   const point = digits.length + Number(exponent);
-  return point > 0 ? `${sign}${digits.slice(0, point)}.${digits.slice(point)}` : `${sign}0.${'0'.repeat(-point)}${digits}`;
+  return point > 0
+    ? `${sign}${digits.slice(0, point)}.${digits.slice(point)}`
+    : `${sign}0.${'0'.repeat(-point)}${digits}`;
 }
 
 /** Exact comparison, -1 / 0 / 1, whatever the exponents. */

@@ -30,14 +30,15 @@ function startsWith(b: Uint8Array, prefix: readonly number[]): boolean {
 export function decodeUtf8(b: Uint8Array): Uint32Array | undefined {
   const out = new Uint32Array(b.length);
   let n = 0;
-  for (let i = 0; i < b.length; ) {
+  for (let i = 0; i < b.length;) {
     const lead = b[i]!;
     if (lead < 0x80) {
       out[n++] = lead;
       i += 1;
       continue;
     }
-    const size = lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
+    const size =
+      lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
     if (size === 0 || i + size > b.length) return undefined;
     let cp = lead & (0xff >> (size + 1));
     for (let k = 1; k < size; k++) {

@@ -58,6 +58,9 @@ describe('laxDatetime refuses with speedate 0.17 texts', () => {
   });
 
   it.each([true, false, null, [1n], new Map()])('refuses %o with datetime_type', (input) => {
-    expect(laxDatetime(input)).toEqual({ ok: false, error: { type: 'datetime_type', msg: 'Input should be a valid datetime' } });
+    expect(laxDatetime(input)).toEqual({
+      ok: false,
+      error: { type: 'datetime_type', msg: 'Input should be a valid datetime' },
+    });
   });
 });

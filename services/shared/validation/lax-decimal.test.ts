@@ -83,7 +83,13 @@ describe('decimalBoundsCheck compares exactly, whatever the exponent', () => {
 
   it('accepts zero and -0 under ge=0, and compares across exponents', () => {
     expect(check('-0.0', { minimum: 0 })).toEqual({ ok: true, value: '0' });
-    expect(check('0.30000000000000000001', { exclusiveMinimum: 0.3 })).toEqual({ ok: true, value: '0.30000000000000000001' });
-    expect(check('2e3', { maximum: 1999.5 })).toMatchObject({ ok: false, error: { type: 'less_than_equal', ctx: { le: 1999.5 } } });
+    expect(check('0.30000000000000000001', { exclusiveMinimum: 0.3 })).toEqual({
+      ok: true,
+      value: '0.30000000000000000001',
+    });
+    expect(check('2e3', { maximum: 1999.5 })).toMatchObject({
+      ok: false,
+      error: { type: 'less_than_equal', ctx: { le: 1999.5 } },
+    });
   });
 });

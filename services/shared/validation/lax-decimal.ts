@@ -9,7 +9,8 @@ import { PyFloat } from './py-value.ts';
  * only differs past 17 significant digits), so no money value ever passes through a JS float.
  */
 export function laxDecimal(input: unknown): Lax<DecimalParts> {
-  if (typeof input === 'bigint') return laxOk({ negative: input < 0n, coefficient: input < 0n ? -input : input, exponent: 0n });
+  if (typeof input === 'bigint')
+    return laxOk({ negative: input < 0n, coefficient: input < 0n ? -input : input, exponent: 0n });
   if (input instanceof PyFloat) return floatDecimal(input.value, input.text);
   if (typeof input === 'number') return floatDecimal(input, String(input));
   if (typeof input !== 'string') return laxFail(plainError('decimal_type'));
@@ -38,7 +39,12 @@ export function decimalBoundsCheck(bounds: DecimalBounds): (value: DecimalParts)
   return (value) => {
     for (const { keyword, limit, parts } of limits) {
       const order = compareDecimals(value, parts);
-      const within = { maximum: order <= 0, exclusiveMaximum: order < 0, minimum: order >= 0, exclusiveMinimum: order > 0 }[keyword];
+      const within = {
+        maximum: order <= 0,
+        exclusiveMaximum: order < 0,
+        minimum: order >= 0,
+        exclusiveMinimum: order > 0,
+      }[keyword];
       if (!within) return laxFail(boundError(keyword, limit));
     }
     return laxOk(formatDecimal(value));

@@ -35,7 +35,10 @@ describe('laxBool reads the words and numbers pydantic reads', () => {
 
 describe('laxDict takes JSON objects and hands on plain JSON', () => {
   it('converts ints and floats to JS numbers', () => {
-    expect(laxDict(pyDictOf({ a: 1n, b: new PyFloat(2.5, '2.5'), c: [pyDictOf({ d: null })] }))).toEqual({ ok: true, value: { a: 1, b: 2.5, c: [{ d: null }] } });
+    expect(laxDict(pyDictOf({ a: 1n, b: new PyFloat(2.5, '2.5'), c: [pyDictOf({ d: null })] }))).toEqual({
+      ok: true,
+      value: { a: 1, b: 2.5, c: [{ d: null }] },
+    });
   });
 
   it('keeps a "__proto__" key as data', () => {
@@ -44,6 +47,9 @@ describe('laxDict takes JSON objects and hands on plain JSON', () => {
   });
 
   it.each(['abc', [], 5n, null])('refuses %o with dict_type', (input) => {
-    expect(laxDict(input)).toEqual({ ok: false, error: { type: 'dict_type', msg: 'Input should be a valid dictionary' } });
+    expect(laxDict(input)).toEqual({
+      ok: false,
+      error: { type: 'dict_type', msg: 'Input should be a valid dictionary' },
+    });
   });
 });

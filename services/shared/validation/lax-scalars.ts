@@ -18,9 +18,17 @@ export function laxBool(input: unknown): Lax<boolean> {
     if (FALSE_WORDS.has(word)) return laxOk(false);
     return laxFail(plainError('bool_parsing'));
   }
-  const float = typeof input === 'bigint' ? asI64Float(input) : input instanceof PyFloat ? input.value : typeof input === 'number' ? input : undefined;
+  const float =
+    typeof input === 'bigint'
+      ? asI64Float(input)
+      : input instanceof PyFloat
+        ? input.value
+        : typeof input === 'number'
+          ? input
+          : undefined;
   // a float that is not a whole i64 fails `float_as_int` and falls through to bool_type
-  if (float === undefined || !Number.isInteger(float) || Math.abs(float) >= 2 ** 63) return laxFail(plainError('bool_type'));
+  if (float === undefined || !Number.isInteger(float) || Math.abs(float) >= 2 ** 63)
+    return laxFail(plainError('bool_type'));
   return float === 0 || float === 1 ? laxOk(float === 1) : laxFail(plainError('bool_parsing'));
 }
 
@@ -42,7 +50,13 @@ export function laxDict(input: unknown): Lax<JsonObject> {
 }
 
 export function isObjectRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof PyFloat) && !(value instanceof Date);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    !(value instanceof PyFloat) &&
+    !(value instanceof Date)
+  );
 }
 
 function toPlainJson(value: unknown): JsonValue {

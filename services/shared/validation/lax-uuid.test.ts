@@ -29,10 +29,16 @@ describe('laxUuid refuses with the uuid 1.18 texts of pydantic <= 2.12', () => {
     // the crate counts the braces into the last group: a quirk pydantic passes on
     ['{550e8400-e29b-41d4-a716-4466554400}', 'invalid group length in group 4: expected 12, found 12'],
   ])('%o: %s', (input, error) => {
-    expect(laxUuid(input)).toEqual({ ok: false, error: { type: 'uuid_parsing', msg: `Input should be a valid UUID, ${error}`, ctx: { error } } });
+    expect(laxUuid(input)).toEqual({
+      ok: false,
+      error: { type: 'uuid_parsing', msg: `Input should be a valid UUID, ${error}`, ctx: { error } },
+    });
   });
 
   it.each([5n, true, null, [], new Map()])('refuses %o with uuid_type', (input) => {
-    expect(laxUuid(input)).toEqual({ ok: false, error: { type: 'uuid_type', msg: 'UUID input should be a string, bytes or UUID object' } });
+    expect(laxUuid(input)).toEqual({
+      ok: false,
+      error: { type: 'uuid_type', msg: 'UUID input should be a string, bytes or UUID object' },
+    });
   });
 });

@@ -41,7 +41,8 @@ function uuidErrorText(input: string): string {
   let body = input;
   let offset = 0;
   let simple = true;
-  if (utf8Length >= 2 && input.startsWith('{') && input.endsWith('}')) [body, offset, simple] = [input.slice(1, -1), 1, false];
+  if (utf8Length >= 2 && input.startsWith('{') && input.endsWith('}'))
+    [body, offset, simple] = [input.slice(1, -1), 1, false];
   else if (input.startsWith(URN)) [body, offset, simple] = [input.slice(URN.length), URN.length, false];
   const hyphens: number[] = [];
   let byteIndex = 0;
@@ -52,7 +53,8 @@ function uuidErrorText(input: string): string {
     }
     byteIndex += Buffer.byteLength(ch, 'utf8');
   }
-  if (hyphens.length === 0 && simple) return `invalid length: expected length 32 for simple format, found ${utf8Length}`;
+  if (hyphens.length === 0 && simple)
+    return `invalid length: expected length 32 for simple format, found ${utf8Length}`;
   if (hyphens.length !== 4) return `invalid group count: expected 5, found ${hyphens.length + 1}`;
   for (let group = 0; group < 4; group++) {
     if (hyphens[group] !== GROUP_STARTS[group + 1]! - 1) {

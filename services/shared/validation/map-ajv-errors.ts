@@ -21,7 +21,12 @@ export type Location = 'path' | 'query' | 'header' | 'body';
  * in declaration order, locations and inputs taken from the value as received (before aliases,
  * defaults and coercion touched the working copy).
  */
-export function toValidationItems(errors: readonly ErrorObject[], schema: BodySchema, location: Location, original: PyValue): ValidationItem[] {
+export function toValidationItems(
+  errors: readonly ErrorObject[],
+  schema: BodySchema,
+  location: Location,
+  original: PyValue,
+): ValidationItem[] {
   const tooLong = errors.filter((e) => e.keyword === 'maxItems').map((e) => `${e.instancePath}/`);
   const seen = new Set<string>();
   const ranked: { rank: number[]; item: ValidationItem }[] = [];
@@ -47,7 +52,13 @@ function pathOf(error: ErrorObject): (string | number)[] {
 
 const unescapePointer = (s: string): string => s.replaceAll('~1', '/').replaceAll('~0', '~');
 
-function itemOf(error: ErrorObject, path: (string | number)[], schema: BodySchema, location: Location, original: PyValue): ValidationItem {
+function itemOf(
+  error: ErrorObject,
+  path: (string | number)[],
+  schema: BodySchema,
+  location: Location,
+  original: PyValue,
+): ValidationItem {
   const { loc, value, parent } = locate(path, schema, original);
   const pyError = pyErrorOf(error);
   let input: unknown = value;
@@ -78,7 +89,11 @@ function pyErrorOf(error: ErrorObject): PyError {
       return stringLengthError(error.keyword === 'minLength' ? 'short' : 'long', params['limit'] as number);
     case 'minItems':
     case 'maxItems':
-      return listLengthError(error.keyword === 'minItems' ? 'short' : 'long', params['limit'] as number, (error.data as unknown[]).length);
+      return listLengthError(
+        error.keyword === 'minItems' ? 'short' : 'long',
+        params['limit'] as number,
+        (error.data as unknown[]).length,
+      );
     case 'minimum':
     case 'maximum':
     case 'exclusiveMinimum':
@@ -122,7 +137,9 @@ function receivedName(field: string, model: ModelSchema | undefined, dict: PyVal
 /** Position of each path segment in declaration order: list index, then property index. */
 function rankOf(path: readonly (string | number)[], schema: BodySchema): number[] {
   const model = schema.type === 'array' ? schema.items : schema;
-  return path.map((segment) => (typeof segment === 'number' ? segment : Object.keys(model.properties).indexOf(segment)));
+  return path.map((segment) =>
+    typeof segment === 'number' ? segment : Object.keys(model.properties).indexOf(segment),
+  );
 }
 
 function compareRanks(a: readonly number[], b: readonly number[]): number {

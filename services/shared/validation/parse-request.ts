@@ -16,7 +16,10 @@ export function readRequestBody(body: RawBody): PyValue | undefined {
 }
 
 /** Every part validated at once (the body already read); throws the 422 of all their problems. */
-export function validateRequest<S extends RequestSchemas>(validate: (parts: RequestParts) => RequestValidation<S>, parts: RequestParts): ValidatedRequest<S> {
+export function validateRequest<S extends RequestSchemas>(
+  validate: (parts: RequestParts) => RequestValidation<S>,
+  parts: RequestParts,
+): ValidatedRequest<S> {
   const result = validate(parts);
   if (!result.ok) throw AppError.validation(result.items);
   return result.value;

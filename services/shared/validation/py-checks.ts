@@ -11,7 +11,14 @@ import { parseDateBytes, parseDateTimeBytes } from './speedate-timestamp.ts';
 export type PyCheck = 'time-zone' | 'date-or-datetime';
 
 export const PY_CHECKS: Readonly<Record<PyCheck, (value: string) => PyError | null>> = {
-  'time-zone': (value) => (isIanaTimeZone(value) ? null : { type: 'value_error', msg: `Value error, unknown time zone '${value}': use an IANA name such as 'Asia/Kolkata'`, ctx: { error: {} } }),
+  'time-zone': (value) =>
+    isIanaTimeZone(value)
+      ? null
+      : {
+          type: 'value_error',
+          msg: `Value error, unknown time zone '${value}': use an IANA name such as 'Asia/Kolkata'`,
+          ctx: { error: {} },
+        },
   'date-or-datetime': dateOrDateTimeError,
 };
 

@@ -52,7 +52,8 @@ export const pyTypeKeyword: KeywordDefinition = {
     const validate: SchemaValidateFunction = (data, dataCxt) => {
       if (data === null && nullable) return true;
       if (data === '' && emptyAbsent) {
-        if (dataCxt?.parentData !== undefined) delete (dataCxt.parentData as Record<string | number, unknown>)[dataCxt.parentDataProperty];
+        if (dataCxt?.parentData !== undefined)
+          delete (dataCxt.parentData as Record<string | number, unknown>)[dataCxt.parentDataProperty];
         return true;
       }
       const result = coerce(data);
@@ -60,7 +61,8 @@ export const pyTypeKeyword: KeywordDefinition = {
         validate.errors = [{ keyword: 'x-py', message: result.error.msg, params: { pyError: result.error } }];
         return false;
       }
-      if (dataCxt?.parentData !== undefined) (dataCxt.parentData as Record<string | number, unknown>)[dataCxt.parentDataProperty] = result.value;
+      if (dataCxt?.parentData !== undefined)
+        (dataCxt.parentData as Record<string | number, unknown>)[dataCxt.parentDataProperty] = result.value;
       return true;
     };
     return validate;

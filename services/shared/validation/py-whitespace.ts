@@ -3,10 +3,12 @@
  * trims: Rust's `str::trim` (Unicode White_Space) for int strings, Python's `str.isspace` for
  * Decimal strings and header values. JS `trim` matches neither (it strips U+FEFF, keeps U+0085).
  */
-const RUST_WHITESPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+const RUST_WHITESPACE =
+  /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 
-// eslint-disable-next-line no-control-regex
-const PYTHON_WHITESPACE_CHAR = /[\t\n\v\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+const PYTHON_WHITESPACE_CHAR =
+  // eslint-disable-next-line no-control-regex
+  /[\t\n\v\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
 
 export function trimRust(s: string): string {
   return s.replace(RUST_WHITESPACE, '');

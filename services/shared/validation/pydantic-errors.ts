@@ -34,7 +34,10 @@ export function plainError(type: PlainErrorType): PyError {
 }
 
 /** Errors whose context is a parser's own text: speedate's or the uuid crate's. */
-export function parsingError(type: 'datetime_parsing' | 'datetime_from_date_parsing' | 'uuid_parsing', error: string): PyError {
+export function parsingError(
+  type: 'datetime_parsing' | 'datetime_from_date_parsing' | 'uuid_parsing',
+  error: string,
+): PyError {
   const prefix = {
     datetime_parsing: 'Input should be a valid datetime',
     datetime_from_date_parsing: 'Input should be a valid datetime or date',
@@ -58,8 +61,16 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 
 export function stringLengthError(kind: 'short' | 'long', limit: number): PyError {
   return kind === 'short'
-    ? { type: 'string_too_short', msg: `String should have at least ${plural(limit, 'character')}`, ctx: { min_length: limit } }
-    : { type: 'string_too_long', msg: `String should have at most ${plural(limit, 'character')}`, ctx: { max_length: limit } };
+    ? {
+        type: 'string_too_short',
+        msg: `String should have at least ${plural(limit, 'character')}`,
+        ctx: { min_length: limit },
+      }
+    : {
+        type: 'string_too_long',
+        msg: `String should have at most ${plural(limit, 'character')}`,
+        ctx: { max_length: limit },
+      };
 }
 
 export function listLengthError(kind: 'short' | 'long', limit: number, actual: number): PyError {

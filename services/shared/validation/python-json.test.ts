@@ -58,7 +58,12 @@ describe('parsePythonJson keeps the values pydantic distinguishes', () => {
 
   it('accepts NaN, Infinity and -Infinity, and echoes them as null (valid JSON, as pydantic writes them)', () => {
     const parsed = parsePythonJson('[NaN, Infinity, -Infinity, 1e400]');
-    expect(parsed.ok && (parsed.value as { value: number }[]).map((f) => f.value)).toEqual([NaN, Infinity, -Infinity, Infinity]);
+    expect(parsed.ok && (parsed.value as { value: number }[]).map((f) => f.value)).toEqual([
+      NaN,
+      Infinity,
+      -Infinity,
+      Infinity,
+    ]);
     expect(parsed.ok && toPythonJson(parsed.value)).toBe('[null,null,null,null]');
   });
 
@@ -76,7 +81,10 @@ describe('parsePythonJson keeps the values pydantic distinguishes', () => {
   });
 
   it('joins escaped surrogate pairs and keeps lone surrogates', () => {
-    expect(parsePythonJson('["\\ud83d\\ude00", "\\ud83d\\u0041", "\\udc00"]')).toEqual({ ok: true, value: ['😀', '\ud83dA', '\udc00'] });
+    expect(parsePythonJson('["\\ud83d\\ude00", "\\ud83d\\u0041", "\\udc00"]')).toEqual({
+      ok: true,
+      value: ['😀', '\ud83dA', '\udc00'],
+    });
   });
 
   it('decodes every simple escape', () => {

@@ -3,26 +3,40 @@ import { isJsonContentType, readJsonBody } from './read-json-body.ts';
 import { toPythonJson } from './to-python-json.ts';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'utf8');
-const read = (raw: Uint8Array, contentType: string | undefined = 'application/json') => readJsonBody({ contentType, raw });
+const read = (raw: Uint8Array, contentType: string | undefined = 'application/json') =>
+  readJsonBody({ contentType, raw });
 
 describe('readJsonBody decides like FastAPI >= 0.132 which bodies are JSON', () => {
-  it.each(['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'Application/Json ; x=1', 'application/geo+json', 'application/+json'])(
-    'parses %s (row 14c)',
-    (contentType) => {
-      expect(isJsonContentType(contentType)).toBe(true);
-    },
-  );
+  it.each([
+    'application/json',
+    'application/json; charset=utf-8',
+    'APPLICATION/JSON',
+    'Application/Json ; x=1',
+    'application/geo+json',
+    'application/+json',
+  ])('parses %s (row 14c)', (contentType) => {
+    expect(isJsonContentType(contentType)).toBe(true);
+  });
 
-  it.each([undefined, '', 'text/plain', 'application/x-www-form-urlencoded', 'application/not-really-json', 'application/ json', 'application/json/x', 'json'])(
-    'does not parse %s (rows 14 and 14b)',
-    (contentType) => {
-      expect(isJsonContentType(contentType)).toBe(false);
-    },
-  );
+  it.each([
+    undefined,
+    '',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/not-really-json',
+    'application/ json',
+    'application/json/x',
+    'json',
+  ])('does not parse %s (rows 14 and 14b)', (contentType) => {
+    expect(isJsonContentType(contentType)).toBe(false);
+  });
 
   it('hands a non-JSON body on as its raw text (row 14)', () => {
     expect(read(bytes('{"name": "Foo"}'), 'text/plain')).toEqual({ ok: true, value: '{"name": "Foo"}' });
-    expect(readJsonBody({ contentType: undefined, raw: bytes('{"name": "Foo"}') })).toEqual({ ok: true, value: '{"name": "Foo"}' });
+    expect(readJsonBody({ contentType: undefined, raw: bytes('{"name": "Foo"}') })).toEqual({
+      ok: true,
+      value: '{"name": "Foo"}',
+    });
   });
 });
 
@@ -69,6 +83,9 @@ describe('readJsonBody reads what json.loads(bytes) reads', () => {
   });
 
   it('reports a whitespace-only JSON body as json_invalid at its length (section 3)', () => {
-    expect(read(bytes('   '))).toMatchObject({ status: 422, items: [{ loc: ['body', 3], ctx: { error: 'Expecting value' } }] });
+    expect(read(bytes('   '))).toMatchObject({
+      status: 422,
+      items: [{ loc: ['body', 3], ctx: { error: 'Expecting value' } }],
+    });
   });
 });

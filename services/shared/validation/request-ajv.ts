@@ -1,5 +1,11 @@
 import { Ajv } from 'ajv';
-import { pyAliasesKeyword, pyCheckKeyword, pyEmptyAbsentKeyword, pyNullableKeyword, pyTypeKeyword } from './py-keywords.ts';
+import {
+  pyAliasesKeyword,
+  pyCheckKeyword,
+  pyEmptyAbsentKeyword,
+  pyNullableKeyword,
+  pyTypeKeyword,
+} from './py-keywords.ts';
 
 let shared: Ajv | undefined;
 

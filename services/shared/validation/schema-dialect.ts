@@ -50,7 +50,22 @@ export interface ListSchema {
 
 export type BodySchema = ModelSchema | ListSchema;
 
-const FIELD_KEYS = new Set(['x-py', 'x-py-nullable', 'x-py-empty-absent', 'x-py-check', 'enum', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'description']);
+const FIELD_KEYS = new Set([
+  'x-py',
+  'x-py-nullable',
+  'x-py-empty-absent',
+  'x-py-check',
+  'enum',
+  'default',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'description',
+]);
 const MODEL_KEYS = new Set(['type', 'properties', 'required', 'x-py-aliases', 'title', 'description']);
 const LIST_KEYS = new Set(['type', 'items', 'maxItems', 'minItems', 'description']);
 
@@ -70,7 +85,8 @@ export function assertModelSchema(schema: ModelSchema, where: string): void {
   assertKeys(schema, MODEL_KEYS, where);
   if (schema.type !== 'object') throw new Error(`${where}: a model schema has type "object"`);
   for (const [name, field] of Object.entries(schema.properties)) assertFieldSchema(field, `${where}.${name}`);
-  for (const name of schema.required ?? []) if (!(name in schema.properties)) throw new Error(`${where}: required "${name}" is not a property`);
+  for (const name of schema.required ?? [])
+    if (!(name in schema.properties)) throw new Error(`${where}: required "${name}" is not a property`);
 }
 
 function assertFieldSchema(field: FieldSchema, where: string): void {
@@ -83,9 +99,11 @@ function assertFieldSchema(field: FieldSchema, where: string): void {
   const upper = field.maximum ?? field.exclusiveMaximum;
   const lower = field.minimum ?? field.exclusiveMinimum;
   const safe = (n: number | undefined): boolean => n !== undefined && Math.abs(n) <= Number.MAX_SAFE_INTEGER;
-  if (!safe(upper) || !safe(lower)) throw new Error(`${where}: an int field needs a lower and an upper bound within 2^53`);
+  if (!safe(upper) || !safe(lower))
+    throw new Error(`${where}: an int field needs a lower and an upper bound within 2^53`);
 }
 
 function assertKeys(schema: object, allowed: ReadonlySet<string>, where: string): void {
-  for (const key of Object.keys(schema)) if (!allowed.has(key)) throw new Error(`${where}: keyword "${key}" is not supported`);
+  for (const key of Object.keys(schema))
+    if (!allowed.has(key)) throw new Error(`${where}: keyword "${key}" is not supported`);
 }

@@ -36,4 +36,6 @@ export type ModelValue<S> = Simplify<
   }
 >;
 
-export type FromPySchema<S> = S extends { readonly type: 'array'; readonly items: infer I } ? ModelValue<I>[] : ModelValue<S>;
+export type FromPySchema<S> = S extends { readonly type: 'array'; readonly items: infer I }
+  ? ModelValue<I>[]
+  : ModelValue<S>;

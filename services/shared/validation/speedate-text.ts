@@ -73,7 +73,8 @@ function parseTime(bytes: Uint8Array, offset: number): Parsed<PureTime> {
   if (second === undefined) return parsedFail(SPEEDATE.second);
   if (second > 59) return parsedFail(SPEEDATE.secondRange);
   const fracSep = bytes[offset + 8];
-  if (fracSep !== 0x2e && fracSep !== 0x2c) return parsedOk({ hour, minute, second, microsecond: 0, position: offset + 8 });
+  if (fracSep !== 0x2e && fracSep !== 0x2c)
+    return parsedOk({ hour, minute, second, microsecond: 0, position: offset + 8 });
   // microseconds_precision defaults to "truncate": digits past the sixth are read and dropped
   let count = 0;
   let microsecond = 0;

@@ -41,6 +41,13 @@ describe('toPythonJson matches json.dumps(ensure_ascii=False, separators=(",", "
   });
 
   it('keeps the insertion order of a PyDict', () => {
-    expect(toPythonJson(new Map([['2', 1n], ['1', 2n]]))).toBe('{"2":1,"1":2}');
+    expect(
+      toPythonJson(
+        new Map([
+          ['2', 1n],
+          ['1', 2n],
+        ]),
+      ),
+    ).toBe('{"2":1,"1":2}');
   });
 });

@@ -16,7 +16,8 @@ export function toPythonJson(value: unknown): string {
   if (value === false) return 'false';
   if (typeof value === 'string') return quotePyString(value);
   if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'number') return Number.isInteger(value) && !Object.is(value, -0) ? BigInt(value).toString() : floatToJson(value);
+  if (typeof value === 'number')
+    return Number.isInteger(value) && !Object.is(value, -0) ? BigInt(value).toString() : floatToJson(value);
   if (value instanceof PyFloat) return floatToJson(value.value);
   if (Array.isArray(value)) return `[${value.map(toPythonJson).join(',')}]`;
   if (value instanceof Map) return dictToJson(value.entries());
@@ -49,6 +50,9 @@ const SHORT_ESCAPES: Readonly<Record<string, string>> = {
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/g;
 
 function quotePyString(s: string): string {
-  const escaped = s.replace(NEEDS_ESCAPE, (ch) => SHORT_ESCAPES[ch] ?? `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const escaped = s.replace(
+    NEEDS_ESCAPE,
+    (ch) => SHORT_ESCAPES[ch] ?? `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return `"${escaped}"`;
 }

@@ -10,5 +10,11 @@ export type AgentRow = Omit<AgentRecord, 'config'> & {
 };
 
 export function agentRow(agent: AgentRecord, recordId: string, source: RecordSource): AgentRow {
-  return { ...agent, config: JSON.stringify(agent.config), record_id: recordId, kafka_partition: source.partition, kafka_offset: source.offset };
+  return {
+    ...agent,
+    config: JSON.stringify(agent.config),
+    record_id: recordId,
+    kafka_partition: source.partition,
+    kafka_offset: source.offset,
+  };
 }

@@ -9,7 +9,6 @@ export function apiKeyRow(key: ApiKeyRecord, recordId: string): ApiKeyRow {
   return { ...key, record_id: recordId };
 }
 
-
 /** The latest version of every stored key (salt and hash included: they never leave the process). */
 export async function readStoredKeys(ch: ClickHouse): Promise<ApiKeyRecord[]> {
   const result = await ch.client.query({
@@ -22,7 +21,12 @@ export async function readStoredKeys(ch: ClickHouse): Promise<ApiKeyRecord[]> {
       ORDER BY created_at, id`,
     format: 'JSONEachRow',
   });
-  type Row = Omit<ApiKeyRecord, 'created_at' | 'expires_at' | 'revoked_at' | 'version'> & { created_ms: string; expires_ms: string | null; revoked_ms: string | null; version: string };
+  type Row = Omit<ApiKeyRecord, 'created_at' | 'expires_at' | 'revoked_at' | 'version'> & {
+    created_ms: string;
+    expires_ms: string | null;
+    revoked_ms: string | null;
+    version: string;
+  };
   const iso = (ms: string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
   return (await result.json<Row>()).map(({ created_ms, expires_ms, revoked_ms, version, ...row }) => ({
     ...row,

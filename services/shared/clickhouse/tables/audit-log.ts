@@ -32,5 +32,9 @@ export async function readAudit(ch: ClickHouse, limit: number, userId: string | 
     format: 'JSONEachRow',
   });
   type Row = Omit<StoredAudit, 'at' | 'detail'> & { at_ms: string; detail: string };
-  return (await result.json<Row>()).map(({ at_ms, detail, ...row }) => ({ ...row, at: new Date(Number(at_ms)).toISOString(), detail: JSON.parse(detail) as unknown }));
+  return (await result.json<Row>()).map(({ at_ms, detail, ...row }) => ({
+    ...row,
+    at: new Date(Number(at_ms)).toISOString(),
+    detail: JSON.parse(detail) as unknown,
+  }));
 }

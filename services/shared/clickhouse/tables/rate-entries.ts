@@ -11,7 +11,10 @@ export function rateEntryRow(rate: RateRecord, recordId: string): RateEntryRow {
 }
 
 /** The stored form of a tenant's entry (rate_entries, the highest version of each id). */
-export type StoredRate = Omit<RateRecord, 'version' | 'created_at'> & { readonly version: number; readonly created_at: string };
+export type StoredRate = Omit<RateRecord, 'version' | 'created_at'> & {
+  readonly version: number;
+  readonly created_at: string;
+};
 
 /** Every tenant entry, its highest version, read fresh from ClickHouse. */
 export async function readRateEntries(ch: ClickHouse, id?: string): Promise<StoredRate[]> {
@@ -25,7 +28,12 @@ export async function readRateEntries(ch: ClickHouse, id?: string): Promise<Stor
     query_params: id === undefined ? {} : { id },
     format: 'JSONEachRow',
   });
-  type Row = Omit<StoredRate, 'version' | 'effective_from' | 'effective_to' | 'created_at'> & { version: string; from_ms: string; to_ms: string | null; created_ms: string };
+  type Row = Omit<StoredRate, 'version' | 'effective_from' | 'effective_to' | 'created_at'> & {
+    version: string;
+    from_ms: string;
+    to_ms: string | null;
+    created_ms: string;
+  };
   const iso = (ms: string) => new Date(Number(ms)).toISOString();
   return (await result.json<Row>()).map(({ from_ms, to_ms, created_ms, version, ...row }) => ({
     ...row,

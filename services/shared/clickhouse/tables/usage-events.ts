@@ -121,5 +121,9 @@ export async function storedEventKeys(ch: ClickHouse, refs: readonly EventRef[])
     query_params: { users: refs.map((ref) => ref.user_id), ids: refs.map((ref) => ref.event_id) },
     format: 'JSONEachRow',
   });
-  return new Set((await result.json<{ stored_user: string; stored_id: string }>()).map((row) => eventKey(row.stored_user, row.stored_id)));
+  return new Set(
+    (await result.json<{ stored_user: string; stored_id: string }>()).map((row) =>
+      eventKey(row.stored_user, row.stored_id),
+    ),
+  );
 }

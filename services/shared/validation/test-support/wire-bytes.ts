@@ -18,7 +18,10 @@ export interface WireResponse {
  * The status and exact body bytes FastAPI would send for these request parts; for a valid
  * request, the validated body (or the whole value when there is no body) in the same encoding.
  */
-export function wireResponse<S extends RequestSchemas>(validate: (parts: RequestParts) => RequestValidation<S>, parts: RawRequestParts): WireResponse {
+export function wireResponse<S extends RequestSchemas>(
+  validate: (parts: RequestParts) => RequestValidation<S>,
+  parts: RawRequestParts,
+): WireResponse {
   try {
     // As defineRoute does: the body first, so that its failures win, then every part.
     const body = parts.body === undefined ? undefined : readRequestBody(parts.body);
