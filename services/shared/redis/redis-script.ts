@@ -20,6 +20,10 @@ export class LuaScript {
   run(redis: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     if (!this.definedOn.has(redis)) {
       redis.defineCommand(this.name, { numberOfKeys: this.numberOfKeys, lua: this.lua });
+      // An auto-pipeline copies the client's scripts when it is created: one already open in this
+      // turn lacks a command defined now ("pipeline[functionName] is not a function"), and ioredis
+      // then throws inside a callback, which ends the process. So the scripts are sent on their own.
+      redis.options.autoPipeliningIgnoredCommands = [...(redis.options.autoPipeliningIgnoredCommands ?? []), this.name];
       this.definedOn.add(redis);
     }
     return (redis as unknown as Record<string, ScriptCommand>)[this.name]!(...keys, ...args);
