@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
-// Four projects, run one after another (sequence.groupOrder) by one `vitest run`, so that its
+// Five projects, run one after another (sequence.groupOrder) by one `vitest run`, so that its
 // closing summary counts every test: unit tests sit next to the code and touch no network;
 // integration tests live in test/ and run against the real Kafka broker, Redis and the ClickHouse
-// engine, started once per run by the global setup; the Schemathesis fuzzer runs against the
+// engine, started once per run by the global setup; the client libraries (clients/) are tested
+// against the real agent frameworks and the embedded process; the Schemathesis fuzzer runs against the
 // embedded process; the fault suite comes last, alone, because it kills and restarts processes.
 // The embedded ClickHouse engine binds one data folder per process, so files that use it run in
 // forked processes, never threads.
@@ -35,9 +36,23 @@ export default defineConfig({
         },
       },
       {
+        // clients/typescript's own tests, clients/python's pytest run from test/clients, and both
+        // clients end to end against the embedded process (no Kafka: their guarantees are the client's).
+        test: {
+          name: 'clients',
+          sequence: { groupOrder: 2 },
+          include: ['clients/typescript/**/*.test.ts', 'test/clients/**/*.test.ts'],
+          exclude: ['**/node_modules/**'],
+          environment: 'node',
+          pool: 'forks',
+          testTimeout: 300_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
         test: {
           name: 'fuzz',
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
           include: ['test/fuzz/**/*.test.ts'],
           environment: 'node',
           pool: 'forks',
@@ -48,7 +63,7 @@ export default defineConfig({
         // The fault suite runs its own Kafka broker and Redis, because it stops and restarts them.
         test: {
           name: 'faults',
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: 4 },
           include: ['test/faults/**/*.test.ts'],
           environment: 'node',
           pool: 'forks',
