@@ -9,7 +9,8 @@ type ScriptCommand = (...keysThenArgs: (string | number)[]) => Promise<unknown>;
  * Scripts run atomically: that is the point of them. `name` must not be a Redis command's.
  */
 export class LuaScript {
-  private readonly definedOn = new WeakSet<Redis>();
+  /** Per client: true once usable, else the wait for the auto-pipelines opened before it was defined. */
+  private readonly readyOn = new WeakMap<Redis, true | Promise<void>>();
 
   constructor(
     private readonly name: string,
@@ -18,15 +19,25 @@ export class LuaScript {
   ) {}
 
   run(redis: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
-    if (!this.definedOn.has(redis)) {
-      redis.defineCommand(this.name, { numberOfKeys: this.numberOfKeys, lua: this.lua });
-      // An auto-pipeline copies the client's scripts when it is created: one already open in this
-      // turn lacks a command defined now ("pipeline[functionName] is not a function"), and ioredis
-      // then throws inside a callback, which ends the process. So the scripts are sent on their own.
-      redis.options.autoPipeliningIgnoredCommands = [...(redis.options.autoPipeliningIgnoredCommands ?? []), this.name];
-      this.definedOn.add(redis);
-    }
-    return (redis as unknown as Record<string, ScriptCommand>)[this.name]!(...keys, ...args);
+    const send = () => (redis as unknown as Record<string, ScriptCommand>)[this.name]!(...keys, ...args);
+    const ready = this.readyOn.get(redis) ?? this.define(redis);
+    return ready === true ? send() : ready.then(send);
+  }
+
+  /**
+   * An auto-pipeline copies the client's scripts when it is created: one opened earlier in this turn
+   * lacks a command defined now ("pipeline[functionName] is not a function"), and ioredis then throws
+   * inside a callback, which ends the process. Such a pipeline is sent on the next setImmediate; the
+   * script's first calls on this client wait for that, and from then on go into the auto-pipelines
+   * like every other command, in the order they were issued.
+   */
+  private define(redis: Redis): Promise<void> {
+    redis.defineCommand(this.name, { numberOfKeys: this.numberOfKeys, lua: this.lua });
+    const ready = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.readyOn.set(redis, true);
+    });
+    this.readyOn.set(redis, ready);
+    return ready;
   }
 }
 
