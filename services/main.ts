@@ -17,6 +17,7 @@ import type { Route } from './shared/http/define-route.ts';
 import { buildOpenApi } from './shared/http/openapi.ts';
 import { directRecordSink, type RecordSink } from './shared/records/record-sink.ts';
 import { MemoryLiveUsage, RedisLiveUsage } from './shared/redis/live-usage.ts';
+import { MemoryAnnouncements, RedisAnnouncements } from './shared/redis/stored-announcements.ts';
 
 /**
  * The composition root of every deployment: `npm start` runs all three services in one process
@@ -41,6 +42,12 @@ async function main(): Promise<void> {
   // Shared by the consumer (writes) and the cost queries (read) of this process.
   const liveUsage =
     infra.redis === null ? new MemoryLiveUsage() : new RedisLiveUsage(infra.redis, config.redis?.keyPrefix ?? '');
+  // The consumer says what it stored; the live cost streams of every query process listen.
+  const announcements =
+    infra.redis === null
+      ? new MemoryAnnouncements()
+      : new RedisAnnouncements(infra.redis, config.redis?.keyPrefix ?? '', log.child({ component: 'announcements' }));
+  shutdown.add('announcements', () => announcements.close());
   let directSink: RecordSink | null = null;
   let consumer: Awaited<ReturnType<typeof startConsumer>> | null = null;
   if (config.services.includes('consumer')) {
@@ -52,6 +59,7 @@ async function main(): Promise<void> {
       rateCardPath: config.rateCardPath,
       redisKeyPrefix: config.redis?.keyPrefix ?? '',
       liveUsage,
+      announcements,
       dataDir: config.dataDir,
       stallAfterMs: config.consumerStallMs,
     });
@@ -79,7 +87,7 @@ async function main(): Promise<void> {
       ? await startIngest({ config, infra, log, shutdown, directSink, keys })
       : []),
     ...(config.services.includes('query')
-      ? await startQuery({ infra, liveUsage, log, shutdown, rateCardPath: config.rateCardPath })
+      ? await startQuery({ infra, liveUsage, announcements, log, shutdown, config })
       : []),
     ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),
   ];

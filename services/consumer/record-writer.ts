@@ -3,11 +3,13 @@ import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { insertRows, type InsertedRows, type InsertedTable } from '../shared/clickhouse/insert-rows.ts';
 import { storeIsolating } from '../shared/clickhouse/refused-rows.ts';
 import { eventKey, type UsageEventRow } from '../shared/clickhouse/tables/usage-events.ts';
+import type { SessionRow } from '../shared/clickhouse/tables/sessions.ts';
 import type { BatchingProducer } from '../shared/kafka/batching-producer.ts';
 import type { Logger } from '../shared/logger.ts';
 import { decodeRecord, type Envelope } from '../shared/records/envelope.ts';
 import type { UsageRecord } from '../shared/records/payloads.ts';
 import type { LiveUsageEntry, LiveUsageStore } from '../shared/redis/live-usage.ts';
+import { announcementOf, type StoredAnnouncements } from '../shared/redis/stored-announcements.ts';
 import type { RecordBatch } from './batch-runner.ts';
 import type { PendingReplays } from './pending-replays.ts';
 import type { RateCard } from '../shared/pricing/load-rate-card.ts';
@@ -45,6 +47,8 @@ export interface RecordWriterDeps {
   readonly claims: EventClaims | null;
   /** Written after the insert, so what calls in progress show is always stored already. */
   readonly liveUsage: LiveUsageStore;
+  /** Told what each stored batch touched (after the live usage), for the live cost streams; absent: nobody listens. */
+  readonly announcements?: StoredAnnouncements | null;
   /** Where dead letters are published too (Kafka mode); they always go to the dead_letters table. */
   readonly deadLetterTopic: { readonly producer: BatchingProducer; readonly topic: string } | null;
   /** The batches planned when the views were rebuilt after a crash, not yet committed past (see storeEnvelopes). */
@@ -63,6 +67,7 @@ export function createRecordWriter({
   catalogs = null,
   claims,
   liveUsage,
+  announcements = null,
   deadLetterTopic,
   pendingReplays,
 }: RecordWriterDeps) {
@@ -128,7 +133,22 @@ export function createRecordWriter({
     );
     await recordLiveUsage(liveUsage, storedUsage);
     unpricedWarnings.noteStored(storedUsage);
+    const storedSessions = ((byTable.get('sessions') ?? []) as SessionRow[]).filter(
+      (row) => !refusedRows.has(origins.get(row)!.envelope),
+    );
+    await announce([
+      ...storedUsage.map((row) => ({ user_id: row.user_id, session: row.session_id })),
+      ...storedSessions.map((row) => ({ user_id: row.user_id, session: row.id })),
+    ]);
     return refused;
+  }
+
+  /** A hint to the live streams: failing to give it delays a live message, never a batch. */
+  async function announce(rows: readonly { readonly user_id: string; readonly session: string }[]): Promise<void> {
+    if (announcements === null || rows.length === 0) return;
+    await announcements.publish(announcementOf(rows)).catch((error: unknown) => {
+      log.warn({ err: error }, 'stored_batch_not_announced');
+    });
   }
 
   // Decided once per replayed batch: a retry of its insert (the same rows under the same token) is

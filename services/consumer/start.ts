@@ -5,6 +5,7 @@ import { BatchingProducer, createIdempotentProducer } from '../shared/kafka/batc
 import type { Shutdown } from '../shared/lifecycle.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { LiveUsageStore } from '../shared/redis/live-usage.ts';
+import type { StoredAnnouncements } from '../shared/redis/stored-announcements.ts';
 import type { Registry } from 'prom-client';
 import { startBatchRunner } from './batch-runner.ts';
 import { StoreWatch } from './store-watch.ts';
@@ -26,6 +27,8 @@ export interface ConsumerDeps {
   readonly rateCardPath: string | null;
   readonly redisKeyPrefix: string;
   readonly liveUsage: LiveUsageStore;
+  /** Told what each stored batch touched, for the live cost streams. */
+  readonly announcements: StoredAnnouncements;
   /** Where the embedded engine keeps its folder (and its crash-recovery files). */
   readonly dataDir: string;
   /** How long one batch may fail to store before /readyz says the consumer is stalled. */
@@ -54,6 +57,7 @@ export async function startConsumer({
   rateCardPath,
   redisKeyPrefix,
   liveUsage,
+  announcements,
   dataDir,
   stallAfterMs,
 }: ConsumerDeps): Promise<StartedConsumer> {
@@ -80,6 +84,7 @@ export async function startConsumer({
         catalogs,
         claims: null,
         liveUsage,
+        announcements,
         deadLetterTopic: null,
       }),
       checks: [],
@@ -117,6 +122,7 @@ export async function startConsumer({
     catalogs,
     claims,
     liveUsage,
+    announcements,
     deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name },
     ...(pendingReplays === undefined ? {} : { pendingReplays }),
   });

@@ -8,30 +8,46 @@ import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate
 import { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
 import { auditRoutes } from './routes/audit-routes.ts';
 import { costRoutes } from './routes/cost-routes.ts';
+import { liveRoutes } from './routes/live-routes.ts';
+import { LiveStreams } from './live/live-streams.ts';
+import type { StoredAnnouncements } from '../shared/redis/stored-announcements.ts';
+import type { Config } from '../shared/config.ts';
 import { rateReadRoutes } from './routes/rate-routes.ts';
 import { unpricedRoutes } from './routes/unpriced-routes.ts';
 
 export interface QueryDeps {
   readonly infra: Infrastructure;
   readonly liveUsage: LiveUsageStore;
+  /** What the consumer stored, to wake the live streams. */
+  readonly announcements: StoredAnnouncements;
   readonly log: Logger;
   readonly shutdown: Shutdown;
-  /** null: the card shipped in infra/rate-card/rate-card.json. */
-  readonly rateCardPath: string | null;
+  readonly config: Pick<Config, 'rateCardPath' | 'liveStreams'>;
 }
 
 /** The cost routes over ClickHouse (and the live usage of calls in progress), and the prices in force. */
-export async function startQuery({ infra, liveUsage, log, shutdown, rateCardPath }: QueryDeps): Promise<Route[]> {
+export async function startQuery({
+  infra,
+  liveUsage,
+  announcements,
+  log,
+  shutdown,
+  config,
+}: QueryDeps): Promise<Route[]> {
   // The same card, tenant entries and catalogs the consumer prices with, so that a quote is what an event costs.
   const tenantCard = new TenantRateCard(
-    await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL),
+    await loadRateCard(config.rateCardPath ?? DEFAULT_RATE_CARD_URL),
     infra.clickhouseReads,
     log.child({ component: 'query' }),
   );
   await tenantCard.start();
   shutdown.add('query-tenant-rates', async () => tenantCard.stop());
+  // Ended when shutdown begins (shutdown.signal), so that the HTTP server can drain its connections.
+  const streams = new LiveStreams(announcements, config.liveStreams, shutdown.signal);
+  shutdown.add('live-streams', async () => streams.close());
   return [
     ...costRoutes({ ch: infra.clickhouseReads, liveUsage }),
+    ...liveRoutes({ ch: infra.clickhouseReads, liveUsage, streams }),
     ...unpricedRoutes(infra.clickhouseReads),
     ...rateReadRoutes({ card: () => tenantCard.current(), catalogs: loadCatalogs() }),
     ...auditRoutes(infra.clickhouseReads),

@@ -42,6 +42,13 @@ export interface Config {
   readonly auth: AuthConfig;
   /** /readyz of a consumer answers 503 once one batch has failed to store for this long (CONSUMER_STALL_SECONDS). */
   readonly consumerStallMs: number;
+  /** The live cost streams (GET /api/costs/live, /api/sessions/{id}/cost-stream). */
+  readonly liveStreams: {
+    /** LIVE_STREAMS_PER_TENANT: open streams one tenant may hold in one process; past it, 429. */
+    readonly perTenant: number;
+    /** LIVE_STREAM_HEARTBEAT_SECONDS: a comment line after this long without a message. */
+    readonly heartbeatMs: number;
+  };
 }
 
 export interface AuthConfig {
@@ -142,6 +149,10 @@ export function loadConfig(env: Env): Config {
 
   const auth = readAuth(read, problems);
   const consumerStallMs = read.integer('CONSUMER_STALL_SECONDS', 60, 1, 86_400) * 1000;
+  const liveStreams = {
+    perTenant: read.integer('LIVE_STREAMS_PER_TENANT', 20, 1, 10_000),
+    heartbeatMs: read.integer('LIVE_STREAM_HEARTBEAT_SECONDS', 15, 1, 3_600) * 1000,
+  };
   // FAULT_ROUTES is the name the issue of tenancy gave it; FAULT_INJECTION the earlier one. Either mounts /_faults/*.
   const faultInjection =
     read.oneOf('FAULT_ROUTES', ['0', '1'], '0') === '1' || read.oneOf('FAULT_INJECTION', ['0', '1'], '0') === '1';
@@ -162,6 +173,7 @@ export function loadConfig(env: Env): Config {
     usage,
     faultInjection,
     consumerStallMs,
+    liveStreams,
     auth,
   });
 }

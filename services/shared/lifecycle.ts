@@ -12,6 +12,9 @@ type Closer = () => Promise<void>;
 export class Shutdown {
   private readonly closers: { name: string; close: Closer }[] = [];
   private running: Promise<void> | null = null;
+  private readonly stopping = new AbortController();
+  /** Aborted when shutdown begins, before any closer runs: long-lived answers (event streams) end on it, so the HTTP server can drain. */
+  readonly signal: AbortSignal = this.stopping.signal;
 
   constructor(
     private readonly log: Logger,
@@ -42,6 +45,7 @@ export class Shutdown {
 
   private async closeAll(reason: string): Promise<void> {
     this.log.info({ reason }, 'shutdown_started');
+    this.stopping.abort();
     const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, this.timeoutMs, 'timeout').unref());
     for (const { name, close } of [...this.closers].reverse()) {
       const outcome = await Promise.race([close().then(() => 'closed' as const), deadline]).catch((error: unknown) => {

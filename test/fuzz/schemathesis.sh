@@ -26,7 +26,11 @@ done
 report=()
 [ -z "${SCHEMATHESIS_JUNIT:-}" ] || report=(--report junit --report-junit-path "$SCHEMATHESIS_JUNIT")
 
+# The two live cost streams are left out: an event stream answers 200 and stays open for as long as
+# its reader does, so every example would wait for the request timeout. Their errors (401, 404, 429)
+# and messages are checked in test/integration/live-streams.test.ts.
 "$st" run "http://127.0.0.1:$port/openapi.json" "${report[@]}" \
+  --exclude-path-regex '(/cost-stream|/api/costs/live)$' \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --max-examples "${SCHEMATHESIS_EXAMPLES:-25}" --seed "${SCHEMATHESIS_SEED:-1}" --no-color
 

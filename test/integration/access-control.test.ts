@@ -379,6 +379,21 @@ const ROUTES: readonly RouteCase[] = [
   },
   {
     method: 'GET',
+    path: '/api/costs/live',
+    service: 'query',
+    access: 'read',
+    own: async () => ({ path: '/api/costs/live' }),
+  },
+  {
+    method: 'GET',
+    path: '/api/sessions/{session_id}/cost-stream',
+    service: 'query',
+    access: 'read',
+    own: async (fx) => ({ path: `/api/sessions/${fx.sessionA.id}/cost-stream` }),
+    other: { expect: 404, request: async (fx) => ({ path: `/api/sessions/${fx.sessionB.id}/cost-stream` }) },
+  },
+  {
+    method: 'GET',
     path: '/api/rates',
     service: 'query',
     access: 'read',
@@ -433,7 +448,21 @@ describe.each(MODES)('AUTH_MODE=on: $name', ({ start }) => {
     path: string,
     body?: unknown,
   ): Promise<Answer> {
-    return call(urlOf(service), method, path, body, { 'x-user-id': A, ...headers });
+    if (!path.endsWith('/cost-stream') && path !== '/api/costs/live')
+      return call(urlOf(service), method, path, body, { 'x-user-id': A, ...headers });
+    // A live stream stays open: its status and headers are the answer, and the reader leaves.
+    const response = await fetch(`${urlOf(service)}${path}`, { headers: { 'x-user-id': A, ...headers } });
+    if (response.status === 200) {
+      await response.body?.cancel();
+      return { status: 200, body: {}, text: '', headers: response.headers };
+    }
+    const text = await response.text();
+    return {
+      status: response.status,
+      body: JSON.parse(text) as Record<string, unknown>,
+      text,
+      headers: response.headers,
+    };
   }
 
   async function created(

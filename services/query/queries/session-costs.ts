@@ -128,3 +128,47 @@ export async function sessionEvents(
   });
   return result.json<StoredUsageEvent>();
 }
+
+export interface ActiveSession {
+  readonly session_key: string;
+  readonly room_name: string;
+  readonly agent_id: string | null;
+  readonly started_ms: string | null;
+}
+
+/** The user's sessions that are ACTIVE now (latest version), with what a live view shows of each, oldest first. */
+export async function activeSessions(ch: ClickHouse, userId: string): Promise<ActiveSession[]> {
+  const sessions = tableName(ch, 'sessionsByUser');
+  const result = await ch.client.query({
+    query: `SELECT toString(id) AS session_key, argMax(room_name, version) AS room_name, argMax(agent_id, version) AS agent_id,
+        toString(toUnixTimestamp64Milli(argMax(started_at, version))) AS started_ms
+      FROM ${sessions}
+      WHERE user_id = {user:String} AND id IN (SELECT id FROM ${sessions} WHERE user_id = {user:String} AND status = 'ACTIVE')
+      GROUP BY id HAVING argMax(status, version) = 'ACTIVE'
+      ORDER BY started_ms, session_key`,
+    query_params: { user: userId },
+    format: 'JSONEachRow',
+  });
+  return result.json<ActiveSession>();
+}
+
+export interface SessionServiceLine extends CostLine {
+  readonly session_key: string;
+}
+
+/** The stored costs and quantities of the given sessions of one user, per service (one read of usage_by_session). */
+export async function sessionsServiceLines(
+  ch: ClickHouse,
+  userId: string,
+  sessionIds: readonly string[],
+): Promise<SessionServiceLine[]> {
+  if (sessionIds.length === 0) return [];
+  const result = await ch.client.query({
+    query: `SELECT toString(session_id) AS session_key, service, event_type, unit, sum(cost) AS cost_sum, sum(quantity) AS quantity_sum, sum(events) AS events_sum
+      FROM ${tableName(ch, 'usageBySession')} WHERE user_id = {user:String} AND session_id IN {sessions:Array(UUID)}
+      GROUP BY session_id, service, event_type, unit`,
+    query_params: { user: userId, sessions: sessionIds },
+    format: 'JSONEachRow',
+  });
+  return result.json<SessionServiceLine>();
+}

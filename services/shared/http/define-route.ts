@@ -132,7 +132,8 @@ function authorize(caller: Caller, access: RouteAccess, headerUserId: string): s
 
 function sendText(ctx: Context, status: number, body: TextBody): void {
   ctx.status = status;
-  ctx.body = typeof body.text === 'string' ? body.text : Readable.from(body.text());
+  // One part at a time: a streamed answer (an export, an event stream) waits for its reader.
+  ctx.body = typeof body.text === 'string' ? body.text : Readable.from(body.text(), { highWaterMark: 1 });
   ctx.set('Content-Type', body.contentType);
   for (const [name, value] of Object.entries(body.headers)) ctx.set(name, value);
 }

@@ -1,0 +1,78 @@
+import { sessionIdPath } from '../../../schemas/http/request-params.ts';
+import type { ClickHouse } from '../../shared/clickhouse/client.ts';
+import { AppError } from '../../shared/errors.ts';
+import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import type { LiveUsageStore } from '../../shared/redis/live-usage.ts';
+import { costBreakdown } from '../cost-breakdown.ts';
+import { liveCosts } from '../live/live-costs.ts';
+import type { LiveStreams } from '../live/live-streams.ts';
+import { sessionHead } from '../queries/session-costs.ts';
+
+const TAGS = ['costs'];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ENDED = new Set(['COMPLETED', 'FAILED']);
+const STREAM_DOCS = {
+  200: { description: 'text/event-stream: the state at once, then on every change; `: heartbeat` comments between' },
+  429: { description: 'Too many live streams open for this user', example: { detail: 'Too many live streams …' } },
+};
+
+export interface LiveRoutesDeps {
+  readonly ch: ClickHouse;
+  readonly liveUsage: LiveUsageStore;
+  readonly streams: LiveStreams;
+  readonly now?: () => number;
+}
+
+/** The live cost streams (server-sent events): the caller's calls in progress, and one call's breakdown. */
+export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoutesDeps): Route[] {
+  return [
+    defineRoute({
+      method: 'GET',
+      path: '/api/costs/live',
+      access: 'read',
+      summary: 'A stream of the caller’s calls in progress and what each has cost so far, on every stored change',
+      tags: TAGS,
+      request: {},
+      requireUserId: true,
+      responses: STREAM_DOCS,
+      handle: async ({ userId }, ctx) =>
+        streams.open(
+          ctx,
+          userId!,
+          { tenant: userId! },
+          { event: 'live', read: () => liveCosts(ch, userId!, now()), volatile: ['as_of'] },
+        ),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/api/sessions/{session_id}/cost-stream',
+      access: 'read',
+      summary: 'A stream of one call’s cost breakdown on every change, and a last `end` message once the call ended',
+      tags: TAGS,
+      request: { path: sessionIdPath },
+      responses: { ...STREAM_DOCS, 404: { description: 'Unknown session', example: { detail: 'Session not found' } } },
+      handle: async ({ path, userId }, ctx) => {
+        const head = UUID.test(path.session_id) ? await sessionHead(ch, path.session_id.toLowerCase()) : null;
+        if (head === null || (userId !== null && userId !== head.user_id))
+          throw AppError.of('NOT_FOUND', 'Session not found');
+        return streams.open(
+          ctx,
+          head.user_id,
+          { session: head.id },
+          {
+            event: 'breakdown',
+            finalEvent: 'end',
+            read: async () => {
+              const [breakdown, latest] = await Promise.all([
+                costBreakdown(ch, liveUsage, head.id, null),
+                sessionHead(ch, head.id),
+              ]);
+              return { ...breakdown, status: latest?.status ?? head.status };
+            },
+            isFinal: (state) => ENDED.has(state.status),
+          },
+        );
+      },
+    }),
+  ];
+}
