@@ -4,6 +4,8 @@ export interface StreamMessage {
   readonly id: string | null;
   readonly event: string;
   readonly data: unknown;
+  /** performance.now() when it arrived. */
+  readonly receivedAt: number;
 }
 
 /**
@@ -85,7 +87,8 @@ export class EventStreamReader {
       else if (line.startsWith('event: ')) event = line.slice(7);
       else if (line.startsWith('data: ')) data.push(line.slice(6));
     }
-    if (data.length > 0) this.messages.push({ id, event, data: JSON.parse(data.join('\n')) });
+    if (data.length > 0)
+      this.messages.push({ id, event, data: JSON.parse(data.join('\n')), receivedAt: performance.now() });
   }
 
   private notify(): void {
