@@ -44,3 +44,16 @@ if [ ! -f "$venv/.complete-$schemathesis_version" ]; then
   "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis==$schemathesis_version"
   touch "$venv/.complete-$schemathesis_version"
 fi
+
+# The Python client's test venv: clients/python with the real livekit-agents and pipecat-ai from
+# PyPI, pinned by clients/python/constraints.txt; made again when either file changes.
+clients_venv="$root/.local/clients-python"
+clients_hash="$(cat "$root/clients/python/pyproject.toml" "$root/clients/python/constraints.txt" | sha256sum | cut -c1-16)"
+if [ ! -f "$clients_venv/.complete-$clients_hash" ]; then
+  echo "ensure-tools: installing the Python client's test environment (PyPI: livekit-agents, pipecat-ai)"
+  rm -rf "$clients_venv"
+  python3 -m venv "$clients_venv"
+  "$clients_venv/bin/pip" install -q --disable-pip-version-check \
+    -c "$root/clients/python/constraints.txt" -e "$root/clients/python[livekit,pipecat,test]"
+  touch "$clients_venv/.complete-$clients_hash"
+fi

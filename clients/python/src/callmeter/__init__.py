@@ -1,0 +1,9 @@
+"""callmeter: usage of voice-AI agent workers, sent to callmeter batched, retried and counted once."""
+
+from ._pending import QueueFull
+from ._records import EVENT_NAMESPACE, event_id_for
+from .aio import AsyncCallmeter
+from .client import Callmeter, CallmeterError, Rejected
+
+__all__ = ["AsyncCallmeter", "Callmeter", "CallmeterError", "EVENT_NAMESPACE", "QueueFull", "Rejected", "event_id_for"]
+__version__ = "0.1.0"

@@ -1,0 +1,76 @@
+"""AsyncCallmeter: the same client for asyncio workers (LiveKit Agents, Pipecat)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Any
+
+from .client import Callmeter
+
+
+class AsyncCallmeter:
+    """
+    The asyncio face of Callmeter. record() only queues, as there; the batches go out from the same
+    sender thread, so no network or disk wait ever runs on the event loop, and the session calls and
+    flush() are awaited in a worker thread (asyncio.to_thread).
+    """
+
+    def __init__(self, base_url: str, api_key: str | None = None, **options: Any) -> None:
+        self.sync = Callmeter(base_url, api_key, **options)
+
+    def record(
+        self,
+        *,
+        session_id: str,
+        user_id: str,
+        provider: str,
+        event_type: str,
+        model: str | None = None,
+        key: str | None = None,
+        timestamp: datetime | float | None = None,
+        agent_id: str | None = None,
+        **quantities: Any,
+    ) -> str:
+        return self.sync.record(
+            session_id=session_id,
+            user_id=user_id,
+            provider=provider,
+            event_type=event_type,
+            model=model,
+            key=key,
+            timestamp=timestamp,
+            agent_id=agent_id,
+            **quantities,
+        )
+
+    @property
+    def pending(self) -> int:
+        return self.sync.pending
+
+    async def start_session(
+        self,
+        room_name: str,
+        user_id: str,
+        agent_id: str | None = None,
+        session_data: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return await asyncio.to_thread(self.sync.start_session, room_name, user_id, agent_id, session_data)
+
+    async def update_session(self, session_id: str, **fields: Any) -> dict[str, Any]:
+        return await asyncio.to_thread(lambda: self.sync.update_session(session_id, **fields))
+
+    async def end_session(self, session_id: str, status: str = "COMPLETED") -> dict[str, Any]:
+        return await asyncio.to_thread(self.sync.end_session, session_id, status)
+
+    async def flush(self, timeout: float | None = None) -> bool:
+        return await asyncio.to_thread(self.sync.flush, timeout)
+
+    async def aclose(self, timeout: float | None = 30.0) -> bool:
+        return await asyncio.to_thread(self.sync.close, timeout)
+
+    async def __aenter__(self) -> "AsyncCallmeter":
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()

@@ -1,0 +1,107 @@
+"""A small real HTTP server standing in for callmeter's batch route, scripted per test."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+import pytest
+
+# What the server does with the next batch: None answers every item accepted (duplicate when seen);
+# a tuple (status, headers, body) answers that; "hang" stores the batch and answers after `hang_s`.
+Script = Any
+
+
+class BatchServer:
+    def __init__(self) -> None:
+        self.batches: list[list[dict[str, Any]]] = []
+        self.patches: list[tuple[str, dict[str, Any]]] = []
+        self.stored: dict[str, dict[str, Any]] = {}
+        self.script: deque[Script] = deque()
+        self.reject: Callable[[dict[str, Any]], bool] = lambda body: False
+        self.hang_s = 2.0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *_: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                length = int(self.headers.get("content-length", "0"))
+                body = json.loads(self.rfile.read(length))
+                if self.path == "/api/sessions/":
+                    self.answer(201, {"id": "00000000-0000-4000-8000-000000000001", **body})
+                    return
+                server.batches.append(body)
+                step = server.script.popleft() if server.script else None
+                if isinstance(step, tuple):
+                    status, headers, answer = step
+                    self.answer(status, answer, headers)
+                    return
+                answers = server.settle(body)
+                if step == "hang":
+                    time.sleep(server.hang_s)
+                self.answer(200, answers)
+
+            def do_PATCH(self) -> None:  # noqa: N802
+                length = int(self.headers.get("content-length", "0"))
+                body = json.loads(self.rfile.read(length))
+                server.patches.append((self.path, body))
+                self.answer(200, {"id": self.path.rsplit("/", 1)[-1], **body})
+
+            def answer(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+        self.thread = threading.Thread(target=self.http.serve_forever, daemon=True)
+        self.thread.start()
+
+    def settle(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        answers = []
+        for index, body in enumerate(bodies):
+            if self.reject(body):
+                answers.append({"index": index, "id": None, "status": "rejected", "errors": [{"msg": "no"}]})
+            elif body["event_id"] in self.stored:
+                answers.append({"index": index, "id": body["event_id"], "status": "duplicate"})
+            else:
+                self.stored[body["event_id"]] = body
+                answers.append({"index": index, "id": body["event_id"], "status": "accepted"})
+        return answers
+
+    def close(self) -> None:
+        self.http.shutdown()
+        self.http.server_close()
+
+
+@pytest.fixture
+def server():
+    batch_server = BatchServer()
+    yield batch_server
+    batch_server.close()
+
+
+def usage(i: int, **extra: Any) -> dict[str, Any]:
+    """The fields of one simple usage event."""
+    return {
+        "session_id": "00000000-0000-4000-8000-000000000001",
+        "user_id": "user-1",
+        "provider": "deepgram",
+        "event_type": "stt_minutes",
+        "quantity": i + 1,
+        **extra,
+    }
