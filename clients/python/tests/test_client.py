@@ -29,7 +29,7 @@ def test_quantities_go_exact_never_as_floats():
     assert exact("2.000", "q") == 2
     assert exact(7, "q") == 7
     assert exact(1e-7, "q") == "0.0000001"
-    for bad in (float("nan"), float("inf"), "1e", True, None):
+    for bad in (float("nan"), float("inf"), -1, "-0.5", "1e", True, None):
         with pytest.raises((ValueError, TypeError)):
             exact(bad, "q")
 

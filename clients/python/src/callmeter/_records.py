@@ -41,6 +41,8 @@ def exact(value: Any, field: str) -> int | str:
     if isinstance(value, bool):
         raise TypeError(f"{field}: a boolean is not a quantity")
     if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"{field}: {value} is not a quantity of at least 0")
         return value
     if isinstance(value, float):
         # repr() is the shortest text that reads back as this float: 0.1 stays "0.1", not 0.1000000000000000055…
@@ -52,8 +54,8 @@ def exact(value: Any, field: str) -> int | str:
             raise ValueError(f"{field}: {value!r} is not a decimal number") from error
     if not isinstance(value, Decimal):
         raise TypeError(f"{field}: {type(value).__name__} is not a quantity")
-    if not value.is_finite():
-        raise ValueError(f"{field}: {value} is not finite")
+    if not value.is_finite() or value < 0:
+        raise ValueError(f"{field}: {value} is not a finite quantity of at least 0")
     if value == value.to_integral_value():
         return int(value)
     return format(value.normalize(), "f")

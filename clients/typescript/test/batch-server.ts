@@ -1,0 +1,55 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+type Step = { status: number; headers?: Record<string, string>; body: unknown } | 'hang';
+
+/** A small real HTTP server standing in for callmeter's batch route, scripted per test. */
+export class BatchServer {
+  readonly batches: Record<string, unknown>[][] = [];
+  readonly stored = new Map<string, Record<string, unknown>>();
+  readonly script: Step[] = [];
+  reject: (body: Record<string, unknown>) => boolean = () => false;
+  hangMs = 1500;
+  private readonly server = http.createServer((request, response) => void this.handle(request, response));
+
+  async start(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>[];
+    const answer = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
+      response.writeHead(status, { 'content-type': 'application/json', ...headers });
+      response.end(JSON.stringify(payload));
+    };
+    if (request.url === '/api/sessions/') return answer(201, { id: 'session-1', ...body });
+    this.batches.push(body);
+    const step = this.script.shift();
+    if (step !== undefined && step !== 'hang') return answer(step.status, step.body, step.headers);
+    const answers = body.map((item, index) => {
+      const id = item.event_id as string;
+      if (this.reject(item)) return { index, id: null, status: 'rejected', errors: [{ msg: 'no' }] };
+      if (this.stored.has(id)) return { index, id, status: 'duplicate' };
+      this.stored.set(id, item);
+      return { index, id, status: 'accepted' };
+    });
+    if (step === 'hang') await new Promise((resolve) => setTimeout(resolve, this.hangMs));
+    if (!response.destroyed) answer(200, answers);
+  }
+}
+
+export const usage = (i: number) => ({
+  sessionId: 'session-1',
+  userId: 'user-1',
+  provider: 'deepgram',
+  eventType: 'stt_minutes',
+  quantities: { quantity: i + 1 },
+});
