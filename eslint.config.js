@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 const SERVICES = ['ingest', 'consumer', 'query'];
 
@@ -40,4 +41,9 @@ export default tseslint.config(
     },
   },
   ...serviceBoundaries,
+  {
+    // The dashboard's page runs in the browser, as ES modules served without a build.
+    files: ['services/query/dashboard/web/**/*.js'],
+    languageOptions: { globals: globals.browser, sourceType: 'module' },
+  },
 );

@@ -82,20 +82,21 @@ async function main(): Promise<void> {
     shutdown.add('api-keys', async () => keys.stop());
   }
   const authenticator = authenticatorFor(config, keys, log);
+  const query = config.services.includes('query')
+    ? await startQuery({ infra, liveUsage, announcements, log, shutdown, config })
+    : null;
   const routes: Route[] = [
     ...(config.services.includes('ingest')
       ? await startIngest({ config, infra, log, shutdown, directSink, keys })
       : []),
-    ...(config.services.includes('query')
-      ? await startQuery({ infra, liveUsage, announcements, log, shutdown, config })
-      : []),
+    ...(query?.routes ?? []),
     ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),
   ];
 
   const app = createHttpApp({
     service,
     log,
-    routes: routes.map((route) => route.register),
+    routes: [...routes.map((route) => route.register), ...(query?.pages ?? [])],
     checks: [...infra.checks, ...(consumer?.checks ?? [])],
     metrics: consumer?.metrics ?? [],
     corsOrigins: config.corsOrigins,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the tests need, when the machine lacks it: Debian's redis-server and caddy, the Kafka jars
+# Installs what the tests need, when the machine lacks it: Debian's redis-server, caddy and chromium, the Kafka jars
 # from Maven Central (infra/kafka/pom.xml), and Schemathesis from PyPI in its own virtualenv. The
 # fault suite and the benchmark always start their own broker and redis-server (they stop and
 # restart them), so both are installed even when KAFKA_BROKERS and REDIS_URL point elsewhere.
@@ -22,6 +22,15 @@ if ! command -v caddy >/dev/null 2>&1; then
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   $sudo_cmd apt-get install -y -qq caddy >/dev/null
+fi
+
+# Debian's chromium for the dashboard's browser tests (driven by playwright-core; never a browser download).
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "ensure-tools: installing chromium (Debian)"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  $sudo_cmd apt-get install -y -qq chromium >/dev/null
 fi
 
 libs="$root/.local/kafka/libs"

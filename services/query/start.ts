@@ -1,4 +1,6 @@
+import type { RouteRegistrar } from '../shared/http/create-app.ts';
 import type { Route } from '../shared/http/define-route.ts';
+import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
 import type { Infrastructure } from '../shared/infrastructure.ts';
 import type { LiveUsageStore } from '../shared/redis/live-usage.ts';
 import type { Shutdown } from '../shared/lifecycle.ts';
@@ -22,7 +24,7 @@ export interface QueryDeps {
   readonly announcements: StoredAnnouncements;
   readonly log: Logger;
   readonly shutdown: Shutdown;
-  readonly config: Pick<Config, 'rateCardPath' | 'liveStreams'>;
+  readonly config: Pick<Config, 'rateCardPath' | 'liveStreams' | 'auth'>;
 }
 
 /** The cost routes over ClickHouse (and the live usage of calls in progress), and the prices in force. */
@@ -33,7 +35,7 @@ export async function startQuery({
   log,
   shutdown,
   config,
-}: QueryDeps): Promise<Route[]> {
+}: QueryDeps): Promise<{ routes: Route[]; pages: RouteRegistrar[] }> {
   // The same card, tenant entries and catalogs the consumer prices with, so that a quote is what an event costs.
   const tenantCard = new TenantRateCard(
     await loadRateCard(config.rateCardPath ?? DEFAULT_RATE_CARD_URL),
@@ -44,12 +46,14 @@ export async function startQuery({
   shutdown.add('query-tenant-rates', async () => tenantCard.stop());
   // Ended when shutdown begins (shutdown.signal), so that the HTTP server can drain its connections.
   const streams = new LiveStreams(announcements, config.liveStreams, shutdown.signal);
-  shutdown.add('live-streams', async () => streams.close());
-  return [
+  shutdown.add('live-streams', () => streams.close());
+  const routes = [
     ...costRoutes({ ch: infra.clickhouseReads, liveUsage }),
     ...liveRoutes({ ch: infra.clickhouseReads, liveUsage, streams }),
     ...unpricedRoutes(infra.clickhouseReads),
     ...rateReadRoutes({ card: () => tenantCard.current(), catalogs: loadCatalogs() }),
     ...auditRoutes(infra.clickhouseReads),
   ];
+  // The dashboard page and its files (no credential: the page asks for one before it reads the API).
+  return { routes, pages: [dashboardRoutes(config.auth.mode)] };
 }

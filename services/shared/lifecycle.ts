@@ -48,10 +48,12 @@ export class Shutdown {
     this.stopping.abort();
     const deadline = new Promise<'timeout'>((resolve) => setTimeout(resolve, this.timeoutMs, 'timeout').unref());
     for (const { name, close } of [...this.closers].reverse()) {
+      const started = Date.now();
       const outcome = await Promise.race([close().then(() => 'closed' as const), deadline]).catch((error: unknown) => {
         this.log.error({ err: error, component: name }, 'shutdown_close_failed');
         return 'failed' as const;
       });
+      this.log.debug({ component: name, ms: Date.now() - started }, 'shutdown_closed');
       if (outcome === 'timeout') {
         this.log.error({ component: name }, 'shutdown_timed_out');
         return;

@@ -22,6 +22,8 @@ export class LiveStreams {
   private readonly watchers = new Map<string, Set<Wakeup>>();
   private readonly openPerTenant = new Map<string, number>();
   private readonly unsubscribe: () => void;
+  /** Reads of ClickHouse in flight: close() waits for them, so the engine never closes under one. */
+  private readonly reading = new Set<Promise<unknown>>();
 
   constructor(
     announcements: StoredAnnouncements,
@@ -65,9 +67,15 @@ export class LiveStreams {
     ctx.res.once('close', release);
     const lastEventId = ctx.get('last-event-id') || undefined;
     const limits = this.limits;
+    const read = () => {
+      const reading = stream.read();
+      this.reading.add(reading);
+      void reading.finally(() => this.reading.delete(reading)).catch(() => undefined);
+      return reading;
+    };
     return eventStreamBody(async function* () {
       try {
-        yield* snapshotMessages({ ...stream, heartbeatMs: limits.heartbeatMs, lastEventId }, wakeup);
+        yield* snapshotMessages({ ...stream, read, heartbeatMs: limits.heartbeatMs, lastEventId }, wakeup);
       } finally {
         release();
       }
@@ -79,9 +87,11 @@ export class LiveStreams {
     return this.openPerTenant.get(tenant) ?? 0;
   }
 
-  close(): void {
+  /** Ends every stream, then waits for the reads still in flight. */
+  async close(): Promise<void> {
     this.unsubscribe();
     this.closeAll();
+    await Promise.allSettled([...this.reading]);
   }
 
   private wake({ tenants, sessions }: StoredAnnouncement): void {
