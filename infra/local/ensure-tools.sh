@@ -1,37 +1,30 @@
 #!/usr/bin/env bash
 # Installs what the tests need, when the machine lacks it: Debian's redis-server, caddy and chromium, the Kafka jars
-# from Maven Central (infra/kafka/pom.xml), and Schemathesis from PyPI in its own virtualenv. The
+# from Maven Central (infra/kafka/pom.xml), and from PyPI Schemathesis and the Python client's test
+# environment, each in its own virtualenv. The
 # fault suite and the benchmark always start their own broker and redis-server (they stop and
 # restart them), so both are installed even when KAFKA_BROKERS and REDIS_URL point elsewhere.
 # Idempotent and quick when everything is already there.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 
-if ! command -v redis-server >/dev/null 2>&1; then
-  echo "ensure-tools: installing redis-server (Debian)"
-  sudo_cmd=""
+# debian_package COMMAND PACKAGE: installs PACKAGE from Debian when COMMAND is missing.
+debian_package() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  echo "ensure-tools: installing $2 (Debian)"
+  local sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
-  $sudo_cmd apt-get install -y -qq redis-server >/dev/null
-fi
+  $sudo_cmd apt-get install -y -qq "$2" >/dev/null
+}
+
+debian_package redis-server redis-server
 
 # Caddy, the reverse proxy that gives ingest and query one address (infra/proxy/Caddyfile).
-if ! command -v caddy >/dev/null 2>&1; then
-  echo "ensure-tools: installing caddy (Debian)"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  $sudo_cmd apt-get install -y -qq caddy >/dev/null
-fi
+debian_package caddy caddy
 
 # Debian's chromium for the dashboard's browser tests (driven by playwright-core; never a browser download).
-if ! command -v chromium >/dev/null 2>&1; then
-  echo "ensure-tools: installing chromium (Debian)"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  $sudo_cmd apt-get install -y -qq chromium >/dev/null
-fi
+debian_package chromium chromium
 
 libs="$root/.local/kafka/libs"
 if [ ! -f "$libs/.complete" ]; then

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
 from typing import Any
 
 from .client import Callmeter
@@ -19,30 +18,9 @@ class AsyncCallmeter:
     def __init__(self, base_url: str, api_key: str | None = None, **options: Any) -> None:
         self.sync = Callmeter(base_url, api_key, **options)
 
-    def record(
-        self,
-        *,
-        session_id: str,
-        user_id: str,
-        provider: str,
-        event_type: str,
-        model: str | None = None,
-        key: str | None = None,
-        timestamp: datetime | float | None = None,
-        agent_id: str | None = None,
-        **quantities: Any,
-    ) -> str:
-        return self.sync.record(
-            session_id=session_id,
-            user_id=user_id,
-            provider=provider,
-            event_type=event_type,
-            model=model,
-            key=key,
-            timestamp=timestamp,
-            agent_id=agent_id,
-            **quantities,
-        )
+    def record(self, **fields: Any) -> str:
+        """Queues one usage event (the fields of Callmeter.record) and returns its event id; never waits."""
+        return self.sync.record(**fields)
 
     @property
     def pending(self) -> int:
