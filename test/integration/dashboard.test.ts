@@ -108,11 +108,29 @@ describe('the dashboard in a browser', () => {
 
     // The session list, newest first, with each call's cost; the live call's drill-down.
     const sessions = (
-      await api<{ sessions: { id: string; room_name: string; status: string }[] }>('/api/sessions/?limit=20')
+      await api<{
+        sessions: {
+          id: string;
+          room_name: string;
+          status: string;
+          started_at: string | null;
+          duration: number | null;
+        }[];
+      }>('/api/sessions/?limit=20')
     ).sessions;
-    await expect
-      .poll(async () => (await texts(page, '[data-testid="sessions-table"]')).map((row) => row.slice(0, 2).join(' ')))
-      .toEqual(sessions.map((s) => `${s.room_name} ${s.status}`));
+    const sessionRows = await Promise.all(
+      sessions.map(async (s) => {
+        const card = await api<{ total_cost_exact: string }>(`/api/sessions/${s.id}/costs`);
+        return [s.room_name, s.status, s.started_at ?? '', String(s.duration ?? ''), `$${card.total_cost_exact}`];
+      }),
+    );
+    await expect.poll(() => texts(page, '[data-testid="sessions-table"]')).toEqual(sessionRows);
+    const rates = await api<
+      { provider: string; model: string | null; price: string; currency: string; scope: string }[]
+    >(`/api/rates?user_id=${USER}`);
+    expect((await texts(page, '[data-testid="rates-table"]')).map((row) => [row[0], row[1], row[3], row[4]])).toEqual(
+      rates.slice(0, 100).map((r) => [r.provider, r.model ?? '', `${r.price} ${r.currency}`, r.scope]),
+    );
     await page.getByRole('button', { name: 'room-live' }).click();
     const breakdown = await api<{ total_cost: string; items: { provider: string; service: string; cost: string }[] }>(
       `/api/sessions/${active}/cost-breakdown`,
@@ -192,5 +210,5 @@ describe('the dashboard in a browser', () => {
     } finally {
       await secured.stop();
     }
-  });
+  }, 180_000);
 });

@@ -54,7 +54,19 @@ export async function startCallmeter(env: Record<string, string>, timeoutMs = 60
     output: () => output,
     stop: async (signal = 'SIGTERM') => {
       if (child.exitCode === null) child.kill(signal);
-      return exited;
+      // A process that has not stopped well past its shutdown timeout (10 s) is killed, so that one hung
+      // process fails its own test (an exit code of null) instead of holding up the run; said on stderr.
+      const stuck = setTimeout(() => {
+        process.stderr.write(
+          `callmeter (pid ${child.pid}) did not stop within 30 s of ${signal}: killed\n${output.slice(-2000)}\n`,
+        );
+        child.kill('SIGKILL');
+      }, 30_000);
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(stuck);
+      }
     },
   };
 }

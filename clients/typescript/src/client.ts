@@ -100,6 +100,8 @@ export class Callmeter {
   private nextSeq = 0;
   private sending: Promise<void> = Promise.resolve();
   private fullBatchQueued = false;
+  /** Drains scheduled and not finished: the interval adds none while one waits (a long outage queues nothing). */
+  private scheduled = 0;
   private readonly stopping = new AbortController();
   private readonly timer: NodeJS.Timeout;
   private readonly options: Required<Omit<CallmeterOptions, 'apiKey' | 'onRejected'>> &
@@ -129,7 +131,7 @@ export class Callmeter {
       ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
     };
     this.timer = setInterval(() => {
-      if (this.pending.size > 0) void this.schedule(true);
+      if (this.pending.size > 0 && this.scheduled === 0) void this.schedule(true);
     }, this.options.flushIntervalMs);
     // The interval alone does not keep a worker alive: close() is what sends the last events.
     this.timer.unref();
@@ -230,7 +232,8 @@ export class Callmeter {
 
   /** One batch at a time, in order: each drain runs after the previous one. */
   private schedule(everything: boolean): Promise<void> {
-    const run = this.sending.then(() => this.drain(everything));
+    this.scheduled += 1;
+    const run = this.sending.then(() => this.drain(everything)).finally(() => (this.scheduled -= 1));
     this.sending = run.catch(() => undefined);
     return run;
   }
