@@ -2,6 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.ts';
 
 describe('loadConfig', () => {
+  it('takes CLICKHOUSE_CLUSTER with a server only', () => {
+    expect(loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: 'callmeter' }).clickhouse.cluster).toBe(
+      'callmeter',
+    );
+    expect(() => loadConfig({ CLICKHOUSE_CLUSTER: 'callmeter' })).toThrow(/CLICKHOUSE_CLUSTER: needs CLICKHOUSE_URL/);
+    expect(() => loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: "a'b" })).toThrow(
+      /CLICKHOUSE_CLUSTER/,
+    );
+  });
+
   it('runs fully embedded with no variable set', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
@@ -14,6 +24,7 @@ describe('loadConfig', () => {
     expect(config.clickhouse).toEqual({
       url: null,
       database: 'callmeter',
+      cluster: null,
       username: null,
       password: null,
       readLimits: { maxExecutionTimeS: 20, maxResultBytes: 268435456 },

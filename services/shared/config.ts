@@ -27,6 +27,8 @@ export interface Config {
     /** Absent: the embedded engine (chdb) with its data under dataDir. */
     readonly url: string | null;
     readonly database: string;
+    /** CLICKHOUSE_CLUSTER: the cluster the migrations create their tables on (Replicated, with Distributed tables); null: one server. */
+    readonly cluster: string | null;
     readonly username: string | null;
     readonly password: string | null;
     /** Every read (cost queries, history, stored-id lookups) stops past these: a 500, never a stalled or huge answer. */
@@ -128,6 +130,7 @@ export function loadConfig(env: Env): Config {
   const clickhouse = {
     url: clickhouseUrl,
     database: read.identifier('CLICKHOUSE_DATABASE', 'callmeter', /^[A-Za-z_][A-Za-z0-9_]{0,62}$/),
+    cluster: read.identifier('CLICKHOUSE_CLUSTER', '', /^([A-Za-z_][A-Za-z0-9_]{0,62})?$/) || null,
     username: env.CLICKHOUSE_USER ?? null,
     password: env.CLICKHOUSE_PASSWORD ?? null,
     readLimits: {
@@ -136,6 +139,8 @@ export function loadConfig(env: Env): Config {
       maxResultBytes: read.integer('CLICKHOUSE_READ_MAX_RESULT_BYTES', 256 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     },
   };
+  if (clickhouse.cluster !== null && clickhouse.url === null)
+    problems.push('CLICKHOUSE_CLUSTER: needs CLICKHOUSE_URL (the embedded engine is one server)');
 
   const redisUrl = read.optionalUrl('REDIS_URL', ['redis:', 'rediss:']);
   const redis = redisUrl === null ? null : { url: redisUrl, keyPrefix: read.string('REDIS_KEY_PREFIX', 'callmeter:') };

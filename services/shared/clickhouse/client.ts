@@ -15,6 +15,8 @@ export interface ClickHouse {
   /** The database every statement names explicitly (the embedded engine ignores a client default). */
   readonly database: string;
   readonly embedded: boolean;
+  /** CLICKHOUSE_CLUSTER: statements read and write the Distributed tables (tables.ts); null: one server. */
+  readonly cluster: string | null;
 }
 
 // Money is read as quoted decimals so that it never passes through a JS number.
@@ -26,9 +28,12 @@ const SETTINGS = { output_format_json_quote_decimals: 1, output_format_json_quot
  * data folder per process, and only one process may use a folder at a time.
  */
 export async function createClickHouse(config: Pick<Config, 'clickhouse' | 'dataDir'>): Promise<ClickHouse> {
-  const { url, database } = config.clickhouse;
-  if (url !== null) return { client: httpClient(config.clickhouse, SETTINGS), database, embedded: false };
-  return { client: await embeddedClient(config.dataDir), database, embedded: true };
+  const { url, database, cluster } = config.clickhouse;
+  // On a cluster an insert into a Distributed table returns once the shards stored it, so a 2xx
+  // (and a committed Kafka offset) still means durable, and the deduplication token goes with it.
+  const settings = cluster === null ? SETTINGS : { ...SETTINGS, distributed_foreground_insert: 1 };
+  if (url !== null) return { client: httpClient(config.clickhouse, settings), database, embedded: false, cluster };
+  return { client: await embeddedClient(config.dataDir), database, embedded: true, cluster: null };
 }
 
 /**
@@ -47,6 +52,7 @@ export async function createReadClickHouse(
   const { maxExecutionTimeS, maxResultBytes } = config.clickhouse.readLimits;
   const settings = {
     ...SETTINGS,
+    ...(writes.cluster === null ? {} : { distributed_foreground_insert: 1 }),
     max_execution_time: maxExecutionTimeS,
     max_result_bytes: String(maxResultBytes),
     result_overflow_mode: 'throw',

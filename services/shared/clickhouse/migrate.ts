@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../logger.ts';
 import type { ClickHouse } from './client.ts';
+import { clusterMigration } from './cluster-ddl.ts';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../infra/clickhouse/migrations/', import.meta.url));
 const FILE_NAME = /^(\d{3})_[a-z0-9_]+\.sql$/;
@@ -22,17 +23,30 @@ export interface Migration {
  */
 export async function migrate(ch: ClickHouse, log: Logger, dir = MIGRATIONS_DIR): Promise<number[]> {
   const db = ch.database;
-  await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}` });
+  const cluster = ch.cluster ?? null;
+  const onCluster = cluster === null ? '' : ` ON CLUSTER '${cluster}'`;
+  await ch.client.command({ query: `CREATE DATABASE IF NOT EXISTS ${db}${onCluster}` });
+  // On a cluster every node is a replica of the one migrations table (its Keeper path has no shard).
+  const engine =
+    cluster === null
+      ? 'ReplacingMergeTree(applied_at)'
+      : `ReplicatedReplacingMergeTree('/clickhouse/tables/all/${db}/schema_migrations', '{replica}', applied_at)`;
   await ch.client.command({
-    query: `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations
+    query: `CREATE TABLE IF NOT EXISTS ${db}.schema_migrations${onCluster}
       (version UInt32, name String, checksum String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3))
-      ENGINE = ReplacingMergeTree(applied_at) ORDER BY version`,
+      ENGINE = ${engine} ORDER BY version`,
   });
   const applied = await appliedVersions(ch);
   const done: number[] = [];
+  // The tables made so far, which the cluster statements of later migrations refer to.
+  const clusterTables = new Map<string, string>();
   for (const migration of await loadMigrations(dir, db)) {
+    const statements =
+      cluster === null
+        ? migration.statements
+        : clusterMigration(migration.statements, { cluster, database: db }, clusterTables);
     if (applied.has(migration.version)) continue;
-    for (const statement of migration.statements) await ch.client.command({ query: statement });
+    for (const statement of statements) await ch.client.command({ query: statement });
     await ch.client.insert({
       table: `${db}.schema_migrations`,
       values: [{ version: migration.version, name: migration.name, checksum: migration.checksum }],

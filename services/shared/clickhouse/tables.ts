@@ -1,4 +1,5 @@
 import type { ClickHouse } from './client.ts';
+import { DISTRIBUTED_SUFFIX } from './cluster-ddl.ts';
 
 /** The closed set of tables; SQL names a table only through this map, never from input. */
 export const TABLES = {
@@ -31,6 +32,11 @@ export const TABLES = {
 
 export type TableKey = keyof typeof TABLES;
 
-export function tableName(ch: ClickHouse, table: TableKey): string {
-  return `${ch.database}.${TABLES[table]}`;
+/** The entries of TABLES that are views: on a cluster they are read as they are, not through `_all`. */
+const VIEWS: ReadonlySet<TableKey> = new Set(['sessionsCurrent']);
+
+/** The table a statement names: on a cluster (CLICKHOUSE_CLUSTER) its Distributed table (cluster-ddl.ts). */
+export function tableName(ch: Pick<ClickHouse, 'database' | 'cluster'>, table: TableKey): string {
+  const distributed = ch.cluster !== null && ch.cluster !== undefined && !VIEWS.has(table);
+  return `${ch.database}.${TABLES[table]}${distributed ? DISTRIBUTED_SUFFIX : ''}`;
 }
