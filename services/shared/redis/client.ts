@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
+import { LuaScript } from './redis-script.ts';
 
 export type { Redis };
 export type RedisConfig = NonNullable<Config['redis']>;
@@ -10,11 +11,14 @@ export type RedisConfig = NonNullable<Config['redis']>;
  * session look-ups share a round trip.
  */
 export function createRedis(config: RedisConfig): Redis {
-  return new Redis(config.url, {
+  const redis = new Redis(config.url, {
     lazyConnect: true,
     enableAutoPipelining: true,
     maxRetriesPerRequest: 2,
     enableOfflineQueue: true,
     retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2_000),
   });
+  // Before the first command: every auto-pipeline then carries the scripts (redis-script.ts).
+  LuaScript.defineAll(redis);
+  return redis;
 }
