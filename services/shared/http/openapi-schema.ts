@@ -1,4 +1,9 @@
-import type { BodySchema, FieldSchema, ModelSchema } from '../validation/schema-dialect.ts';
+import {
+  STANDARD_FIELD_KEYS,
+  type BodySchema,
+  type FieldSchema,
+  type ModelSchema,
+} from '../validation/schema-dialect.ts';
 
 type Json = Record<string, unknown>;
 
@@ -19,23 +24,11 @@ const KIND_SCHEMAS: Record<FieldSchema['x-py'], Json> = {
   literal: {},
 };
 
-const PASSED_ON = [
-  'default',
-  'minimum',
-  'maximum',
-  'exclusiveMinimum',
-  'exclusiveMaximum',
-  'minLength',
-  'maxLength',
-  'pattern',
-  'description',
-] as const;
-
 /** The plain JSON Schema (OpenAPI 3.1) of one field of the request dialect. */
 export function fieldToJsonSchema(field: FieldSchema): Json {
   const schema: Json = { ...KIND_SCHEMAS[field['x-py']] };
   if (field.enum !== undefined) schema.enum = [...field.enum];
-  for (const key of PASSED_ON) if (field[key] !== undefined) schema[key] = field[key];
+  for (const key of STANDARD_FIELD_KEYS) if (field[key] !== undefined) schema[key] = field[key];
   const orEmpty = field['x-py-empty-absent'] ? { anyOf: [schema, { type: 'string', maxLength: 0 }] } : schema;
   return field['x-py-nullable'] ? { anyOf: [orEmpty, { type: 'null' }] } : orEmpty;
 }

@@ -50,12 +50,8 @@ export interface ListSchema {
 
 export type BodySchema = ModelSchema | ListSchema;
 
-const FIELD_KEYS = new Set([
-  'x-py',
-  'x-py-nullable',
-  'x-py-empty-absent',
-  'x-py-check',
-  'enum',
+/** The standard JSON Schema keywords a field may carry: OpenAPI shows them as they are (openapi-schema.ts). */
+export const STANDARD_FIELD_KEYS = [
   'default',
   'minimum',
   'maximum',
@@ -65,6 +61,15 @@ const FIELD_KEYS = new Set([
   'maxLength',
   'pattern',
   'description',
+] as const;
+
+const FIELD_KEYS = new Set([
+  'x-py',
+  'x-py-nullable',
+  'x-py-empty-absent',
+  'x-py-check',
+  'enum',
+  ...STANDARD_FIELD_KEYS,
 ]);
 const MODEL_KEYS = new Set(['type', 'properties', 'required', 'x-py-aliases', 'title', 'description']);
 const LIST_KEYS = new Set(['type', 'items', 'maxItems', 'minItems', 'description']);
