@@ -2,7 +2,7 @@ import type { KafkaMessage } from 'kafkajs';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { insertRows, type InsertedRows, type InsertedTable } from '../shared/clickhouse/insert-rows.ts';
 import { storeIsolating } from '../shared/clickhouse/refused-rows.ts';
-import { eventKey, type UsageEventRow } from '../shared/clickhouse/tables/usage-events.ts';
+import { type UsageEventRow } from '../shared/clickhouse/tables/usage-events.ts';
 import type { SessionRow } from '../shared/clickhouse/tables/sessions.ts';
 import type { BatchingProducer } from '../shared/kafka/batching-producer.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -10,18 +10,25 @@ import { decodeRecord, type Envelope } from '../shared/records/envelope.ts';
 import type { UsageRecord } from '../shared/records/payloads.ts';
 import type { LiveUsageEntry, LiveUsageStore } from '../shared/redis/live-usage.ts';
 import { announcementOf, type StoredAnnouncements } from '../shared/redis/stored-announcements.ts';
-import type { RecordBatch } from './batch-runner.ts';
+import type { Round, RoundMember } from './batch-runner.ts';
 import type { PendingReplays } from './pending-replays.ts';
 import type { RateCard } from '../shared/pricing/load-rate-card.ts';
 import type { Catalogs } from '../shared/pricing/catalogs.ts';
 import { UnpricedWarnings } from './usage/unpriced-warnings.ts';
 import { toTableRow, type RecordSource, type SingleRowEnvelope } from './record-rows.ts';
 import type { EventClaims } from './usage/event-claims.ts';
-import { usageRows, type UsageItem } from './usage/usage-rows.ts';
+import { usageRows, type UsageGroup, type UsageItem } from './usage/usage-rows.ts';
 
 export interface SourcedEnvelope {
   readonly envelope: Envelope;
   readonly source: RecordSource;
+}
+
+/** One batch's records within a round: its own token (claims), and whether its stored events are left out. */
+interface BatchEnvelopes {
+  readonly items: readonly SourcedEnvelope[];
+  readonly token: string;
+  readonly uncertain: boolean;
 }
 
 /** A record whose rows ClickHouse refused for what they hold, and why. */
@@ -72,50 +79,64 @@ export function createRecordWriter({
   pendingReplays,
 }: RecordWriterDeps) {
   const unpricedWarnings = new UnpricedWarnings(log);
+  /** Stores one batch's records under its token: the embedded path's flushes (and tests). */
+  function storeEnvelopes(
+    items: readonly SourcedEnvelope[],
+    batchToken: string,
+    options: { isolate?: boolean } = {},
+  ): Promise<RefusedRecord[]> {
+    return storeRound([{ items, token: batchToken, uncertain: false }], batchToken, options);
+  }
+
   /**
+   * Stores the records of a round's batches, one insert per table under the round's token.
+   *
    * A batch planned before the views were rebuilt may be in the source tables already, wholly or in
    * part, while a view's deduplication log may or may not know its token (a crash does not keep the
    * two in step, and ClickHouse pushes even a repeated block to the views). So its usage events that
-   * are stored are left out whoever claimed them, and what is left is inserted under a token of this
+   * are stored are left out whoever claimed them, and the round is inserted under a token of this
    * process, which no table has seen: every table then takes exactly the events the sources lacked.
+   * An uncertain batch (regrouped out of the round it was planned in) leaves out its stored events too.
    */
-  async function storeEnvelopes(
-    items: readonly SourcedEnvelope[],
-    batchToken: string,
+  async function storeRound(
+    batches: readonly BatchEnvelopes[],
+    roundToken: string,
     { isolate = false } = {},
   ): Promise<RefusedRecord[]> {
-    const afterRebuild = pendingReplays?.has(batchToken) === true;
-    const token = afterRebuild ? `${batchToken}:rebuild-${pendingReplays!.id}` : batchToken;
+    const afterRebuild = batches.some(({ token }) => pendingReplays?.has(token) === true);
+    const token = afterRebuild ? `${roundToken}:rebuild-${pendingReplays!.id}` : roundToken;
     const byTable = new Map<InsertedTable, InsertedRows[InsertedTable][]>();
     // Which record each row came from, to dead-letter the records whose rows ClickHouse refuses.
     const origins = new Map<object, SourcedEnvelope>();
-    const usage: UsageItem[] = [];
-    const usageOrigins = new Map<string, SourcedEnvelope>();
-    for (const item of items) {
-      const { envelope, source } = item;
-      if (envelope.kind === 'usage') {
-        const record = envelope.payload as UsageRecord;
-        usage.push({ record, source });
-        const key = eventKey(record.user_id, record.event_id);
-        if (!usageOrigins.has(key)) usageOrigins.set(key, item);
-        continue;
+    const usage: UsageGroup[] = [];
+    const usageOrigins = new Map<UsageRecord, SourcedEnvelope>();
+    for (const batch of batches) {
+      const items: UsageItem[] = [];
+      for (const item of batch.items) {
+        const { envelope, source } = item;
+        if (envelope.kind === 'usage') {
+          const record = envelope.payload as UsageRecord;
+          items.push({ record, source });
+          usageOrigins.set(record, item);
+          continue;
+        }
+        const { table, row } = toTableRow(envelope as SingleRowEnvelope, source);
+        origins.set(row, item);
+        const rows = byTable.get(table);
+        if (rows === undefined) byTable.set(table, [row]);
+        else rows.push(row);
       }
-      const { table, row } = toTableRow(envelope as SingleRowEnvelope, source);
-      origins.set(row, item);
-      const rows = byTable.get(table);
-      if (rows === undefined) byTable.set(table, [row]);
-      else rows.push(row);
+      if (items.length === 0) continue;
+      const storedWins = batch.uncertain || pendingReplays?.has(batch.token) === true;
+      usage.push({ items, claimToken: batch.token, storedWins });
     }
     if (usage.length > 0) {
-      const rows = afterRebuild
-        ? await rowsAfterRebuild(batchToken, usage)
-        : await usageRows(
-            { ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims },
-            usage,
-            batchToken,
-          );
-      for (const row of rows) origins.set(row, usageOrigins.get(eventKey(row.user_id, row.id))!);
-      byTable.set('usageEvents', rows);
+      const rows = await decideUsageRows(token, usage);
+      for (const { row, item } of rows) origins.set(row, usageOrigins.get(item.record)!);
+      byTable.set(
+        'usageEvents',
+        rows.map(({ row }) => row),
+      );
     }
     const refused: RefusedRecord[] = [];
     for (const [table, rows] of byTable) {
@@ -127,6 +148,7 @@ export function createRecordWriter({
         ))
           refused.push({ ...origins.get(item)!, reason });
     }
+    decided.delete(token);
     const refusedRows = new Set(refused.map(({ envelope }) => envelope));
     const storedUsage = ((byTable.get('usageEvents') ?? []) as UsageEventRow[]).filter(
       (row) => !refusedRows.has(origins.get(row)!.envelope),
@@ -151,68 +173,76 @@ export function createRecordWriter({
     });
   }
 
-  // Decided once per replayed batch: a retry of its insert (the same rows under the same token) is
-  // then deduplicated table by table, even when the first try stored some of them.
-  const decidedAfterRebuild = new Map<string, Promise<UsageEventRow[]>>();
-  function rowsAfterRebuild(batchToken: string, usage: readonly UsageItem[]): Promise<UsageEventRow[]> {
-    let rows = decidedAfterRebuild.get(batchToken);
+  // Decided once per round holding a batch that leaves out stored events: a retry of its insert (the
+  // same rows under the same token) is then deduplicated table by table, even when the first try
+  // stored some of them. Forgotten once the round is stored.
+  const decided = new Map<string, Promise<{ row: UsageEventRow; item: UsageItem }[]>>();
+  function decideUsageRows(token: string, groups: readonly UsageGroup[]) {
+    const deps = { ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims };
+    if (!groups.some(({ storedWins }) => storedWins)) return usageRows(deps, groups);
+    let rows = decided.get(token);
     if (rows === undefined) {
-      rows = usageRows(
-        { ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims },
-        usage,
-        batchToken,
-        { storedWins: true },
-      );
-      decidedAfterRebuild.set(batchToken, rows);
+      rows = usageRows(deps, groups);
+      decided.set(token, rows);
       // A failed decision (Redis or ClickHouse down) is made again on the next try.
-      rows.catch(() => decidedAfterRebuild.delete(batchToken));
+      rows.catch(() => decided.delete(token));
     }
     return rows;
   }
 
-  async function storeDeadLetters(batch: RecordBatch, dead: readonly DeadLetter[]): Promise<void> {
+  async function storeDeadLetters(member: RoundMember, dead: readonly DeadLetter[]): Promise<void> {
     if (dead.length === 0) return;
     log.warn(
-      { topic: batch.topic, partition: batch.partition, count: dead.length, reason: dead[0]!.reason },
+      { topic: member.topic, partition: member.partition, count: dead.length, reason: dead[0]!.reason },
       'records_dead_lettered',
     );
     const rows = dead.map(({ message, reason }) => ({
       kind: message.headers?.kind?.toString() ?? 'unknown',
       reason,
-      topic: batch.topic,
-      kafka_partition: batch.partition,
+      topic: member.topic,
+      kafka_partition: member.partition,
       kafka_offset: message.offset,
       record: message.value?.toString('utf8') ?? '',
     }));
-    await insertRows(ch, 'deadLetters', rows, batch.token);
+    // Under the batch's own token: a regrouped replay stores a batch's dead letters once too.
+    await insertRows(ch, 'deadLetters', rows, member.token);
     if (deadLetterTopic === null) return;
     const records = dead.map(({ message, reason }) => ({
       key: message.key?.toString() ?? '',
       value: message.value ?? Buffer.alloc(0),
-      headers: { reason, topic: batch.topic, partition: String(batch.partition), offset: message.offset },
+      headers: { reason, topic: member.topic, partition: String(member.partition), offset: message.offset },
     }));
     await deadLetterTopic.producer.publish(deadLetterTopic.topic, records);
   }
 
-  async function handleBatch(batch: RecordBatch): Promise<void> {
-    const good: SourcedEnvelope[] = [];
-    const dead: DeadLetter[] = [];
-    const messageAt = new Map<string, KafkaMessage>();
-    for (const message of batch.messages) {
-      const decoded = decodeRecord(message.value);
-      messageAt.set(message.offset, message);
-      if (decoded.ok)
-        good.push({ envelope: decoded.envelope, source: { partition: batch.partition, offset: message.offset } });
-      else dead.push({ message, reason: decoded.reason });
+  async function handleRound(round: Round): Promise<void> {
+    const batches: BatchEnvelopes[] = [];
+    const dead = new Map<RoundMember, DeadLetter[]>();
+    const messageAt = new Map<string, { member: RoundMember; message: KafkaMessage }>();
+    for (const member of round.members) {
+      const items: SourcedEnvelope[] = [];
+      const undecodable: DeadLetter[] = [];
+      for (const message of member.messages) {
+        const decoded = decodeRecord(message.value);
+        messageAt.set(`${member.partition}:${message.offset}`, { member, message });
+        if (decoded.ok)
+          items.push({ envelope: decoded.envelope, source: { partition: member.partition, offset: message.offset } });
+        else undecodable.push({ message, reason: decoded.reason });
+      }
+      batches.push({ items, token: member.token, uncertain: member.uncertain });
+      dead.set(member, undecodable);
     }
     // Records ClickHouse refuses for what they hold go to the dead letters beside the undecodable ones,
     // and the rest is stored: retried, they would hold up every record behind them for ever.
-    const refused = await storeEnvelopes(good, batch.token, { isolate: true });
-    for (const { source, reason } of refused) dead.push({ message: messageAt.get(source.offset)!, reason });
-    await storeDeadLetters(batch, dead);
+    const refused = await storeRound(batches, round.token, { isolate: true });
+    for (const { source, reason } of refused) {
+      const { member, message } = messageAt.get(`${source.partition}:${source.offset}`)!;
+      dead.get(member)!.push({ message, reason });
+    }
+    for (const [member, letters] of dead) await storeDeadLetters(member, letters);
   }
 
-  return { storeEnvelopes, handleBatch };
+  return { storeEnvelopes, handleRound };
 }
 
 export type RecordWriter = ReturnType<typeof createRecordWriter>;

@@ -143,7 +143,10 @@ export async function startConsumer({
       kafka: kafka.client,
       groupId,
       topics,
-      handle: writer.handleBatch,
+      // Usage is gathered into rounds across partitions; session records stay one insert per batch.
+      gathered: [kafka.topics.usage.name],
+      partitions: kafka.topics.sessions.partitions + kafka.topics.usage.partitions,
+      handle: writer.handleRound,
       log: consumerLog,
       watch,
       ...(pendingReplays === undefined ? {} : { onCommitted: (token: string) => pendingReplays.committed(token) }),

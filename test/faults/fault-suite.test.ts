@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { Redis } from 'ioredis';
+import { Kafka, logLevel } from 'kafkajs';
+import { topicSpecs } from '../../services/shared/kafka/topics.ts';
 import { liveUsageKey } from '../../services/shared/redis/live-usage.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalKafka } from '../../infra/local/kafka.ts';
@@ -100,6 +102,28 @@ describe('callmeter under faults', () => {
         consumer = await startConsumer();
       }
     });
+    await phase('rebalances (a member joins, holds partitions, leaves; 3 times)', async () => {
+      for (let round = 0; round < 3; round += 1) {
+        const leave = await intrude(kafka.brokers, 'faults');
+        await sleep(3_000);
+        await leave();
+        await sleep(2_000);
+      }
+    });
+    await phase('Redis loses every usage claim', async () => {
+      const client = new Redis(redisUrl);
+      try {
+        await sleep(1_000);
+        let deleted = 0;
+        for await (const keys of client.scanStream({ match: 'callmeter:usage-claim:*', count: 1_000 }) as AsyncIterable<
+          string[]
+        >)
+          if (keys.length > 0) deleted += await client.unlink(...keys);
+        expect(deleted).toBeGreaterThan(0);
+      } finally {
+        client.disconnect();
+      }
+    });
     await phase('ingest kill -9', async () => {
       await ingest.stop('SIGKILL');
       await sleep(1_000);
@@ -194,6 +218,31 @@ describe('callmeter under faults', () => {
     expect(sessionTotals.toFixed()).toBe(expectedTotal.toFixed());
   }, 600_000);
 });
+
+/**
+ * A member that joins the consumer group, takes its share of the partitions, stores nothing and
+ * leaves: the group rebalances twice, and the batches and rounds the consumer had in hand are
+ * revoked, some of them planned and not committed, to be replayed (or regrouped) when they come back.
+ */
+async function intrude(brokers: string, groupId: string): Promise<() => Promise<void>> {
+  const client = new Kafka({ clientId: 'fault-intruder', brokers: [brokers], logLevel: logLevel.NOTHING });
+  const member = client.consumer({ groupId, sessionTimeout: 10_000, heartbeatInterval: 1_000 });
+  await member.connect();
+  const topics = topicSpecs('');
+  for (const topic of [topics.sessions.name, topics.usage.name]) await member.subscribe({ topic, fromBeginning: true });
+  let joined = false;
+  member.on(member.events.GROUP_JOIN, () => (joined = true));
+  await member.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    // Holds what it was given without storing or committing it: it only takes part in the rebalances.
+    eachBatch: async ({ batch, pause }) => {
+      if (!batch.isEmpty()) pause();
+    },
+  });
+  await eventually(async () => expect(joined).toBe(true), 30_000);
+  return () => member.disconnect();
+}
 
 /**
  * What the live counters in Redis hold for a session beside the events the breakdown listed: tells

@@ -90,7 +90,9 @@ describe('a ClickHouse outage under the consumer', () => {
         kafka,
         groupId: config.kafka!.groupId,
         topics: [topics.usage.name],
-        handle: writer.handleBatch,
+        gathered: [topics.usage.name],
+        partitions: topics.usage.partitions,
+        handle: writer.handleRound,
         log,
         watch,
       })

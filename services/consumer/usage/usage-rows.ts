@@ -27,37 +27,61 @@ export interface UsageRowsDeps {
   readonly claims: EventClaims | null;
 }
 
+/** The usage events of one batch of a round, claimed under the batch's own token. */
+export interface UsageGroup {
+  readonly items: readonly UsageItem[];
+  /** The batch token its events are claimed under: the same when the batch is replayed. */
+  readonly claimToken: string;
+  /** The batch may be stored already under another token: its stored events are left out whoever claimed them. */
+  readonly storedWins: boolean;
+}
+
 /**
- * The usage_events rows of a batch, each event id once per tenant: the first of a batch wins, an id
+ * The usage_events rows of a round, each event id once per tenant: the first of a batch wins, an id
  * claimed by another batch is a client retry, and an id nobody claimed is looked up among the stored events
  * (claims expire, Redis may be flushed). Every decision is the same when the batch is replayed.
- * With `storedWins` (a batch replayed after the views were rebuilt) a stored event is left out even
- * when this batch claimed it.
+ * A batch with `storedWins` (replayed after the views were rebuilt, or regrouped out of the round it
+ * was planned in) leaves out its stored events even when it claimed them. One lookup of the stored ids
+ * serves the whole round; each batch claims apart, under its own token.
  */
 export async function usageRows(
   { ch, card, catalogs = null, claims }: UsageRowsDeps,
-  items: readonly UsageItem[],
-  token: string,
-  { storedWins = false } = {},
-): Promise<UsageEventRow[]> {
+  groups: readonly UsageGroup[],
+): Promise<{ readonly row: UsageEventRow; readonly item: UsageItem }[]> {
   // An event id deduplicates within its tenant only: another tenant's event of the same id is another event.
-  const firsts = new Map<string, UsageItem>();
-  for (const item of items) {
-    const key = eventKey(item.record.user_id, item.record.event_id);
-    if (!firsts.has(key)) firsts.set(key, item);
-  }
-  const keys = [...firsts.keys()];
+  const firsts = groups.map(({ items }) => {
+    const byKey = new Map<string, UsageItem>();
+    for (const item of items) {
+      const key = eventKey(item.record.user_id, item.record.event_id);
+      if (!byKey.has(key)) byKey.set(key, item);
+    }
+    return byKey;
+  });
   // Asked side by side: the lookup answers for every event, and only the freshly claimed ones use it.
-  const [{ kept, fresh }, stored] = await Promise.all([
-    claims === null ? { kept: new Set(keys), fresh: new Set(keys) } : claims.claim(keys, token),
+  const [decisions, stored] = await Promise.all([
+    Promise.all(
+      groups.map(({ claimToken }, i) => {
+        const keys = [...firsts[i]!.keys()];
+        return claims === null ? { kept: new Set(keys), fresh: new Set(keys) } : claims.claim(keys, claimToken);
+      }),
+    ),
     storedEventKeys(
       ch,
-      [...firsts.values()].map(({ record }) => record),
+      firsts.flatMap((byKey) => [...byKey.values()].map(({ record }) => record)),
     ),
   ]);
-  return [...firsts]
-    .filter(([key]) => kept.has(key) && !((storedWins || fresh.has(key)) && stored.has(key)))
-    .map(([, { record, source }]) => toUsageRow(card, catalogs, record, source));
+  // Without claims (the embedded mode) the first batch holding an id keeps it; with them, the one whose claim holds.
+  const taken = new Set<string>();
+  return groups.flatMap(({ storedWins }, i) => {
+    const { kept, fresh } = decisions[i]!;
+    return [...firsts[i]!]
+      .filter(([key]) => {
+        if (taken.has(key) || !kept.has(key) || ((storedWins || fresh.has(key)) && stored.has(key))) return false;
+        taken.add(key);
+        return true;
+      })
+      .map(([, item]) => ({ row: toUsageRow(card, catalogs, item.record, item.source), item }));
+  });
 }
 
 function toUsageRow(

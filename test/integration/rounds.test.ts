@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { KafkaMessage } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Round, RoundMember } from '../../services/consumer/batch-runner.ts';
+import { batchToken, roundToken } from '../../services/consumer/offset-plan.ts';
+import { createRecordWriter, type RecordWriter } from '../../services/consumer/record-writer.ts';
+import { RedisEventClaims } from '../../services/consumer/usage/event-claims.ts';
+import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
+import { migrate } from '../../services/shared/clickhouse/migrate.ts';
+import { createLogger } from '../../services/shared/logger.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/shared/pricing/load-rate-card.ts';
+import { encodeRecord, makeEnvelope } from '../../services/shared/records/envelope.ts';
+import type { UsageRecord } from '../../services/shared/records/payloads.ts';
+import { MemoryLiveUsage } from '../../services/shared/redis/live-usage.ts';
+import { isolate, testConfig } from '../support/harness.ts';
+import { expectedTotals, storedTotals } from '../support/rollups.ts';
+
+const USER = 'rounds-user';
+const TOPIC = 'usage';
+const log = createLogger('silent');
+
+/** A text-to-speech event of 100 characters: 0.004 at the default card's 0.00004 a character. */
+function usageRecord(sessionId: string, eventId: string = randomUUID()): UsageRecord {
+  const now = new Date().toISOString();
+  return {
+    event_id: eventId,
+    session_id: sessionId,
+    user_id: USER,
+    agent_id: 'agent-1',
+    provider: 'resemble',
+    event_type: 'tts_characters',
+    model: null,
+    quantity: '100',
+    input_tokens: null,
+    output_tokens: null,
+    reported_unit_cost: null,
+    reported_total_cost: null,
+    occurred_at: now,
+    received_at: now,
+  };
+}
+
+/** A batch of one partition as kafkajs hands it over: its records at offsets from `first`. */
+function member(partition: number, first: number, records: readonly UsageRecord[], uncertain = false): RoundMember {
+  const messages = records.map((record, i) => {
+    const { key, value, headers } = encodeRecord(
+      makeEnvelope('usage', record.session_id, record, new Date(), new Date()),
+    );
+    return {
+      key: Buffer.from(key),
+      value: Buffer.from(value),
+      headers,
+      offset: String(first + i),
+      timestamp: String(Date.now()),
+      attributes: 0,
+    } as unknown as KafkaMessage;
+  });
+  const last = String(first + records.length - 1);
+  return {
+    topic: TOPIC,
+    partition,
+    messages,
+    token: batchToken('rounds', TOPIC, partition, String(first), last),
+    uncertain,
+  };
+}
+
+const round = (members: readonly RoundMember[], id = randomUUID().replaceAll('-', '').slice(0, 16)): Round => ({
+  members,
+  token: roundToken('rounds', TOPIC, id),
+});
+
+describe('rounds: one insert per table for the batches of several partitions', () => {
+  const isolation = isolate('rounds');
+  const config = testConfig(isolation);
+  const redis = new Redis(config.redis!.url);
+  const claimKey = (key: string) => `${isolation.keyPrefix}usage-claim:${key}`;
+  let ch: ClickHouse;
+  let writer: RecordWriter;
+  const sessionId = randomUUID();
+  // Every event costs 0.004: the totals of every table usage_events feeds, after `n` events stored once.
+  const once = (n: number) => expectedTotals(n, (n * 0.004).toFixed(3).replace(/\.?0+$/, ''));
+
+  beforeAll(async () => {
+    ch = await createClickHouse(config);
+    await migrate(ch, log);
+    writer = createRecordWriter({
+      ch,
+      reads: ch,
+      log,
+      card: await loadRateCard(DEFAULT_RATE_CARD_URL),
+      claims: new RedisEventClaims(redis, claimKey),
+      liveUsage: new MemoryLiveUsage(),
+      deadLetterTopic: null,
+    });
+  });
+
+  afterAll(async () => {
+    await ch.client.close();
+    redis.disconnect();
+  });
+
+  it('stores the batches of three partitions once, and a replay of the whole round under its token adds nothing', async () => {
+    const batches = [0, 1, 2].map((p) => member(p, 0, [usageRecord(sessionId), usageRecord(sessionId)]));
+    const whole = round(batches);
+    await writer.handleRound(whole);
+    expect(await storedTotals(ch)).toEqual(once(6));
+    await writer.handleRound(whole);
+    expect(await storedTotals(ch)).toEqual(once(6));
+  });
+
+  it('replays members regrouped out of their round (uncertain): what was stored is not stored again, the rest once', async () => {
+    const stored = member(3, 0, [usageRecord(sessionId), usageRecord(sessionId), usageRecord(sessionId)]);
+    const neverStored = member(4, 0, [usageRecord(sessionId), usageRecord(sessionId)]);
+    // Partition 3's batch went in with a round that stored and was not committed past.
+    await writer.handleRound(round([stored, member(5, 0, [usageRecord(sessionId)])]));
+    expect(await storedTotals(ch)).toEqual(once(10));
+    // After a rebalance partitions 3 and 4 come back to a consumer that cannot replay that round whole.
+    await writer.handleRound(
+      round([
+        { ...stored, uncertain: true },
+        { ...neverStored, uncertain: true },
+      ]),
+    );
+    expect(await storedTotals(ch)).toEqual(once(12));
+  });
+
+  it('counts an event once when two batches of one round hold its id, and once again after Redis lost the claims', async () => {
+    const shared = randomUUID();
+    const first = member(6, 0, [usageRecord(sessionId, shared), usageRecord(sessionId)]);
+    const second = member(7, 0, [usageRecord(sessionId, shared)]);
+    const both = round([first, second]);
+    await writer.handleRound(both);
+    expect(await storedTotals(ch)).toEqual(once(14));
+    const keys = await redis.keys(claimKey('*'));
+    expect(keys.length).toBeGreaterThan(0);
+    await redis.del(...keys);
+    // The claims are gone: the replay claims afresh, and the stored-id lookup leaves out what is stored.
+    await writer.handleRound(both);
+    await writer.handleRound(
+      round([
+        { ...first, uncertain: true },
+        { ...second, uncertain: true },
+      ]),
+    );
+    expect(await storedTotals(ch)).toEqual(once(14));
+  });
+});
