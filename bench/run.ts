@@ -36,6 +36,7 @@ const WARMUP_MS = CI ? 2_000 : 10_000;
 const SOAK_MS = CI ? 20_000 : 300_000;
 const PROBES = CI ? 30 : 200;
 const CLIENTS = 64;
+const FEW_CLIENTS = 4;
 const BATCH_CLIENTS = 8;
 const BATCH_SIZE = 500;
 const QUERY_EVENTS = CI ? 1_000_000 : 10_000_000;
@@ -140,6 +141,14 @@ async function main(): Promise<void> {
       connections: CLIENTS,
       sessions: [{ id: 'x', user_id: 'x' }],
     });
+    // A small fleet's load: the baseline of the embedded mode at 4 connections (issue 22).
+    const bareFew = await drive({
+      url: bare.url,
+      mode: 'bare',
+      durationMs: LOAD_MS,
+      connections: FEW_CLIENTS,
+      sessions: [{ id: 'x', user_id: 'x' }],
+    });
     await bare.stop();
 
     say('ingest through Kafka: single events');
@@ -242,7 +251,7 @@ async function main(): Promise<void> {
       unit: 'rows/s',
       baseline: rawInsert.rows_per_s,
       ratio: ratioOf(consumerRate, rawInsert.rows_per_s),
-      target: '>= 0.5',
+      target: '>= 0.6',
     });
 
     say(
@@ -261,7 +270,7 @@ async function main(): Promise<void> {
         name: `e2e_freshness_p${p}_ms`,
         value: Math.round(percentile(latencies.visible, p)),
         unit: 'ms',
-        ...(p === 95 ? { target: '<= 1000' } : {}),
+        ...(p === 95 ? { target: '<= 1000' } : p === 99 ? { target: '<= 1500' } : {}),
       });
     // The live stream (issue 21): a message within 1 s of the event being stored. Stored is read as
     // "visible in the summary", polled every 25 ms, so the figure after it is the stream's own delay
@@ -315,9 +324,33 @@ async function main(): Promise<void> {
       unit: 'events/s',
       baseline: bareResult.events_per_s,
       ratio: ratioOf(embeddedResult.events_per_s, bareResult.events_per_s),
+      target: '>= 0.2',
+    });
+    const embeddedFew = await drive({
+      url: embedded.url,
+      mode: 'single',
+      durationMs: LOAD_MS,
+      connections: FEW_CLIENTS,
+      sessions: embeddedSessions,
+    });
+    metrics.push({
+      name: 'embedded_single_4_connections_events_per_s',
+      value: embeddedFew.events_per_s,
+      unit: 'events/s',
+      baseline: bareFew.events_per_s,
+      ratio: ratioOf(embeddedFew.events_per_s, bareFew.events_per_s),
+      target: '>= 200 events/s',
+    });
+    metrics.push({
+      name: 'embedded_single_4_connections_p50_ms',
+      value: embeddedFew.p50_ms,
+      unit: 'ms',
+      baseline: bareFew.p50_ms,
+      target: '<= 25',
     });
     await embedded.stop();
     metrics.push({ name: 'bare_koa_requests_per_s', value: bareResult.events_per_s, unit: 'requests/s' });
+    metrics.push({ name: 'bare_koa_4_connections_requests_per_s', value: bareFew.events_per_s, unit: 'requests/s' });
     metrics.push({ name: 'raw_kafka_send_batch_events_per_s', value: raw.events_per_s, unit: 'events/s' });
     metrics.push({ name: 'raw_clickhouse_insert_rows_per_s', value: rawInsert.rows_per_s, unit: 'rows/s' });
   } finally {

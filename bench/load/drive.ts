@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { percentile } from '../queries/measure.ts';
 
 /**
  * The load process of `npm run bench`: C concurrent keep-alive clients POST usage events (one per
@@ -23,6 +24,9 @@ export interface DriveResult {
   readonly errors: number;
   readonly elapsed_ms: number;
   readonly events_per_s: number;
+  /** Latency of the successful requests, from the request's start to the end of its answer. */
+  readonly p50_ms: number;
+  readonly p99_ms: number;
   readonly statuses: Record<string, number>;
 }
 
@@ -68,6 +72,7 @@ export async function drive(options: DriveOptions): Promise<DriveResult> {
     requests = 0,
     errors = 0,
     counter = 0;
+  const latencies: number[] = [];
   const started = performance.now();
   const deadline = started + options.durationMs;
   const intervalMs = options.rate === undefined ? 0 : (1000 * perRequest * options.connections) / options.rate;
@@ -84,9 +89,11 @@ export async function drive(options: DriveOptions): Promise<DriveResult> {
       );
       const body = JSON.stringify(options.mode === 'batch' ? items : items[0]);
       try {
+        const sent = performance.now();
         const status = await post(agent, url, body);
         statuses[status] = (statuses[status] ?? 0) + 1;
         if (status >= 200 && status < 300) {
+          latencies.push(performance.now() - sent);
           requests += 1;
           events += perRequest;
         } else errors += 1;
@@ -98,12 +105,15 @@ export async function drive(options: DriveOptions): Promise<DriveResult> {
   await Promise.all(Array.from({ length: options.connections }, (_, i) => client(i)));
   const elapsed = performance.now() - started;
   agent.destroy();
+  latencies.sort((a, b) => a - b);
   return {
     events,
     requests,
     errors,
     elapsed_ms: Math.round(elapsed),
     events_per_s: Math.round((events / elapsed) * 1000),
+    p50_ms: Math.round(percentile(latencies, 50) * 10) / 10,
+    p99_ms: Math.round(percentile(latencies, 99) * 10) / 10,
     statuses,
   };
 }
