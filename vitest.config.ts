@@ -60,13 +60,16 @@ export default defineConfig({
         },
       },
       {
-        // The fault suite runs its own Kafka broker and Redis, because it stops and restarts them.
+        // The fault suite and the scale-out test run their own Kafka broker and Redis, because they stop
+        // and restart them or kill the processes around them; one file at a time (one fork), because each
+        // loads the machine with a broker, Redis and several callmeter processes of its own.
         test: {
           name: 'faults',
           sequence: { groupOrder: 4 },
           include: ['test/faults/**/*.test.ts'],
           environment: 'node',
           pool: 'forks',
+          poolOptions: { forks: { singleFork: true } },
           testTimeout: 600_000,
           hookTimeout: 300_000,
         },

@@ -14,6 +14,7 @@ import { startCallmeter, type CallmeterProcess } from '../support/callmeter-proc
 import { eventually } from '../support/harness.ts';
 import { expectedTotals } from '../support/rollups.ts';
 import { LoadDriver, type DriverSession, type SentEvent } from './load-driver.ts';
+import { phaseReport } from './phase-report.ts';
 
 const USER = 'fault-tenant';
 const SESSIONS = 64;
@@ -191,7 +192,7 @@ describe('callmeter under faults', () => {
     }
     if (sessionMismatches.length > 0)
       process.stdout.write(`sessions whose breakdown differs: ${JSON.stringify(sessionMismatches)}\n`);
-    const rows = report(events, stored);
+    const rows = phaseReport(events, stored, 'fault');
     process.stdout.write(`\n${rows}\n`);
 
     // Every table fed by usage_events, not only the ones the cost views read: a replay counted twice
@@ -269,21 +270,4 @@ async function liveCounters(sessionId: string, listed: readonly { id: string }[]
 
 function sumOf(events: readonly SentEvent[]): Exact {
   return events.reduce((sum, event) => sum.plus(event.cost), new Exact(0));
-}
-
-/** The table the suite prints: per fault, events sent, acknowledged, stored, lost and duplicated. */
-function report(events: readonly SentEvent[], stored: ReadonlyMap<string, number>): string {
-  const phases = [...new Set(events.map((event) => event.phase))];
-  const lines = [
-    '| fault | events sent | acknowledged | refused (invalid) | stored | lost | duplicated |',
-    '|---|---|---|---|---|---|---|',
-  ];
-  for (const phase of [...phases, 'all']) {
-    const own = events.filter((event) => phase === 'all' || event.phase === phase);
-    const count = (predicate: (event: SentEvent) => boolean) => own.filter(predicate).length;
-    lines.push(
-      `| ${phase} | ${own.length} | ${count((e) => e.acknowledged)} | ${count((e) => e.refused)} | ${count((e) => (stored.get(e.id) ?? 0) > 0)} | ${count((e) => e.acknowledged && !stored.has(e.id))} | ${count((e) => (stored.get(e.id) ?? 0) > 1)} |`,
-    );
-  }
-  return lines.join('\n');
 }

@@ -1,0 +1,129 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clickhouseUnavailable } from '../../services/shared/clickhouse/read-failure.ts';
+import { refusedForData } from '../../services/shared/clickhouse/refused-rows.ts';
+import { startClickHouseHttp, type ClickHouseHttpProcess } from '../support/clickhouse-http-process.ts';
+
+/**
+ * The test endpoint (test/support/clickhouse-http/, test equipment) answers @clickhouse/client as a
+ * ClickHouse server would, so that the scale-out test's callmeter processes run their CLICKHOUSE_URL
+ * path against it: settings of one request only, query parameters in their escaped form, errors with
+ * the server's code, type and status.
+ */
+describe('the ClickHouse HTTP test endpoint', () => {
+  const folder = mkdtempSync(path.join(os.tmpdir(), 'callmeter-clickhouse-http-'));
+  let endpoint: ClickHouseHttpProcess;
+  let client: ClickHouseClient;
+  const count = async (query: string) => {
+    const result = await client.query({ query, format: 'JSONEachRow' });
+    return (await result.json<{ n: string }>())[0]!.n;
+  };
+
+  beforeAll(async () => {
+    endpoint = await startClickHouseHttp(path.join(folder, 'clickhouse'));
+    client = createClient({
+      url: endpoint.url,
+      clickhouse_settings: { output_format_json_quote_decimals: 1, output_format_json_quote_64bit_integers: 1 },
+    });
+    await client.command({ query: 'CREATE DATABASE IF NOT EXISTS endpoint' });
+    await client.command({
+      query: `CREATE TABLE IF NOT EXISTS endpoint.rows (id UInt64, note String, cost Decimal(38, 18))
+        ENGINE = MergeTree ORDER BY id SETTINGS non_replicated_deduplication_window = 1000`,
+    });
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await endpoint?.stop();
+  });
+
+  it('answers ping', async () => {
+    expect(await client.ping()).toEqual({ success: true });
+  });
+
+  it('drops a repeated insert by its token, and an insert without a token inherits none', async () => {
+    const insert = (id: number, token: string | null) =>
+      client.insert({
+        table: 'endpoint.rows',
+        values: [{ id, note: 'same rows', cost: '0.0000003' }],
+        format: 'JSONEachRow',
+        clickhouse_settings: token === null ? {} : { insert_deduplicate: 1, insert_deduplication_token: token },
+      });
+    await insert(1, 'batch-a');
+    await insert(1, 'batch-a');
+    // Different rows without a token: with the last token left on the connection, it would be dropped.
+    await insert(2, null);
+    await insert(3, null);
+    await insert(4, 'batch-b');
+    expect(await count('SELECT count() AS n FROM endpoint.rows')).toBe('4');
+    const sum = await client.query({ query: 'SELECT sum(cost) AS s FROM endpoint.rows', format: 'JSONEachRow' });
+    expect(await sum.json()).toEqual([{ s: '0.0000012' }]);
+  });
+
+  it('applies a request setting to that request only', async () => {
+    const threads = async (settings: Record<string, number>) => {
+      const result = await client.query({
+        query: "SELECT toString(getSetting('max_threads')) AS n",
+        format: 'JSONEachRow',
+        clickhouse_settings: settings,
+      });
+      return (await result.json<{ n: string }>())[0]!.n;
+    };
+    const before = await threads({});
+    // More requests than the endpoint has connections, so that every connection saw the setting.
+    expect(await Promise.all(Array.from({ length: 8 }, () => threads({ max_threads: 3 })))).toEqual(Array(8).fill('3'));
+    expect(await Promise.all(Array.from({ length: 8 }, () => threads({})))).toEqual(Array(8).fill(before));
+  });
+
+  it('binds query parameters as a server does, whatever they hold', async () => {
+    const text = "it's a\ttab, a \\ backslash and a\nnew line";
+    const ids = Array.from({ length: 3_000 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    const result = await client.query({
+      query:
+        'SELECT {text:String} AS text, {list:Array(String)} AS list, {none:Nullable(String)} AS none, length({ids:Array(UUID)}) AS ids',
+      query_params: { text, list: ["o'clock", 'b'], none: null, ids },
+      format: 'JSONEachRow',
+    });
+    expect(await result.json()).toEqual([{ text, list: ["o'clock", 'b'], none: null, ids: '3000' }]);
+  });
+
+  it('keeps the parameters of concurrent requests apart', async () => {
+    const echo = async (value: number) => {
+      const result = await client.query({
+        query: 'SELECT {value:UInt32} AS value FROM numbers(20000) ORDER BY number DESC LIMIT 1',
+        query_params: { value },
+        format: 'JSONEachRow',
+      });
+      return (await result.json<{ value: number }>())[0]!.value;
+    };
+    const values = Array.from({ length: 40 }, (_, i) => i);
+    expect(await Promise.all(values.map(echo))).toEqual(values);
+  });
+
+  it('fails as a server fails: the code, type and status callmeter classifies errors by', async () => {
+    const failure = async (run: () => Promise<unknown>) =>
+      run().then(
+        () => null,
+        (error: unknown) => error,
+      );
+    const unknownTable = await failure(() => client.query({ query: 'SELECT 1 FROM endpoint.missing' }));
+    expect(unknownTable).toMatchObject({ code: '60', type: 'UNKNOWN_TABLE' });
+    const unparsable = await failure(() =>
+      client.insert({ table: 'endpoint.rows', values: [{ id: 'not a number' }], format: 'JSONEachRow' }),
+    );
+    expect(refusedForData(unparsable)).toBe(true);
+    const tooSlow = await failure(() =>
+      client.query({ query: 'SELECT count() FROM numbers(1e12)', clickhouse_settings: { max_execution_time: 1 } }),
+    );
+    expect(tooSlow).toMatchObject({ code: '159', type: 'TIMEOUT_EXCEEDED' });
+    expect(clickhouseUnavailable(tooSlow)).toBe(true);
+
+    const raw = await fetch(`${endpoint.url}/?query=${encodeURIComponent('SELECT 1 FROM endpoint.missing')}`);
+    expect(raw.status).toBe(404);
+    expect(raw.headers.get('x-clickhouse-exception-code')).toBe('60');
+    expect(await raw.text()).toMatch(/^Code: 60\. DB::Exception: .*\(UNKNOWN_TABLE\) \(version [\d.]+\)\n$/s);
+  });
+});
