@@ -1,10 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickhouseUnavailable } from '../../services/shared/clickhouse/read-failure.ts';
+import { migrate } from '../../services/shared/clickhouse/migrate.ts';
 import { refusedForData } from '../../services/shared/clickhouse/refused-rows.ts';
+import { eventKey, storedEventKeys } from '../../services/shared/clickhouse/tables/usage-events.ts';
+import { createLogger } from '../../services/shared/logger.ts';
 import { startClickHouseHttp, type ClickHouseHttpProcess } from '../support/clickhouse-http-process.ts';
 
 /**
@@ -38,6 +42,19 @@ describe('the ClickHouse HTTP test endpoint', () => {
   afterAll(async () => {
     await client?.close();
     await endpoint?.stop();
+  });
+
+  it("looks up a round's 30,000 stored ids in parts that each fit a server's URL limit", async () => {
+    const ch = { client, database: 'lookup', embedded: false, cluster: null };
+    await migrate(ch, createLogger('silent'));
+    const refs = Array.from({ length: 30_000 }, (_, i) => ({ user_id: `tenant-${i % 5}`, event_id: randomUUID() }));
+    const stored = refs.filter((_, i) => i % 1_000 === 0);
+    await client.insert({
+      table: 'lookup.usage_event_ids_by_user',
+      values: stored.map((ref) => ({ user_id: ref.user_id, id: ref.event_id })),
+      format: 'JSONEachRow',
+    });
+    expect(await storedEventKeys(ch, refs)).toEqual(new Set(stored.map((ref) => eventKey(ref.user_id, ref.event_id))));
   });
 
   it('answers ping', async () => {

@@ -113,17 +113,48 @@ export function storedEventIdsQuery(ch: ClickHouse): string {
     WHERE (user_id, id) IN (SELECT arrayJoin(arrayZip({users:Array(String)}, {ids:Array(UUID)})))`;
 }
 
-/** The eventKey of every event of `refs` that is stored: the consumer's deduplication and the live cost's union both ask this. */
+/**
+ * What one lookup's parameters may take, in characters of ids (URL-encoded, a little more): the
+ * parameters travel in the URL, and a server refuses a URL past http_max_uri_size (1 MiB by default).
+ * A round of usage spans every partition a consumer holds, thousands of events.
+ */
+export const STORED_LOOKUP_CHARS = 512 * 1024;
+
+/**
+ * The eventKey of every event of `refs` that is stored: the consumer's deduplication and the live
+ * cost's union both ask this. Asked in parts of at most STORED_LOOKUP_CHARS, one after another.
+ */
 export async function storedEventKeys(ch: ClickHouse, refs: readonly EventRef[]): Promise<Set<string>> {
-  if (refs.length === 0) return new Set();
-  const result = await ch.client.query({
-    query: storedEventIdsQuery(ch),
-    query_params: { users: refs.map((ref) => ref.user_id), ids: refs.map((ref) => ref.event_id) },
-    format: 'JSONEachRow',
-  });
-  return new Set(
-    (await result.json<{ stored_user: string; stored_id: string }>()).map((row) =>
-      eventKey(row.stored_user, row.stored_id),
-    ),
-  );
+  const stored = new Set<string>();
+  for (const part of lookupParts(refs)) {
+    const result = await ch.client.query({
+      query: storedEventIdsQuery(ch),
+      query_params: { users: part.map((ref) => ref.user_id), ids: part.map((ref) => ref.event_id) },
+      format: 'JSONEachRow',
+    });
+    for (const row of await result.json<{ stored_user: string; stored_id: string }>())
+      stored.add(eventKey(row.stored_user, row.stored_id));
+  }
+  return stored;
+}
+
+/** `refs` cut into parts whose ids, URL-encoded with their quotes and commas, fit STORED_LOOKUP_CHARS. */
+export function lookupParts(refs: readonly EventRef[]): EventRef[][] {
+  const parts: EventRef[][] = [];
+  let part: EventRef[] = [];
+  let chars = 0;
+  for (const ref of refs) {
+    // Each value as its URL-encoded text, and 12 characters for its quotes and comma (%27 %27 %2C),
+    // an escaping backslash or two: 2,000 characters per event for a tenant id of 512 odd characters.
+    const size = encodeURIComponent(ref.user_id).length + encodeURIComponent(ref.event_id).length + 24;
+    if (part.length > 0 && chars + size > STORED_LOOKUP_CHARS) {
+      parts.push(part);
+      part = [];
+      chars = 0;
+    }
+    part.push(ref);
+    chars += size;
+  }
+  if (part.length > 0) parts.push(part);
+  return parts;
 }
