@@ -33,6 +33,8 @@ export interface ConsumerDeps {
   readonly dataDir: string;
   /** How long one batch may fail to store before /readyz says the consumer is stalled. */
   readonly stallAfterMs: number;
+  /** How many rounds of usage are stored at once (CONSUMER_ROUND_LANES). */
+  readonly roundLanes: number;
 }
 
 export interface StartedConsumer {
@@ -60,6 +62,7 @@ export async function startConsumer({
   announcements,
   dataDir,
   stallAfterMs,
+  roundLanes,
 }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
   const tenantCard = new TenantRateCard(
@@ -146,6 +149,7 @@ export async function startConsumer({
       // Usage is gathered into rounds across partitions; session records stay one insert per batch.
       gathered: [kafka.topics.usage.name],
       partitions: kafka.topics.sessions.partitions + kafka.topics.usage.partitions,
+      lanes: roundLanes,
       handle: writer.handleRound,
       log: consumerLog,
       watch,
