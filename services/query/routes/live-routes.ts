@@ -1,4 +1,5 @@
 import { sessionIdPath } from '../../../schemas/http/request-params.ts';
+import { FINAL_SESSION_STATUSES } from '../../../schemas/records/session.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { AppError } from '../../shared/errors.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
@@ -10,7 +11,7 @@ import { sessionHead } from '../queries/session-costs.ts';
 
 const TAGS = ['costs'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ENDED = new Set(['COMPLETED', 'FAILED']);
+const ENDED = new Set<string>(FINAL_SESSION_STATUSES);
 const STREAM_DOCS = {
   200: { description: 'text/event-stream: the state at once, then on every change; `: heartbeat` comments between' },
   429: { description: 'Too many live streams open for this user', example: { detail: 'Too many live streams …' } },
