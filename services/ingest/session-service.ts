@@ -3,7 +3,7 @@ import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { sessionEnvelope } from './session-record.ts';
-import { KeyedQueue, MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
+import { changeQueue } from './shared/keyed-queue.ts';
 import {
   endSession,
   getSession,
@@ -42,10 +42,7 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
     event: 'session_state_unavailable',
     detail: 'Session state is unavailable; retry the request.',
   });
-  const inTurn = new KeyedQueue({
-    maxPerKey: MAX_WAITING_CHANGES,
-    full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many changes of this session are waiting; retry later'),
-  });
+  const inTurn = changeQueue(() => 'session');
 
   /** Runs one change of a session in its turn, through to the record or the revert. */
   const applyInTurn = (id: string, apply: () => Promise<SessionChange>) =>
