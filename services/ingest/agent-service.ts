@@ -10,7 +10,7 @@ import { changeQueue } from './shared/keyed-queue.ts';
 import type { NumberStore } from './telephony/number-store.ts';
 import { normalizePhoneNumber } from './telephony/phone-number.ts';
 import { liveStateRunner } from './shared/live-state.ts';
-import { ownedBy } from '../shared/auth/tenant.ts';
+import { assertActsFor, ownedBy } from '../shared/auth/tenant.ts';
 
 export interface AgentServiceDeps {
   readonly store: AgentStore & Pick<HistoryBackedAgentStore, 'getMany' | 'active'>;
@@ -73,7 +73,9 @@ export function createAgentService({ store, numbers, sink, log, now = Date.now }
   }
 
   return {
-    async create(input: Omit<NewAgentInput, 'id'>): Promise<AgentView> {
+    /** A bound credential (`tenant`) creates for its own tenant only. */
+    async create(input: Omit<NewAgentInput, 'id'>, tenant: string | null = null): Promise<AgentView> {
+      assertActsFor(tenant, input.user_id, 'create an agent');
       const agent = newAgent({ ...input, id: randomUUID() }, now());
       await sink.publish([agentEnvelope(agent, now())]);
       // Durable from here on: if the live store misses it, reads restore it from the history.

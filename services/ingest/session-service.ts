@@ -17,7 +17,7 @@ import { roomJoin } from './sessions/session-join.ts';
 import type { NewSessionInput, Session, SessionUpdate } from './sessions/session.ts';
 import type { SessionListQuery, SessionPage, SessionStore } from './sessions/session-store.ts';
 import { liveStateRunner } from './shared/live-state.ts';
-import { ownedBy } from '../shared/auth/tenant.ts';
+import { assertActsFor, ownedBy } from '../shared/auth/tenant.ts';
 import { SESSION_NOT_FOUND } from './sessions/session-commands.ts';
 
 export interface SessionServiceDeps {
@@ -77,10 +77,12 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
   return {
     /**
      * The room's live session of the same user (filled with what it lacked), else a new one; under
-     * the room's lock, so concurrent creates for a room make one session in every process.
+     * the room's lock, so concurrent creates for a room make one session in every process. A bound
+     * credential (`tenant`) creates for its own tenant only.
      */
-    create: (input: Omit<NewSessionInput, 'id'>): Promise<Session> =>
-      live(() =>
+    create: async (input: Omit<NewSessionInput, 'id'>, tenant: string | null = null): Promise<Session> => {
+      assertActsFor(tenant, input.user_id, 'create a session');
+      return live(() =>
         store.withRoomLock(input.room_name, async () => {
           const latest = await store.getByRoom(input.room_name);
           const join = roomJoin(latest, input);
@@ -95,7 +97,8 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
             .catch((error: unknown) => log.warn({ err: error, session_id: session.id }, 'session_live_write_failed'));
           return session;
         }),
-      ),
+      );
+    },
     /** `tenant` (a bound credential's): another tenant's session is a 404, as an unknown one; a session's user never changes. */
     async update(id: string, update: SessionUpdate, tenant: string | null = null): Promise<Session> {
       if (tenant !== null) await get(id, tenant);

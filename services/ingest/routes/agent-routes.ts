@@ -1,7 +1,6 @@
 import { agentCreateBody, agentUpdateBody, type AgentUpdateBody } from '../../../schemas/http/agent-bodies.ts';
 import { agentIdPath } from '../../../schemas/http/request-params.ts';
 import { agentListResponseSchema, agentResponseSchema } from '../../../schemas/http/responses.ts';
-import { assertActsFor } from '../../shared/auth/tenant.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import type { AgentService } from '../agent-service.ts';
 import type { AgentUpdate } from '../agents/agent.ts';
@@ -51,18 +50,19 @@ export function agentRoutes(agents: AgentService): Route[] {
       status: 201,
       request: { body: agentCreateBody },
       response: AGENT,
-      handle: async ({ body, tenant }) => {
-        assertActsFor(tenant, body.user_id, 'create an agent');
-        return toAgentResponse(
-          await agents.create({
-            name: body.name,
-            description: body.description ?? null,
-            type: body.type,
-            config: body.config,
-            user_id: body.user_id,
-          }),
-        );
-      },
+      handle: async ({ body, tenant }) =>
+        toAgentResponse(
+          await agents.create(
+            {
+              name: body.name,
+              description: body.description ?? null,
+              type: body.type,
+              config: body.config,
+              user_id: body.user_id,
+            },
+            tenant,
+          ),
+        ),
     }),
     defineRoute({
       method: 'PATCH',

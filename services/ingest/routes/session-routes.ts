@@ -7,7 +7,6 @@ import {
 } from '../../../schemas/http/responses.ts';
 import { sessionCreateBody } from '../../../schemas/http/session-create.ts';
 import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http/session-update.ts';
-import { assertActsFor } from '../../shared/auth/tenant.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import { nameSessionAgents, type AgentNames } from '../agents/session-agent-names.ts';
 import type { SessionService } from '../session-service.ts';
@@ -67,18 +66,7 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       },
       request: { body: sessionCreateBody },
       response: SESSION,
-      handle: async ({ body, tenant }) => {
-        assertActsFor(tenant, body.user_id, 'create a session');
-        return respond(
-          await sessions.create({
-            room_name: body.room_name,
-            user_id: body.user_id,
-            agent_id: body.agent_id ?? null,
-            session_data: body.session_data,
-            status: body.status,
-          }),
-        );
-      },
+      handle: async ({ body, tenant }) => respond(await sessions.create(body, tenant)),
     }),
     defineRoute({
       method: 'GET',
