@@ -1,6 +1,6 @@
 import { auditListSchema, auditQuery } from '../../../schemas/http/admin.ts';
 import { readAudit } from '../../shared/clickhouse/tables/audit-log.ts';
-import { assertActsFor } from '../../shared/auth/tenant.ts';
+import { requestedTenant } from '../../shared/auth/tenant.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 
@@ -15,11 +15,9 @@ export function auditRoutes(ch: ClickHouse): Route[] {
       tags: ['admin'],
       request: { query: auditQuery },
       response: { schema: auditListSchema },
-      handle: async ({ query, tenant }) => {
-        // An admin key bound to a tenant reads that tenant's changes only.
-        if (query.user_id !== undefined) assertActsFor(tenant, query.user_id, 'read the audit log');
-        return readAudit(ch, query.limit, query.user_id ?? tenant);
-      },
+      // An admin key bound to a tenant reads that tenant's changes only.
+      handle: async ({ query, tenant }) =>
+        readAudit(ch, query.limit, requestedTenant(tenant, query.user_id, 'read the audit log')),
     }),
   ];
 }

@@ -7,7 +7,7 @@ import {
 } from '../../../schemas/http/rates.ts';
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import { AppError } from '../../shared/errors.ts';
-import { assertActsFor } from '../../shared/auth/tenant.ts';
+import { requestedTenant } from '../../shared/auth/tenant.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import type { Catalogs } from '../../shared/pricing/catalogs.ts';
 import { priceUsage } from '../../shared/pricing/price-usage.ts';
@@ -21,11 +21,10 @@ export interface RateReadDeps {
   /** The card with the tenants' entries as last read (every few seconds). */
   readonly card: () => RateCard;
   readonly catalogs: Catalogs;
-  readonly now?: () => number;
 }
 
 /** The prices in force and what a usage event would cost: the same card, tenant entries, catalogs and function the consumer prices with. */
-export function rateReadRoutes({ card, catalogs, now = Date.now }: RateReadDeps): Route[] {
+export function rateReadRoutes({ card, catalogs }: RateReadDeps): Route[] {
   return [
     defineRoute({
       method: 'GET',
@@ -35,17 +34,8 @@ export function rateReadRoutes({ card, catalogs, now = Date.now }: RateReadDeps)
       tags: TAGS,
       request: { query: ratesQuery },
       response: { schema: rateEntryListSchema },
-      handle: async ({ query, tenant }) => {
-        if (query.user_id !== undefined) assertActsFor(tenant, query.user_id, 'read the rates');
-        const userId = query.user_id ?? tenant ?? undefined;
-        return listRates(card(), catalogs, {
-          at: query.at ?? new Date(now()),
-          ...(query.provider === undefined ? {} : { provider: query.provider }),
-          ...(query.model === undefined ? {} : { model: query.model }),
-          ...(query.service === undefined ? {} : { service: query.service }),
-          ...(userId === undefined ? {} : { user_id: userId }),
-        });
-      },
+      handle: async ({ query, tenant }) =>
+        listRates(card(), catalogs, { ...forTenant(query, tenant, 'read the rates'), at: query.at ?? new Date() }),
     }),
     defineRoute({
       method: 'POST',
@@ -55,20 +45,17 @@ export function rateReadRoutes({ card, catalogs, now = Date.now }: RateReadDeps)
       tags: TAGS,
       request: { body: rateQuoteBody },
       response: { schema: rateQuoteResponseSchema },
-      handle: async ({ body, tenant }) => {
-        if (body.user_id !== undefined) assertActsFor(tenant, body.user_id, 'quote the rates');
-        return quote(
-          card(),
-          catalogs,
-          tenant === null || body.user_id !== undefined ? body : { ...body, user_id: tenant },
-          now(),
-        );
-      },
+      handle: async ({ body, tenant }) => quote(card(), catalogs, forTenant(body, tenant, 'quote the rates')),
     }),
   ];
 }
 
-function quote(card: RateCard, catalogs: Catalogs, body: RateQuoteBody, nowMs: number) {
+/** The request with user_id the tenant it is for: the one it names (a bound credential's own only), else the credential's. */
+function forTenant<T extends { readonly user_id?: string }>(request: T, tenant: string | null, what: string): T {
+  return { ...request, user_id: requestedTenant(tenant, request.user_id, what) ?? undefined };
+}
+
+function quote(card: RateCard, catalogs: Catalogs, body: RateQuoteBody) {
   const quantities = usageQuantities(body.event_type, body);
   if ('type' in quantities) throw AppError.validation([quantities]);
   const problems = reportedCostProblems(quantities.quantity, body);
@@ -81,7 +68,7 @@ function quote(card: RateCard, catalogs: Catalogs, body: RateQuoteBody, nowMs: n
       provider: body.provider.trim().toLowerCase(),
       model: body.model ?? null,
       user_id: body.user_id ?? '',
-      occurred_at: body.timestamp ?? new Date(nowMs),
+      occurred_at: body.timestamp ?? new Date(),
       reported_unit_cost: body.unit_cost ?? null,
       reported_total_cost: body.total_cost ?? null,
     },
