@@ -1,10 +1,4 @@
-import {
-  apiKeyCreatedSchema,
-  apiKeyListSchema,
-  apiKeySchema,
-  keyCreateBody,
-  keyIdPath,
-} from '../../../schemas/http/admin.ts';
+import { apiKeyCreatedSchema, apiKeyListSchema, apiKeySchema, keyCreateBody } from '../../../schemas/http/admin.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import type { KeyService } from '../key-service.ts';
 
@@ -36,7 +30,6 @@ export function adminRoutes(keys: KeyService): Route[] {
       access: 'admin',
       summary: 'The API keys, oldest first (never a secret)',
       tags: TAGS,
-      request: {},
       response: { schema: apiKeyListSchema },
       handle: async ({ caller }) => keys.list(caller),
     }),
@@ -47,7 +40,6 @@ export function adminRoutes(keys: KeyService): Route[] {
       summary: 'Revoke an API key: refused by every process within 5 seconds',
       tags: TAGS,
       responses: NOT_FOUND,
-      request: { path: keyIdPath },
       response: { schema: apiKeySchema },
       handle: async ({ path, caller }) => keys.revoke(path.key_id, caller),
     }),

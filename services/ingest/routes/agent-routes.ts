@@ -1,5 +1,4 @@
 import { agentCreateBody, agentUpdateBody, type AgentUpdateBody } from '../../../schemas/http/agent-bodies.ts';
-import { agentIdPath } from '../../../schemas/http/request-params.ts';
 import { agentListResponseSchema, agentResponseSchema } from '../../../schemas/http/responses.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import type { AgentService } from '../agent-service.ts';
@@ -25,7 +24,6 @@ export function agentRoutes(agents: AgentService): Route[] {
       access: 'session_read',
       summary: 'The caller’s active agents, newest first',
       tags: TAGS,
-      request: {},
       requireUserId: true,
       response: { schema: agentListResponseSchema },
       handle: async ({ userId }) => (await agents.list(userId!)).map(toAgentResponse),
@@ -37,7 +35,6 @@ export function agentRoutes(agents: AgentService): Route[] {
       summary: 'Read an agent (also a deleted one, inactive)',
       tags: TAGS,
       responses: NOT_FOUND,
-      request: { path: agentIdPath },
       response: AGENT,
       handle: async ({ path, tenant }) => toAgentResponse(await agents.get(path.agent_id, tenant)),
     }),
@@ -71,7 +68,7 @@ export function agentRoutes(agents: AgentService): Route[] {
       summary: 'Update an agent (config is replaced whole)',
       tags: TAGS,
       responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
-      request: { path: agentIdPath, body: agentUpdateBody },
+      request: { body: agentUpdateBody },
       response: AGENT,
       handle: async ({ path, body, tenant }) =>
         toAgentResponse(await agents.update(path.agent_id, toAgentUpdate(body), tenant)),
@@ -84,7 +81,6 @@ export function agentRoutes(agents: AgentService): Route[] {
       tags: TAGS,
       status: 204,
       responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
-      request: { path: agentIdPath },
       handle: async ({ path, tenant }) => agents.remove(path.agent_id, tenant),
     }),
   ];

@@ -1,4 +1,4 @@
-import { rateCreateBody, rateEntrySchema, rateIdPath } from '../../../schemas/http/rates.ts';
+import { rateCreateBody, rateEntrySchema } from '../../../schemas/http/rates.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import type { TenantRateService } from '../rate-service.ts';
 
@@ -31,7 +31,6 @@ export function rateRoutes(tenantRates: TenantRateService): Route[] {
           example: { detail: 'Rate stt-deepgram-2024-01 is the rate card’s: change the rate card file' },
         },
       },
-      request: { path: rateIdPath },
       response: { schema: rateEntrySchema },
       handle: async ({ path, caller }) => tenantRates.end(path.rate_id, caller),
     }),

@@ -1,5 +1,4 @@
 import { sessionListQuery } from '../../../schemas/http/query-params.ts';
-import { roomNamePath, sessionIdPath } from '../../../schemas/http/request-params.ts';
 import {
   sessionAnalysisResponseSchema,
   sessionListResponseSchema,
@@ -75,7 +74,6 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       summary: 'The latest session of a room',
       tags: TAGS,
       responses: NOT_FOUND,
-      request: { path: roomNamePath },
       response: SESSION,
       handle: async ({ path, tenant }) => respond(await sessions.getByRoom(path.room_name, tenant)),
     }),
@@ -86,7 +84,6 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       summary: 'End the room’s ACTIVE session as COMPLETED',
       tags: TAGS,
       responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
-      request: { path: roomNamePath },
       response: SESSION,
       handle: async ({ path, tenant }) => respond(await sessions.endByRoom(path.room_name, tenant)),
     }),
@@ -97,7 +94,6 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       summary: 'Read a session',
       tags: TAGS,
       responses: NOT_FOUND,
-      request: { path: sessionIdPath },
       response: SESSION,
       handle: async ({ path, tenant }) => respond(await sessions.get(path.session_id, tenant)),
     }),
@@ -108,7 +104,6 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       summary: 'The post-call analysis of a session, or null',
       tags: TAGS,
       responses: NOT_FOUND,
-      request: { path: sessionIdPath },
       response: { schema: sessionAnalysisResponseSchema },
       handle: async ({ path, tenant }) => sessionAnalysis(await sessions.get(path.session_id, tenant)),
     }),
@@ -126,7 +121,7 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
         },
         ...TOO_MANY_WAITING,
       },
-      request: { path: sessionIdPath, body: sessionUpdateBody },
+      request: { body: sessionUpdateBody },
       response: SESSION,
       handle: async ({ path, body, tenant }) =>
         respond(await sessions.update(path.session_id, toSessionUpdate(body), tenant)),

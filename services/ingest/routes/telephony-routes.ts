@@ -1,5 +1,4 @@
 import { phoneLookupQuery } from '../../../schemas/http/agent-bodies.ts';
-import { agentIdPath } from '../../../schemas/http/request-params.ts';
 import {
   agentNumberSchema,
   numberAssignedSchema,
@@ -78,7 +77,6 @@ export function telephonyRoutes(telephony: TelephonyService, agents: AgentServic
       summary: 'The phone number an agent holds',
       tags: TAGS,
       responses: { 404: AGENT_NOT_FOUND },
-      request: { path: agentIdPath },
       response: { schema: agentNumberSchema },
       handle: async ({ path, tenant }) => {
         if (ACTIONS.has(path.agent_id))

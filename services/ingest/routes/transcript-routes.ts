@@ -1,4 +1,3 @@
-import { roomNamePath, sessionIdPath } from '../../../schemas/http/request-params.ts';
 import { transcriptListResponseSchema, transcriptResponseSchema } from '../../../schemas/http/responses.ts';
 import { transcriptCreateBody, transcriptCreateByRoomBody } from '../../../schemas/http/transcript-create.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
@@ -18,7 +17,6 @@ export function transcriptRoutes(transcripts: TranscriptService): Route[] {
       access: 'session_read',
       summary: 'A session’s transcript, oldest first (at most 10,000 turns)',
       tags: TAGS,
-      request: { path: sessionIdPath },
       response: { schema: transcriptListResponseSchema },
       handle: async ({ path, tenant }) => (await transcripts.list(path.session_id, tenant)).map(toTranscriptResponse),
     }),
@@ -30,7 +28,7 @@ export function transcriptRoutes(transcripts: TranscriptService): Route[] {
       tags: TAGS,
       status: 201,
       responses: NOT_FOUND,
-      request: { path: sessionIdPath, body: transcriptCreateBody },
+      request: { body: transcriptCreateBody },
       response: TURN,
       handle: async ({ path, body, tenant }) =>
         toTranscriptResponse(await transcripts.add(path.session_id, body, tenant)),
@@ -43,7 +41,7 @@ export function transcriptRoutes(transcripts: TranscriptService): Route[] {
       tags: TAGS,
       status: 201,
       responses: NOT_FOUND,
-      request: { path: roomNamePath, body: transcriptCreateByRoomBody },
+      request: { body: transcriptCreateByRoomBody },
       response: TURN,
       handle: async ({ path, body, tenant }) =>
         toTranscriptResponse(await transcripts.addByRoom(path.room_name, body, tenant)),

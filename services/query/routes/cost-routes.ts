@@ -6,7 +6,6 @@ import {
   sessionCostCardResponse,
 } from '../../../schemas/http/cost-responses.ts';
 import { costByAgentQuery, costSummaryQuery, costTimelineQuery } from '../../../schemas/http/query-params.ts';
-import { sessionIdPath } from '../../../schemas/http/request-params.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import type { LiveUsageStore } from '../../shared/redis/live-usage.ts';
@@ -90,7 +89,6 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
       access: 'read',
       summary: 'What one call cost: its events, per type and per provider and service',
       tags: TAGS,
-      request: { path: sessionIdPath },
       responses: SESSION_NOT_FOUND,
       response: costBreakdownResponse,
       handle: async ({ path, userId }) => costBreakdown(ch, liveUsage, path.session_id, userId),
@@ -101,7 +99,6 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
       access: 'read',
       summary: 'The call page’s cost card: rows of provider, service, units and cost, and the total, as JSON numbers',
       tags: TAGS,
-      request: { path: sessionIdPath },
       responses: SESSION_NOT_FOUND,
       response: sessionCostCardResponse,
       handle: async ({ path, userId }) => sessionCostCard(ch, liveUsage, path.session_id, userId),

@@ -1,4 +1,3 @@
-import { sessionIdPath } from '../../../schemas/http/request-params.ts';
 import { FINAL_SESSION_STATUSES } from '../../../schemas/records/session.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { AppError } from '../../shared/errors.ts';
@@ -33,7 +32,6 @@ export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoute
       access: 'read',
       summary: 'A stream of the caller’s calls in progress and what each has cost so far, on every stored change',
       tags: TAGS,
-      request: {},
       requireUserId: true,
       responses: STREAM_DOCS,
       handle: async ({ userId }, ctx) =>
@@ -50,7 +48,6 @@ export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoute
       access: 'read',
       summary: 'A stream of one call’s cost breakdown on every change, and a last `end` message once the call ended',
       tags: TAGS,
-      request: { path: sessionIdPath },
       responses: { ...STREAM_DOCS, 404: { description: 'Unknown session', example: { detail: 'Session not found' } } },
       handle: async ({ path, userId }, ctx) => {
         const head = UUID.test(path.session_id) ? await sessionHead(ch, path.session_id.toLowerCase()) : null;

@@ -12,7 +12,6 @@ export function unpricedRoutes(ch: ClickHouse): Route[] {
       access: 'read',
       summary: 'The caller’s usage stored unpriced (cost 0), by provider, model and event type',
       tags: ['costs'],
-      request: {},
       requireUserId: true,
       response: {
         schema: unpricedUsageResponse,
