@@ -8,14 +8,15 @@ import {
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import { AppError } from '../../shared/errors.ts';
 import { requestedTenant } from '../../shared/auth/tenant.ts';
-import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import type { Route } from '../../shared/http/define-route.ts';
+import { routeGroup } from '../../shared/http/route-group.ts';
 import type { Catalogs } from '../../shared/pricing/catalogs.ts';
 import { priceUsage } from '../../shared/pricing/price-usage.ts';
 import { listRates } from '../../shared/pricing/rate-listing.ts';
 import { reportedCostProblems } from '../../shared/usage/reported-cost.ts';
 import { usageQuantities } from '../../shared/usage/usage-quantity.ts';
 
-const TAGS = ['rates'];
+const routes = routeGroup({ tags: ['rates'], access: 'read' });
 
 export interface RateReadDeps {
   /** The card with the tenants' entries as last read (every few seconds). */
@@ -26,23 +27,15 @@ export interface RateReadDeps {
 /** The prices in force and what a usage event would cost: the same card, tenant entries, catalogs and function the consumer prices with. */
 export function rateReadRoutes({ card, catalogs }: RateReadDeps): Route[] {
   return [
-    defineRoute({
-      method: 'GET',
-      path: '/api/rates',
-      access: 'read',
+    routes.get('/api/rates', {
       summary: 'The prices in force (rate card, tenant entries, built-in catalog), filtered',
-      tags: TAGS,
       request: { query: ratesQuery },
       response: { schema: rateEntryListSchema },
       handle: async ({ query, tenant }) =>
         listRates(card(), catalogs, { ...forTenant(query, tenant, 'read the rates'), at: query.at ?? new Date() }),
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/rates/quote',
-      access: 'read',
+    routes.post('/api/rates/quote', {
       summary: 'What one usage event would cost, part by part (nothing is stored)',
-      tags: TAGS,
       request: { body: rateQuoteBody },
       response: { schema: rateQuoteResponseSchema },
       handle: async ({ body, tenant }) => quote(card(), catalogs, forTenant(body, tenant, 'quote the rates')),

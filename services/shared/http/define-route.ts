@@ -21,6 +21,11 @@ export interface ResponseDoc {
   readonly example?: unknown;
 }
 
+/** A documented error answer: what it means, and the `{"detail": …}` body it comes with. */
+export function errorDoc(description: string, detail: string): ResponseDoc {
+  return { description, example: { detail } };
+}
+
 export interface ResponseSchema {
   /** Plain JSON Schema of the success body, for the OpenAPI document. */
   readonly schema: Readonly<Record<string, unknown>>;
