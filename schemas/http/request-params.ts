@@ -38,5 +38,5 @@ export function pathParams<const N extends string>(names: readonly N[]): PathPar
   return { type: 'object', properties: properties as PathParamsSchema<N>['properties'], required: names };
 }
 
-/** `{session_id}`: a plain `str`, so no value can fail. */
+/** `{session_id}` as defineRoute reads it off a path: a plain `str`, so no value can fail. */
 export const sessionIdPath = pathParams(['session_id']);
