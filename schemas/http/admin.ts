@@ -26,13 +26,6 @@ export const keyCreateBody = {
 
 export type KeyCreateBody = FromPySchema<typeof keyCreateBody>;
 
-/** `{key_id}`: a plain `str` (an unknown one is a 404). */
-export const keyIdPath = {
-  type: 'object',
-  properties: { key_id: { 'x-py': 'str' } },
-  required: ['key_id'],
-} as const satisfies ModelSchema;
-
 /** GET /api/admin/audit — newest first. */
 export const auditQuery = {
   type: 'object',

@@ -158,12 +158,3 @@ export const rateCreateBody = {
 } as const satisfies ModelSchema;
 
 export type RateCreateBody = FromPySchema<typeof rateCreateBody>;
-
-/** `{rate_id}`: a plain `str`. */
-export const rateIdPath = {
-  type: 'object',
-  properties: { rate_id: { 'x-py': 'str' } },
-  required: ['rate_id'],
-} as const satisfies ModelSchema;
-
-export type RateIdPath = FromPySchema<typeof rateIdPath>;

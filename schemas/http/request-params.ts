@@ -24,27 +24,19 @@ export const optionalUserIdHeaders = {
 
 export type OptionalUserIdHeaders = FromPySchema<typeof optionalUserIdHeaders>;
 
-/** `{session_id}`: a plain `str`, so no value can fail (Starlette's `[^/]+`, percent-decoded). */
-export const sessionIdPath = {
-  type: 'object',
-  properties: { session_id: { 'x-py': 'str' } },
-  required: ['session_id'],
-} as const satisfies ModelSchema;
+/**
+ * A path template's parameters (`{session_id}`, `{room_name}`…): each a plain `str`, so no value can
+ * fail (Starlette's `[^/]+`, percent-decoded). defineRoute reads them off the route's path.
+ */
+export interface PathParamsSchema<N extends string> extends ModelSchema {
+  readonly properties: { readonly [K in N]: { readonly 'x-py': 'str' } };
+  readonly required: readonly N[];
+}
 
-export type SessionIdPath = FromPySchema<typeof sessionIdPath>;
+export function pathParams<const N extends string>(names: readonly N[]): PathParamsSchema<N> {
+  const properties = Object.fromEntries(names.map((name) => [name, { 'x-py': 'str' } as const]));
+  return { type: 'object', properties: properties as PathParamsSchema<N>['properties'], required: names };
+}
 
-export const roomNamePath = {
-  type: 'object',
-  properties: { room_name: { 'x-py': 'str' } },
-  required: ['room_name'],
-} as const satisfies ModelSchema;
-
-export type RoomNamePath = FromPySchema<typeof roomNamePath>;
-
-export const agentIdPath = {
-  type: 'object',
-  properties: { agent_id: { 'x-py': 'str' } },
-  required: ['agent_id'],
-} as const satisfies ModelSchema;
-
-export type AgentIdPath = FromPySchema<typeof agentIdPath>;
+/** `{session_id}` as defineRoute reads it off a path: a plain `str`, so no value can fail. */
+export const sessionIdPath = pathParams(['session_id']);

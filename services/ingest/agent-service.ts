@@ -6,11 +6,11 @@ import { agentEnvelope } from './agent-record.ts';
 import { applyAgentUpdate, newAgent, type Agent, type AgentUpdate, type NewAgentInput } from './agents/agent.ts';
 import type { AgentStore } from './agents/agent-store.ts';
 import type { HistoryBackedAgentStore } from './history/history-backed-agent-store.ts';
-import { KeyedQueue, MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
+import { changeQueue } from './shared/keyed-queue.ts';
 import type { NumberStore } from './telephony/number-store.ts';
 import { normalizePhoneNumber } from './telephony/phone-number.ts';
 import { liveStateRunner } from './shared/live-state.ts';
-import { ownedBy } from '../shared/auth/tenant.ts';
+import { assertActsFor, ownedBy } from '../shared/auth/tenant.ts';
 
 export interface AgentServiceDeps {
   readonly store: AgentStore & Pick<HistoryBackedAgentStore, 'getMany' | 'active'>;
@@ -36,10 +36,7 @@ const NOT_FOUND = 'Agent not found';
  * at a time from apply to publish or revert, so a revert restores exactly what it replaced.
  */
 export function createAgentService({ store, numbers, sink, log, now = Date.now }: AgentServiceDeps) {
-  const inTurn = new KeyedQueue({
-    maxPerKey: MAX_WAITING_CHANGES,
-    full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many changes of this agent are waiting; retry later'),
-  });
+  const inTurn = changeQueue(() => 'agent');
   const live = liveStateRunner(log, {
     event: 'agent_state_unavailable',
     detail: 'Agent state is unavailable; retry the request.',
@@ -76,7 +73,9 @@ export function createAgentService({ store, numbers, sink, log, now = Date.now }
   }
 
   return {
-    async create(input: Omit<NewAgentInput, 'id'>): Promise<AgentView> {
+    /** A bound credential (`tenant`) creates for its own tenant only. */
+    async create(input: Omit<NewAgentInput, 'id'>, tenant: string | null = null): Promise<AgentView> {
+      assertActsFor(tenant, input.user_id, 'create an agent');
       const agent = newAgent({ ...input, id: randomUUID() }, now());
       await sink.publish([agentEnvelope(agent, now())]);
       // Durable from here on: if the live store misses it, reads restore it from the history.

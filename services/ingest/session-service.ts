@@ -3,7 +3,7 @@ import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { sessionEnvelope } from './session-record.ts';
-import { KeyedQueue, MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
+import { changeQueue } from './shared/keyed-queue.ts';
 import {
   endSession,
   getSession,
@@ -17,7 +17,7 @@ import { roomJoin } from './sessions/session-join.ts';
 import type { NewSessionInput, Session, SessionUpdate } from './sessions/session.ts';
 import type { SessionListQuery, SessionPage, SessionStore } from './sessions/session-store.ts';
 import { liveStateRunner } from './shared/live-state.ts';
-import { ownedBy } from '../shared/auth/tenant.ts';
+import { assertActsFor, ownedBy } from '../shared/auth/tenant.ts';
 import { SESSION_NOT_FOUND } from './sessions/session-commands.ts';
 
 export interface SessionServiceDeps {
@@ -42,10 +42,7 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
     event: 'session_state_unavailable',
     detail: 'Session state is unavailable; retry the request.',
   });
-  const inTurn = new KeyedQueue({
-    maxPerKey: MAX_WAITING_CHANGES,
-    full: () => AppError.of('TOO_MANY_REQUESTS', 'Too many changes of this session are waiting; retry later'),
-  });
+  const inTurn = changeQueue(() => 'session');
 
   /** Runs one change of a session in its turn, through to the record or the revert. */
   const applyInTurn = (id: string, apply: () => Promise<SessionChange>) =>
@@ -80,10 +77,12 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
   return {
     /**
      * The room's live session of the same user (filled with what it lacked), else a new one; under
-     * the room's lock, so concurrent creates for a room make one session in every process.
+     * the room's lock, so concurrent creates for a room make one session in every process. A bound
+     * credential (`tenant`) creates for its own tenant only.
      */
-    create: (input: Omit<NewSessionInput, 'id'>): Promise<Session> =>
-      live(() =>
+    create: async (input: Omit<NewSessionInput, 'id'>, tenant: string | null = null): Promise<Session> => {
+      assertActsFor(tenant, input.user_id, 'create a session');
+      return live(() =>
         store.withRoomLock(input.room_name, async () => {
           const latest = await store.getByRoom(input.room_name);
           const join = roomJoin(latest, input);
@@ -98,7 +97,8 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
             .catch((error: unknown) => log.warn({ err: error, session_id: session.id }, 'session_live_write_failed'));
           return session;
         }),
-      ),
+      );
+    },
     /** `tenant` (a bound credential's): another tenant's session is a 404, as an unknown one; a session's user never changes. */
     async update(id: string, update: SessionUpdate, tenant: string | null = null): Promise<Session> {
       if (tenant !== null) await get(id, tenant);

@@ -1,8 +1,7 @@
-import { AppError } from '../shared/errors.ts';
 import { makeEnvelope } from '../shared/records/envelope.ts';
 import type { TelephonyNumberRecord } from '../shared/records/payloads.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
-import { KeyedQueue, MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
+import { changeQueue } from './shared/keyed-queue.ts';
 import {
   assignNumber,
   reassignNumber,
@@ -30,14 +29,7 @@ export interface TelephonyServiceDeps extends TelephonyDeps {
  * that never held a number unknown again (404, not 200 with nulls).
  */
 export function createTelephonyService({ store, provider, sink, now = Date.now }: TelephonyServiceDeps) {
-  const inTurn = new KeyedQueue({
-    maxPerKey: MAX_WAITING_CHANGES,
-    full: (key) =>
-      AppError.of(
-        'TOO_MANY_REQUESTS',
-        `Too many changes of this ${key.startsWith('agent:') ? 'agent' : 'number'} are waiting; retry later`,
-      ),
-  });
+  const inTurn = changeQueue((key) => (key.startsWith('agent:') ? 'agent' : 'number'));
   const holdingAgent = <T>(agentId: string, work: () => Promise<T>) => inTurn.run(`agent:${agentId}`, work);
   const holdingNumber = <T>(phoneNumber: string | null, work: () => Promise<T>) =>
     phoneNumber === null ? work() : inTurn.run(`number:${phoneNumber}`, work);

@@ -1,90 +1,64 @@
 import { agentCreateBody, agentUpdateBody, type AgentUpdateBody } from '../../../schemas/http/agent-bodies.ts';
-import { agentIdPath } from '../../../schemas/http/request-params.ts';
 import { agentListResponseSchema, agentResponseSchema } from '../../../schemas/http/responses.ts';
-import { assertActsFor } from '../../shared/auth/tenant.ts';
-import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import { WORKER_DATA } from '../../shared/auth/access.ts';
+import { errorDoc, type Route } from '../../shared/http/define-route.ts';
+import { routeGroup } from '../../shared/http/route-group.ts';
 import type { AgentService } from '../agent-service.ts';
 import type { AgentUpdate } from '../agents/agent.ts';
 import { toAgentResponse } from '../agents/agent-response.ts';
+import { tooManyWaitingDoc } from './waiting-doc.ts';
 
-const TAGS = ['agents'];
+const routes = routeGroup({ tags: ['agents'], access: WORKER_DATA });
 const AGENT = { schema: agentResponseSchema };
-const NOT_FOUND = { 404: { description: 'Unknown agent', example: { detail: 'Agent not found' } } };
-const TOO_MANY_WAITING = {
-  429: {
-    description: 'Too many changes of this agent wait already (Retry-After)',
-    example: { detail: 'Too many changes of this agent are waiting; retry later' },
-  },
-};
+const NOT_FOUND = { 404: errorDoc('Unknown agent', 'Agent not found') };
+const TOO_MANY_WAITING = tooManyWaitingDoc('agent');
 
 /** The replaced service's agents router, in its declaration order (it decides the Allow header of a 405). */
 export function agentRoutes(agents: AgentService): Route[] {
   return [
-    defineRoute({
-      method: 'GET',
-      path: '/api/agents/',
-      access: 'session_read',
+    routes.get('/api/agents/', {
       summary: 'The caller’s active agents, newest first',
-      tags: TAGS,
-      request: {},
       requireUserId: true,
       response: { schema: agentListResponseSchema },
       handle: async ({ userId }) => (await agents.list(userId!)).map(toAgentResponse),
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/agents/{agent_id}',
-      access: 'session_read',
+    routes.get('/api/agents/{agent_id}', {
       summary: 'Read an agent (also a deleted one, inactive)',
-      tags: TAGS,
       responses: NOT_FOUND,
-      request: { path: agentIdPath },
       response: AGENT,
       handle: async ({ path, tenant }) => toAgentResponse(await agents.get(path.agent_id, tenant)),
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/agents/',
-      access: 'ingest',
+    routes.post('/api/agents/', {
       summary: 'Create an agent; user_id is its owner, whom its calls are billed to',
-      tags: TAGS,
       status: 201,
       request: { body: agentCreateBody },
       response: AGENT,
-      handle: async ({ body, tenant }) => {
-        assertActsFor(tenant, body.user_id, 'create an agent');
-        return toAgentResponse(
-          await agents.create({
-            name: body.name,
-            description: body.description ?? null,
-            type: body.type,
-            config: body.config,
-            user_id: body.user_id,
-          }),
-        );
-      },
+      handle: async ({ body, tenant }) =>
+        toAgentResponse(
+          await agents.create(
+            {
+              name: body.name,
+              description: body.description ?? null,
+              type: body.type,
+              config: body.config,
+              user_id: body.user_id,
+            },
+            tenant,
+          ),
+        ),
     }),
-    defineRoute({
-      method: 'PATCH',
-      path: '/api/agents/{agent_id}',
-      access: 'ingest',
+    routes.patch('/api/agents/{agent_id}', {
       summary: 'Update an agent (config is replaced whole)',
-      tags: TAGS,
       responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
-      request: { path: agentIdPath, body: agentUpdateBody },
+      request: { body: agentUpdateBody },
       response: AGENT,
       handle: async ({ path, body, tenant }) =>
         toAgentResponse(await agents.update(path.agent_id, toAgentUpdate(body), tenant)),
     }),
-    defineRoute({
-      method: 'DELETE',
-      path: '/api/agents/{agent_id}',
-      access: 'ingest',
+    routes.delete('/api/agents/{agent_id}', {
       summary: 'Delete an agent: it becomes inactive, leaves the list and its number’s lookup',
-      tags: TAGS,
       status: 204,
       responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
-      request: { path: agentIdPath },
       handle: async ({ path, tenant }) => agents.remove(path.agent_id, tenant),
     }),
   ];

@@ -1,37 +1,29 @@
-import { rateCreateBody, rateEntrySchema, rateIdPath } from '../../../schemas/http/rates.ts';
-import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import { rateCreateBody, rateEntrySchema } from '../../../schemas/http/rates.ts';
+import { errorDoc, type Route } from '../../shared/http/define-route.ts';
+import { routeGroup } from '../../shared/http/route-group.ts';
 import type { TenantRateService } from '../rate-service.ts';
 
-const TAGS = ['rates'];
+const routes = routeGroup({ tags: ['rates'], access: 'admin' });
 
 /** Tenants' own prices: written through the record path; listed and applied by the processes that price (GET /api/rates is the query service's). */
 export function rateRoutes(tenantRates: TenantRateService): Route[] {
   return [
-    defineRoute({
-      method: 'POST',
-      path: '/api/rates',
-      access: 'admin',
+    routes.post('/api/rates', {
       summary: 'A tenant’s own price, from effective_from on (never earlier than now)',
-      tags: TAGS,
       status: 201,
       request: { body: rateCreateBody },
       response: { schema: rateEntrySchema },
       handle: async ({ body, caller }) => tenantRates.create(body, caller),
     }),
-    defineRoute({
-      method: 'DELETE',
-      path: '/api/rates/{rate_id}',
-      access: 'admin',
+    routes.delete('/api/rates/{rate_id}', {
       summary: 'End a tenant’s price now (a card or catalog price cannot be ended here: 409)',
-      tags: TAGS,
       responses: {
-        404: { description: 'No such rate', example: { detail: 'Rate not found' } },
-        409: {
-          description: 'A card or catalog price',
-          example: { detail: 'Rate stt-deepgram-2024-01 is the rate card’s: change the rate card file' },
-        },
+        404: errorDoc('No such rate', 'Rate not found'),
+        409: errorDoc(
+          'A card or catalog price',
+          'Rate stt-deepgram-2024-01 is the rate card’s: change the rate card file',
+        ),
       },
-      request: { path: rateIdPath },
       response: { schema: rateEntrySchema },
       handle: async ({ path, caller }) => tenantRates.end(path.rate_id, caller),
     }),

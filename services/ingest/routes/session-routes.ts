@@ -1,5 +1,4 @@
 import { sessionListQuery } from '../../../schemas/http/query-params.ts';
-import { roomNamePath, sessionIdPath } from '../../../schemas/http/request-params.ts';
 import {
   sessionAnalysisResponseSchema,
   sessionListResponseSchema,
@@ -7,35 +6,28 @@ import {
 } from '../../../schemas/http/responses.ts';
 import { sessionCreateBody } from '../../../schemas/http/session-create.ts';
 import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http/session-update.ts';
-import { assertActsFor } from '../../shared/auth/tenant.ts';
-import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import { WORKER_DATA } from '../../shared/auth/access.ts';
+import { errorDoc, type Route } from '../../shared/http/define-route.ts';
+import { routeGroup } from '../../shared/http/route-group.ts';
 import { nameSessionAgents, type AgentNames } from '../agents/session-agent-names.ts';
 import type { SessionService } from '../session-service.ts';
 import { sessionAnalysis, toSessionResponse } from '../sessions/session-response.ts';
 import type { CallDirection, Session, SessionUpdate } from '../sessions/session.ts';
 import { dateRangeMs } from './date-range.ts';
+import { tooManyWaitingDoc } from './waiting-doc.ts';
 
-const TAGS = ['sessions'];
+const routes = routeGroup({ tags: ['sessions'], access: WORKER_DATA });
 const SESSION = { schema: sessionResponseSchema };
-const NOT_FOUND = { 404: { description: 'Unknown session', example: { detail: 'Session not found' } } };
-const TOO_MANY_WAITING = {
-  429: {
-    description: 'Too many changes of this session wait already (Retry-After)',
-    example: { detail: 'Too many changes of this session are waiting; retry later' },
-  },
-};
+const NOT_FOUND = { 404: errorDoc('Unknown session', 'Session not found') };
+const TOO_MANY_WAITING = tooManyWaitingDoc('session');
 
 /** In the replaced service's declaration order, which decides the Allow header of a 405. */
 export function sessionRoutes(sessions: SessionService, agentNames: AgentNames): Route[] {
   // A session that carries no agent_name answers with its agent's name.
   const respond = async (session: Session) => toSessionResponse((await nameSessionAgents([session], agentNames))[0]!);
   return [
-    defineRoute({
-      method: 'GET',
-      path: '/api/sessions/',
-      access: 'session_read',
+    routes.get('/api/sessions/', {
       summary: 'List the caller’s sessions, newest first',
-      tags: TAGS,
       request: { query: sessionListQuery },
       requireUserId: true,
       response: { schema: sessionListResponseSchema },
@@ -52,93 +44,51 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
         };
       },
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/sessions/',
-      access: 'ingest',
+    routes.post('/api/sessions/', {
       summary: 'Create a session, or answer the room’s live session of the same user',
-      tags: TAGS,
       status: 201,
       responses: {
-        409: {
-          description: 'The room has a live (CREATED or ACTIVE) session of another user',
-          example: { detail: 'Room room-1 has a live session of another user' },
-        },
+        409: errorDoc(
+          'The room has a live (CREATED or ACTIVE) session of another user',
+          'Room room-1 has a live session of another user',
+        ),
       },
       request: { body: sessionCreateBody },
       response: SESSION,
-      handle: async ({ body, tenant }) => {
-        assertActsFor(tenant, body.user_id, 'create a session');
-        return respond(
-          await sessions.create({
-            room_name: body.room_name,
-            user_id: body.user_id,
-            agent_id: body.agent_id ?? null,
-            session_data: body.session_data,
-            status: body.status,
-          }),
-        );
-      },
+      handle: async ({ body, tenant }) => respond(await sessions.create(body, tenant)),
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/sessions/by-room/{room_name}',
-      access: 'session_read',
+    routes.get('/api/sessions/by-room/{room_name}', {
       summary: 'The latest session of a room',
-      tags: TAGS,
       responses: NOT_FOUND,
-      request: { path: roomNamePath },
       response: SESSION,
       handle: async ({ path, tenant }) => respond(await sessions.getByRoom(path.room_name, tenant)),
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/sessions/by-room/{room_name}/end',
-      access: 'ingest',
+    routes.post('/api/sessions/by-room/{room_name}/end', {
       summary: 'End the room’s ACTIVE session as COMPLETED',
-      tags: TAGS,
       responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
-      request: { path: roomNamePath },
       response: SESSION,
       handle: async ({ path, tenant }) => respond(await sessions.endByRoom(path.room_name, tenant)),
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/sessions/{session_id}',
-      access: 'session_read',
+    routes.get('/api/sessions/{session_id}', {
       summary: 'Read a session',
-      tags: TAGS,
       responses: NOT_FOUND,
-      request: { path: sessionIdPath },
       response: SESSION,
       handle: async ({ path, tenant }) => respond(await sessions.get(path.session_id, tenant)),
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/sessions/{session_id}/analysis',
-      access: 'session_read',
+    routes.get('/api/sessions/{session_id}/analysis', {
       summary: 'The post-call analysis of a session, or null',
-      tags: TAGS,
       responses: NOT_FOUND,
-      request: { path: sessionIdPath },
       response: { schema: sessionAnalysisResponseSchema },
       handle: async ({ path, tenant }) => sessionAnalysis(await sessions.get(path.session_id, tenant)),
     }),
-    defineRoute({
-      method: 'PATCH',
-      path: '/api/sessions/{session_id}',
-      access: 'ingest',
+    routes.patch('/api/sessions/{session_id}', {
       summary: 'Update a session (status, end, call details)',
-      tags: TAGS,
       responses: {
         ...NOT_FOUND,
-        409: {
-          description: 'A move the lifecycle forbids',
-          example: { detail: 'Cannot change session status from COMPLETED to ACTIVE' },
-        },
+        409: errorDoc('A move the lifecycle forbids', 'Cannot change session status from COMPLETED to ACTIVE'),
         ...TOO_MANY_WAITING,
       },
-      request: { path: sessionIdPath, body: sessionUpdateBody },
+      request: { body: sessionUpdateBody },
       response: SESSION,
       handle: async ({ path, body, tenant }) =>
         respond(await sessions.update(path.session_id, toSessionUpdate(body), tenant)),

@@ -1,5 +1,4 @@
 import { phoneLookupQuery } from '../../../schemas/http/agent-bodies.ts';
-import { agentIdPath } from '../../../schemas/http/request-params.ts';
 import {
   agentNumberSchema,
   numberAssignedSchema,
@@ -8,32 +7,28 @@ import {
 } from '../../../schemas/http/responses.ts';
 import { numberAssignBody, numberReleaseBody } from '../../../schemas/http/telephony-numbers.ts';
 import { AppError } from '../../shared/errors.ts';
-import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import { WORKER_DATA } from '../../shared/auth/access.ts';
+import { errorDoc, type Route } from '../../shared/http/define-route.ts';
+import { routeGroup } from '../../shared/http/route-group.ts';
 import type { AgentService } from '../agent-service.ts';
 import { toPhoneLookupResponse } from '../agents/agent-response.ts';
 import type { TelephonyService } from '../telephony-service.ts';
+import { tooManyWaitingDoc } from './waiting-doc.ts';
 
-const TAGS = ['telephony'];
-const AGENT_NOT_FOUND = { description: 'The agent never held a number', example: { detail: 'Agent not found' } };
-const TOO_MANY_WAITING = {
-  description: 'Too many changes of this agent or number wait already (Retry-After)',
-  example: { detail: 'Too many changes of this agent are waiting; retry later' },
-};
+const routes = routeGroup({ tags: ['telephony'], access: WORKER_DATA });
+const AGENT_NOT_FOUND = errorDoc('The agent never held a number', 'Agent not found');
+const TOO_MANY_WAITING = tooManyWaitingDoc('agent or number', 'agent');
 // The replaced service had only POST routes under /numbers/: these names answer as it did.
 const ACTIONS = new Set(['release', 'assign']);
 
 export function telephonyRoutes(telephony: TelephonyService, agents: AgentService): Route[] {
   return [
-    defineRoute({
-      method: 'POST',
-      path: '/api/telephony/numbers/release',
-      access: 'ingest',
+    routes.post('/api/telephony/numbers/release', {
       summary: 'Release the phone number an agent holds',
-      tags: TAGS,
       responses: {
         404: AGENT_NOT_FOUND,
-        400: { description: 'The agent holds no number', example: { detail: 'Agent has no assigned phone number' } },
-        429: TOO_MANY_WAITING,
+        400: errorDoc('The agent holds no number', 'Agent has no assigned phone number'),
+        ...TOO_MANY_WAITING,
       },
       request: { body: numberReleaseBody },
       response: { schema: numberReleasedSchema, example: { status: 'released', phone_number: '+15551230001' } },
@@ -43,16 +38,12 @@ export function telephonyRoutes(telephony: TelephonyService, agents: AgentServic
         return { status: 'released', phone_number: released.phone_number };
       },
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/telephony/numbers/assign',
-      access: 'ingest',
+    routes.post('/api/telephony/numbers/assign', {
       summary: 'Assign a phone number (E.164) to an agent',
-      tags: TAGS,
       responses: {
         400: { description: 'The agent already holds a number' },
         409: { description: 'Another agent holds the number' },
-        429: TOO_MANY_WAITING,
+        ...TOO_MANY_WAITING,
       },
       request: { body: numberAssignBody },
       response: { schema: numberAssignedSchema },
@@ -71,14 +62,9 @@ export function telephonyRoutes(telephony: TelephonyService, agents: AgentServic
         };
       },
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/telephony/numbers/{agent_id}',
-      access: 'session_read',
+    routes.get('/api/telephony/numbers/{agent_id}', {
       summary: 'The phone number an agent holds',
-      tags: TAGS,
       responses: { 404: AGENT_NOT_FOUND },
-      request: { path: agentIdPath },
       response: { schema: agentNumberSchema },
       handle: async ({ path, tenant }) => {
         if (ACTIONS.has(path.agent_id))
@@ -95,17 +81,10 @@ export function telephonyRoutes(telephony: TelephonyService, agents: AgentServic
         };
       },
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/telephony/lookup',
-      access: 'session_read',
+    routes.get('/api/telephony/lookup', {
       summary: 'The active agent that holds a phone number (the worker answers a phone call with it)',
-      tags: TAGS,
       responses: {
-        404: {
-          description: 'No active agent holds the number',
-          example: { detail: 'No agent found for this phone number' },
-        },
+        404: errorDoc('No active agent holds the number', 'No agent found for this phone number'),
       },
       request: { query: phoneLookupQuery },
       response: {

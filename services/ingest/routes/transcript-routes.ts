@@ -1,50 +1,38 @@
-import { roomNamePath, sessionIdPath } from '../../../schemas/http/request-params.ts';
 import { transcriptListResponseSchema, transcriptResponseSchema } from '../../../schemas/http/responses.ts';
 import { transcriptCreateBody, transcriptCreateByRoomBody } from '../../../schemas/http/transcript-create.ts';
-import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import { WORKER_DATA } from '../../shared/auth/access.ts';
+import { errorDoc, type Route } from '../../shared/http/define-route.ts';
+import { routeGroup } from '../../shared/http/route-group.ts';
 import type { TranscriptService } from '../transcript-service.ts';
 import { toTranscriptResponse } from '../transcripts/transcript.ts';
 
-const TAGS = ['sessions'];
-const NOT_FOUND = { 404: { description: 'Unknown session (or room)', example: { detail: 'Session not found' } } };
-const TURN = { schema: transcriptResponseSchema };
+const routes = routeGroup({ tags: ['sessions'], access: WORKER_DATA });
+/** A turn added to a session named by its id or its room (the room's latest session). */
+const addTurn = routeGroup({
+  tags: ['sessions'],
+  access: WORKER_DATA,
+  status: 201,
+  responses: { 404: errorDoc('Unknown session (or room)', 'Session not found') },
+  response: { schema: transcriptResponseSchema },
+});
 
 /** The old service's transcript routes: the worker posts each turn by room, the call page reads them. */
 export function transcriptRoutes(transcripts: TranscriptService): Route[] {
   return [
-    defineRoute({
-      method: 'GET',
-      path: '/api/sessions/{session_id}/transcripts',
-      access: 'session_read',
+    routes.get('/api/sessions/{session_id}/transcripts', {
       summary: 'A session’s transcript, oldest first (at most 10,000 turns)',
-      tags: TAGS,
-      request: { path: sessionIdPath },
       response: { schema: transcriptListResponseSchema },
       handle: async ({ path, tenant }) => (await transcripts.list(path.session_id, tenant)).map(toTranscriptResponse),
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/sessions/{session_id}/transcripts',
-      access: 'ingest',
+    addTurn.post('/api/sessions/{session_id}/transcripts', {
       summary: 'Add a turn to a session’s transcript',
-      tags: TAGS,
-      status: 201,
-      responses: NOT_FOUND,
-      request: { path: sessionIdPath, body: transcriptCreateBody },
-      response: TURN,
+      request: { body: transcriptCreateBody },
       handle: async ({ path, body, tenant }) =>
         toTranscriptResponse(await transcripts.add(path.session_id, body, tenant)),
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/sessions/by-room/{room_name}/transcripts',
-      access: 'ingest',
+    addTurn.post('/api/sessions/by-room/{room_name}/transcripts', {
       summary: 'Add a turn to the transcript of the room’s latest session',
-      tags: TAGS,
-      status: 201,
-      responses: NOT_FOUND,
-      request: { path: roomNamePath, body: transcriptCreateByRoomBody },
-      response: TURN,
+      request: { body: transcriptCreateByRoomBody },
       handle: async ({ path, body, tenant }) =>
         toTranscriptResponse(await transcripts.addByRoom(path.room_name, body, tenant)),
     }),

@@ -1,14 +1,15 @@
 import { usageEventBatchBody, usageEventBody } from '../../../schemas/http/usage-event.ts';
 import { AppError, type ValidationItem } from '../../shared/errors.ts';
 import { Exact } from '../../shared/exact-decimal.ts';
-import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import { errorDoc, type Route } from '../../shared/http/define-route.ts';
+import { routeGroup } from '../../shared/http/route-group.ts';
 import { BATCH_BODY_LIMIT } from '../../shared/http/read-raw-body.ts';
 import { compileRequest } from '../../shared/validation/compile-request.ts';
 import type { PyValue } from '../../shared/validation/py-value.ts';
 import type { AcceptedUsage, UsageService } from '../usage-service.ts';
 import type { BatchItemResult } from '../usage/usage-batch.ts';
 
-const TAGS = ['usage'];
+const routes = routeGroup({ tags: ['usage'], access: 'ingest' });
 const validateBatch = compileRequest({ body: usageEventBatchBody });
 
 /**
@@ -52,32 +53,22 @@ type BatchResult = {
 
 export function usageRoutes(usage: UsageService): Route[] {
   return [
-    defineRoute({
-      method: 'POST',
-      path: '/api/usage/events',
-      access: 'ingest',
+    routes.post('/api/usage/events', {
       summary: 'Record a usage event (priced by the server from the rate card)',
-      tags: TAGS,
       status: 201,
       responses: {
-        404: { description: 'Unknown session', example: { detail: 'Session not found' } },
-        409: {
-          description: 'The session ended more than the grace period ago (default 1 hour): its bill no longer moves',
-          example: {
-            detail: 'Session ended at 2026-11-24T10:00:00.000Z, more than 3600 seconds ago: it takes no more usage',
-          },
-        },
+        404: errorDoc('Unknown session', 'Session not found'),
+        409: errorDoc(
+          'The session ended more than the grace period ago (default 1 hour): its bill no longer moves',
+          'Session ended at 2026-11-24T10:00:00.000Z, more than 3600 seconds ago: it takes no more usage',
+        ),
         503: { description: 'Not stored: retry' },
       },
       request: { body: usageEventBody },
       handle: async ({ body, tenant }) => toUsageResponse(await usage.accept(body, tenant)),
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/usage/events/batch',
-      access: 'ingest',
+    routes.post('/api/usage/events/batch', {
       summary: 'Record up to 1,000 usage events; each is accepted or rejected alone',
-      tags: TAGS,
       request: { body: usageEventBatchBody },
       rawBody: true,
       bodyLimitBytes: BATCH_BODY_LIMIT,

@@ -14,6 +14,19 @@ export interface KeyedQueueOptions {
   readonly full: (key: string) => Error;
 }
 
+/** The detail of the 429 a change gets while too many changes of the same `what` (session, agent, number) wait. */
+export function tooManyChangesWaiting(what: string): string {
+  return `Too many changes of this ${what} are waiting; retry later`;
+}
+
+/** The queue of changes of one process, one turn per key; `what` names the thing a key stands for in the 429. */
+export function changeQueue(what: (key: string) => string): KeyedQueue {
+  return new KeyedQueue({
+    maxPerKey: MAX_WAITING_CHANGES,
+    full: (key) => AppError.of('TOO_MANY_REQUESTS', tooManyChangesWaiting(what(key))),
+  });
+}
+
 /** The room lock's queue of one process: as many creates of one room may wait as changes of one session. */
 export function roomQueue(): KeyedQueue {
   return new KeyedQueue({

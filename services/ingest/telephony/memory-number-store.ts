@@ -1,13 +1,5 @@
-import {
-  decideAssign,
-  decideRelease,
-  releasedAgent,
-  type AgentNumber,
-  type AssignOutcome,
-  type AssignRequest,
-  type HeldNumber,
-  type ReleaseOutcome,
-} from './number-rules.ts';
+import { decideAssign, decideRelease, releasedAgent } from './number-rules.ts';
+import type { AgentNumber, AssignOutcome, AssignRequest, HeldNumber, ReleaseOutcome } from './number-rules.ts';
 import { DEFAULT_RELEASED_RETENTION_MS, type NumberStore, type NumberStoreOptions } from './number-store.ts';
 
 /**

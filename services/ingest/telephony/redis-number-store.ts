@@ -3,15 +3,8 @@ import { jitteredDelay, retry } from '../../shared/retry.ts';
 import type { Redis } from '../../shared/redis/client.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-keys.ts';
 import { LuaScript, unavailableOnError } from '../../shared/redis/redis-script.ts';
-import {
-  decideAssign,
-  decideRelease,
-  type AgentNumber,
-  type AssignOutcome,
-  type AssignRequest,
-  type HeldNumber,
-  type ReleaseOutcome,
-} from './number-rules.ts';
+import { decideAssign, decideRelease } from './number-rules.ts';
+import type { AgentNumber, AssignOutcome, AssignRequest, HeldNumber, ReleaseOutcome } from './number-rules.ts';
 import { DEFAULT_RELEASED_RETENTION_MS, type NumberStore, type NumberStoreOptions } from './number-store.ts';
 
 // The scripts only write when the agent and the number are still as read, so the rules stay in

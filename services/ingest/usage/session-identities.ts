@@ -5,7 +5,8 @@ import type { SessionStore } from '../sessions/session-store.ts';
  * What a usage event takes from its session: the fields no update changes (assertValidRevision), and
  * whether and when it ended, which an update may change and which is therefore read again (refreshMs).
  */
-export type SessionIdentity = Pick<Session, 'id' | 'user_id' | 'agent_id' | 'status' | 'ended_at'>;
+const IDENTITY_FIELDS = ['id', 'user_id', 'agent_id', 'status', 'ended_at'] as const;
+export type SessionIdentity = Pick<Session, (typeof IDENTITY_FIELDS)[number]>;
 
 /** Enough for the sessions of a large fleet's calls in progress, at about 200 bytes each. */
 export const DEFAULT_MAX_IDENTITIES = 20_000;
@@ -80,11 +81,5 @@ export class SessionIdentities {
 }
 
 function identityOf(session: Session): SessionIdentity {
-  return {
-    id: session.id,
-    user_id: session.user_id,
-    agent_id: session.agent_id,
-    status: session.status,
-    ended_at: session.ended_at,
-  };
+  return Object.fromEntries(IDENTITY_FIELDS.map((field) => [field, session[field]])) as SessionIdentity;
 }

@@ -6,9 +6,9 @@ import {
   sessionCostCardResponse,
 } from '../../../schemas/http/cost-responses.ts';
 import { costByAgentQuery, costSummaryQuery, costTimelineQuery } from '../../../schemas/http/query-params.ts';
-import { sessionIdPath } from '../../../schemas/http/request-params.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
-import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import { errorDoc, type Route } from '../../shared/http/define-route.ts';
+import { routeGroup } from '../../shared/http/route-group.ts';
 import type { LiveUsageStore } from '../../shared/redis/live-usage.ts';
 import { costBreakdown } from '../cost-breakdown.ts';
 import { costByAgent } from '../cost-by-agent.ts';
@@ -20,14 +20,15 @@ import type { Period } from '../timeline-buckets.ts';
 import { dateRangeOf } from './date-bounds.ts';
 import { timeZoneOf } from './time-zone.ts';
 
-const TAGS = ['costs'];
 const CURRENCY = 'USD';
-const SESSION_NOT_FOUND = {
-  404: {
-    description: 'Unknown session (or, with x-user-id, another user’s)',
-    example: { detail: 'Session not found' },
-  },
-};
+/** The caller's costs: x-user-id required (401 after validation). */
+const callerCosts = routeGroup({ tags: ['costs'], access: 'read', requireUserId: true });
+/** One call's costs, with or without x-user-id. */
+const sessionCosts = routeGroup({
+  tags: ['costs'],
+  access: 'read',
+  responses: { 404: errorDoc('Unknown session (or, with x-user-id, another user’s)', 'Session not found') },
+});
 
 export interface CostRoutesDeps {
   readonly ch: ClickHouse;
@@ -37,25 +38,15 @@ export interface CostRoutesDeps {
 
 export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): Route[] {
   return [
-    defineRoute({
-      method: 'GET',
-      path: '/api/costs/summary',
-      access: 'read',
+    callerCosts.get('/api/costs/summary', {
       summary: 'The caller’s total cost, this month’s, and breakdowns by provider and service',
-      tags: TAGS,
       request: { query: costSummaryQuery },
-      requireUserId: true,
       response: costSummaryResponse,
       handle: async ({ query, userId }) => costSummary(ch, userId!, timeZoneOf(query.tz), now()),
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/costs/timeline',
-      access: 'read',
+    callerCosts.get('/api/costs/timeline', {
       summary: 'The caller’s cost per day, week (from Monday) or month of a zone, every bucket of the range',
-      tags: TAGS,
       request: { query: costTimelineQuery },
-      requireUserId: true,
       response: costTimelineResponse,
       handle: async ({ query, userId }, ctx) => {
         const timeZone = timeZoneOf(query.tz);
@@ -70,39 +61,22 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
         return wantsCsv(query.format, ctx.get('accept')) ? timelineCsv(points, CURRENCY) : points;
       },
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/costs/by-agent',
-      access: 'read',
+    callerCosts.get('/api/costs/by-agent', {
       summary: 'The caller’s cost per agent, most expensive first',
-      tags: TAGS,
       request: { query: costByAgentQuery },
-      requireUserId: true,
       response: costByAgentResponse,
       handle: async ({ query, userId }, ctx) => {
         const agents = await costByAgent(ch, userId!, dateRangeOf(query, timeZoneOf(query.tz)), query.limit);
         return wantsCsv(query.format, ctx.get('accept')) ? agentsCsv(agents, CURRENCY) : agents;
       },
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/sessions/{session_id}/cost-breakdown',
-      access: 'read',
+    sessionCosts.get('/api/sessions/{session_id}/cost-breakdown', {
       summary: 'What one call cost: its events, per type and per provider and service',
-      tags: TAGS,
-      request: { path: sessionIdPath },
-      responses: SESSION_NOT_FOUND,
       response: costBreakdownResponse,
       handle: async ({ path, userId }) => costBreakdown(ch, liveUsage, path.session_id, userId),
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/sessions/{session_id}/costs',
-      access: 'read',
+    sessionCosts.get('/api/sessions/{session_id}/costs', {
       summary: 'The call page’s cost card: rows of provider, service, units and cost, and the total, as JSON numbers',
-      tags: TAGS,
-      request: { path: sessionIdPath },
-      responses: SESSION_NOT_FOUND,
       response: sessionCostCardResponse,
       handle: async ({ path, userId }) => sessionCostCard(ch, liveUsage, path.session_id, userId),
     }),

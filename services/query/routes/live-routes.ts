@@ -1,19 +1,20 @@
-import { sessionIdPath } from '../../../schemas/http/request-params.ts';
+import { FINAL_SESSION_STATUSES } from '../../../schemas/records/session.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { AppError } from '../../shared/errors.ts';
-import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import { errorDoc, type Route } from '../../shared/http/define-route.ts';
+import { routeGroup } from '../../shared/http/route-group.ts';
 import type { LiveUsageStore } from '../../shared/redis/live-usage.ts';
 import { costBreakdown } from '../cost-breakdown.ts';
 import { liveCosts } from '../live/live-costs.ts';
 import type { LiveStreams } from '../live/live-streams.ts';
 import { sessionHead } from '../queries/session-costs.ts';
 
-const TAGS = ['costs'];
+const routes = routeGroup({ tags: ['costs'], access: 'read' });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ENDED = new Set(['COMPLETED', 'FAILED']);
+const ENDED = new Set<string>(FINAL_SESSION_STATUSES);
 const STREAM_DOCS = {
   200: { description: 'text/event-stream: the state at once, then on every change; `: heartbeat` comments between' },
-  429: { description: 'Too many live streams open for this user', example: { detail: 'Too many live streams …' } },
+  429: errorDoc('Too many live streams open for this user', 'Too many live streams …'),
 };
 
 export interface LiveRoutesDeps {
@@ -26,13 +27,8 @@ export interface LiveRoutesDeps {
 /** The live cost streams (server-sent events): the caller's calls in progress, and one call's breakdown. */
 export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoutesDeps): Route[] {
   return [
-    defineRoute({
-      method: 'GET',
-      path: '/api/costs/live',
-      access: 'read',
+    routes.get('/api/costs/live', {
       summary: 'A stream of the caller’s calls in progress and what each has cost so far, on every stored change',
-      tags: TAGS,
-      request: {},
       requireUserId: true,
       responses: STREAM_DOCS,
       handle: async ({ userId }, ctx) =>
@@ -43,14 +39,9 @@ export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoute
           { event: 'live', read: () => liveCosts(ch, userId!, now()), volatile: ['as_of'] },
         ),
     }),
-    defineRoute({
-      method: 'GET',
-      path: '/api/sessions/{session_id}/cost-stream',
-      access: 'read',
+    routes.get('/api/sessions/{session_id}/cost-stream', {
       summary: 'A stream of one call’s cost breakdown on every change, and a last `end` message once the call ended',
-      tags: TAGS,
-      request: { path: sessionIdPath },
-      responses: { ...STREAM_DOCS, 404: { description: 'Unknown session', example: { detail: 'Session not found' } } },
+      responses: { ...STREAM_DOCS, 404: errorDoc('Unknown session', 'Session not found') },
       handle: async ({ path, userId }, ctx) => {
         const head = UUID.test(path.session_id) ? await sessionHead(ch, path.session_id.toLowerCase()) : null;
         if (head === null || (userId !== null && userId !== head.user_id))

@@ -7,68 +7,48 @@ import {
 } from '../../../schemas/http/rates.ts';
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import { AppError } from '../../shared/errors.ts';
-import { assertActsFor } from '../../shared/auth/tenant.ts';
-import { defineRoute, type Route } from '../../shared/http/define-route.ts';
+import { requestedTenant } from '../../shared/auth/tenant.ts';
+import type { Route } from '../../shared/http/define-route.ts';
+import { routeGroup } from '../../shared/http/route-group.ts';
 import type { Catalogs } from '../../shared/pricing/catalogs.ts';
 import { priceUsage } from '../../shared/pricing/price-usage.ts';
 import { listRates } from '../../shared/pricing/rate-listing.ts';
 import { reportedCostProblems } from '../../shared/usage/reported-cost.ts';
 import { usageQuantities } from '../../shared/usage/usage-quantity.ts';
 
-const TAGS = ['rates'];
+const routes = routeGroup({ tags: ['rates'], access: 'read' });
 
 export interface RateReadDeps {
   /** The card with the tenants' entries as last read (every few seconds). */
   readonly card: () => RateCard;
   readonly catalogs: Catalogs;
-  readonly now?: () => number;
 }
 
 /** The prices in force and what a usage event would cost: the same card, tenant entries, catalogs and function the consumer prices with. */
-export function rateReadRoutes({ card, catalogs, now = Date.now }: RateReadDeps): Route[] {
+export function rateReadRoutes({ card, catalogs }: RateReadDeps): Route[] {
   return [
-    defineRoute({
-      method: 'GET',
-      path: '/api/rates',
-      access: 'read',
+    routes.get('/api/rates', {
       summary: 'The prices in force (rate card, tenant entries, built-in catalog), filtered',
-      tags: TAGS,
       request: { query: ratesQuery },
       response: { schema: rateEntryListSchema },
-      handle: async ({ query, tenant }) => {
-        if (query.user_id !== undefined) assertActsFor(tenant, query.user_id, 'read the rates');
-        const userId = query.user_id ?? tenant ?? undefined;
-        return listRates(card(), catalogs, {
-          at: query.at ?? new Date(now()),
-          ...(query.provider === undefined ? {} : { provider: query.provider }),
-          ...(query.model === undefined ? {} : { model: query.model }),
-          ...(query.service === undefined ? {} : { service: query.service }),
-          ...(userId === undefined ? {} : { user_id: userId }),
-        });
-      },
+      handle: async ({ query, tenant }) =>
+        listRates(card(), catalogs, { ...forTenant(query, tenant, 'read the rates'), at: query.at ?? new Date() }),
     }),
-    defineRoute({
-      method: 'POST',
-      path: '/api/rates/quote',
-      access: 'read',
+    routes.post('/api/rates/quote', {
       summary: 'What one usage event would cost, part by part (nothing is stored)',
-      tags: TAGS,
       request: { body: rateQuoteBody },
       response: { schema: rateQuoteResponseSchema },
-      handle: async ({ body, tenant }) => {
-        if (body.user_id !== undefined) assertActsFor(tenant, body.user_id, 'quote the rates');
-        return quote(
-          card(),
-          catalogs,
-          tenant === null || body.user_id !== undefined ? body : { ...body, user_id: tenant },
-          now(),
-        );
-      },
+      handle: async ({ body, tenant }) => quote(card(), catalogs, forTenant(body, tenant, 'quote the rates')),
     }),
   ];
 }
 
-function quote(card: RateCard, catalogs: Catalogs, body: RateQuoteBody, nowMs: number) {
+/** The request with user_id the tenant it is for: the one it names (a bound credential's own only), else the credential's. */
+function forTenant<T extends { readonly user_id?: string }>(request: T, tenant: string | null, what: string): T {
+  return { ...request, user_id: requestedTenant(tenant, request.user_id, what) ?? undefined };
+}
+
+function quote(card: RateCard, catalogs: Catalogs, body: RateQuoteBody) {
   const quantities = usageQuantities(body.event_type, body);
   if ('type' in quantities) throw AppError.validation([quantities]);
   const problems = reportedCostProblems(quantities.quantity, body);
@@ -81,7 +61,7 @@ function quote(card: RateCard, catalogs: Catalogs, body: RateQuoteBody, nowMs: n
       provider: body.provider.trim().toLowerCase(),
       model: body.model ?? null,
       user_id: body.user_id ?? '',
-      occurred_at: body.timestamp ?? new Date(nowMs),
+      occurred_at: body.timestamp ?? new Date(),
       reported_unit_cost: body.unit_cost ?? null,
       reported_total_cost: body.total_cost ?? null,
     },

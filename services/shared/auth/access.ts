@@ -9,6 +9,12 @@ import type { ApiKeyScope } from '../../../schemas/records/api-key.ts';
  */
 export type RouteAccess = 'ingest' | 'read' | 'session_read' | 'admin';
 
+/** The workers' data (sessions, transcripts, agents, numbers): read with `session_read`, changed with `ingest`. */
+export const WORKER_DATA = { read: 'session_read', change: 'ingest' } as const satisfies {
+  readonly read: RouteAccess;
+  readonly change: RouteAccess;
+};
+
 const SCOPES_OF: { readonly [A in RouteAccess]: readonly ApiKeyScope[] } = {
   ingest: ['ingest', 'admin'],
   read: ['read', 'admin'],

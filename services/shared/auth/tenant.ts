@@ -15,3 +15,13 @@ export function assertActsFor(tenant: string | null, userId: string, what: strin
   if (tenant !== null && userId !== tenant)
     throw AppError.of('FORBIDDEN', `This credential may not ${what} for another tenant`);
 }
+
+/**
+ * The tenant a request is for: the user_id it names (a bound credential may name only its own,
+ * else a 403), or else the credential's own tenant; null: none named and any tenant may be seen.
+ */
+export function requestedTenant(tenant: string | null, named: string | undefined, what: string): string | null {
+  if (named === undefined) return tenant;
+  assertActsFor(tenant, named, what);
+  return named;
+}

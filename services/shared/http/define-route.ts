@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { pathParams, type PathParamsSchema } from '../../../schemas/http/request-params.ts';
 import { scopeAllows, type Caller, type RouteAccess } from '../auth/access.ts';
 import { AppError } from '../errors.ts';
 import { compileRequest, type RequestSchemas, type ValidatedRequest } from '../validation/compile-request.ts';
@@ -18,6 +19,11 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 export interface ResponseDoc {
   readonly description: string;
   readonly example?: unknown;
+}
+
+/** A documented error answer: what it means, and the `{"detail": …}` body it comes with. */
+export function errorDoc(description: string, detail: string): ResponseDoc {
+  return { description, example: { detail } };
 }
 
 export interface ResponseSchema {
@@ -62,6 +68,31 @@ export interface RouteDefinition<S extends RequestSchemas, R> {
   ) => Promise<R>;
 }
 
+/** A `{name}` of a path template (FastAPI's style), a `:name` for Koa. */
+const PATH_PARAM = /\{(\w+)\}/g;
+
+/** The `{name}`s of a path template. */
+type PathParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}`
+  ? N | PathParamNames<Rest>
+  : never;
+
+/** The request schemas of a path: its parameters, read off the template, then what the route declares. */
+export type WithPathParams<P extends string, S extends RouteRequest> = [PathParamNames<P>] extends [never]
+  ? S
+  : S & { readonly path: PathParamsSchema<PathParamNames<P>> };
+
+/** What a route's request declares besides its path, whose parameters the path template names once. */
+export type RouteRequest = Omit<RequestSchemas, 'path'>;
+
+/** A route as declared: the parameters of its path come from the template; `request` holds the other parts, if any. */
+export type RouteDeclaration<P extends string, S extends RouteRequest, R> = Omit<
+  RouteDefinition<WithPathParams<P, S>, R>,
+  'path' | 'request'
+> & {
+  readonly path: P;
+  readonly request?: S;
+};
+
 /** Who calls: the tenant a handler acts for, and the credential. */
 export interface RouteCaller {
   /** x-user-id, or the tenant a bound credential acts for (which x-user-id, when sent, must equal). */
@@ -80,10 +111,17 @@ export interface Route {
  * One route, declared once: its schemas are compiled at definition time, and every request gets
  * the FastAPI-compatible body reading, validation, errors and 401 without the handler writing any.
  */
-export function defineRoute<const S extends RequestSchemas, R>(definition: RouteDefinition<S, R>): Route {
+export function defineRoute<const P extends string, const S extends RouteRequest = Record<never, never>, R = unknown>(
+  declaration: RouteDeclaration<P, S, R>,
+): Route {
+  const names = [...declaration.path.matchAll(PATH_PARAM)].map((match) => match[1]!);
+  const definition = {
+    ...declaration,
+    request: { ...(names.length === 0 ? {} : { path: pathParams(names) }), ...declaration.request },
+  } as RouteDefinition<RequestSchemas, R>;
   const { body: bodySchema, ...parameters } = definition.request;
   const validate = compileRequest(definition.rawBody ? parameters : definition.request);
-  const koaPath = definition.path.replace(/\{(\w+)\}/g, ':$1');
+  const koaPath = definition.path.replace(PATH_PARAM, ':$1');
   const handler = async (ctx: Context) => {
     const body =
       bodySchema === undefined ? undefined : await readBody(ctx, definition.bodyLimitBytes ?? DEFAULT_BODY_LIMIT);
@@ -101,7 +139,7 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
     const userId = tenant ?? ctx.get('x-user-id');
     if (definition.requireUserId && userId === '') throw AppError.of('UNAUTHORIZED', 'User ID required');
     const input = {
-      ...(request as ValidatedRequest<S>),
+      ...(request as ValidatedRequest<RequestSchemas>),
       userId: userId === '' ? null : userId,
       tenant,
       caller,
@@ -115,7 +153,7 @@ export function defineRoute<const S extends RequestSchemas, R>(definition: Route
   const register: RouteRegistrar = (router: Router) => {
     router.register(koaPath, [definition.method], handler);
   };
-  return { definition: definition as unknown as RouteDefinition<RequestSchemas, unknown>, register };
+  return { definition: definition as RouteDefinition<RequestSchemas, unknown>, register };
 }
 
 /** The credential's right to the route, and its tenant: a bound credential may name only its own in x-user-id. */

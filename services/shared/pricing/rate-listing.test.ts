@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { LISTED_LLM_PROVIDERS } from './llm-catalog.ts';
 import { makeCard, makeCatalogs, makeRate } from './pricing.fixtures.ts';
 import { listRates } from './rate-listing.ts';
 
@@ -105,25 +106,7 @@ describe('listRates', () => {
       ['gpt-4o-mini', 'output_tokens', '0.6', '1000000', 'token'],
     ]);
     const everything = listRates(card, catalogs, { service: 'llm', at: new Date('2026-11-24T00:00:00Z') });
-    expect(new Set(everything.map((entry) => entry.provider))).toEqual(
-      new Set([
-        'openai',
-        'anthropic',
-        'google',
-        'groq',
-        'mistral',
-        'deepseek',
-        'x-ai',
-        'cerebras',
-        'together',
-        'fireworks',
-        'azure',
-        'aws',
-        'perplexity',
-        'cohere',
-        'openrouter',
-      ]),
-    );
+    expect(new Set(everything.map((entry) => entry.provider))).toEqual(new Set(LISTED_LLM_PROVIDERS));
     expect(new Set(everything.map((entry) => entry.id)).size).toBe(everything.length);
     expect(listRates(card, catalogs, { service: 'stt', provider: 'openai', at: new Date() })).toEqual([]);
   });

@@ -104,6 +104,11 @@ function Tile({ title, value, testId, live, children }) {
 
 const money = (value) => (value === undefined || value === null ? '…' : `$${value}`);
 
+/** A table column: its header, a row's cell, and whether it holds numbers (right-aligned). */
+const column = (label, value, num = false) => ({ label, value, num });
+const COST = column('Cost', (row) => money(row.total_cost), true);
+const EVENTS = column('Events', (row) => row.event_count, true);
+
 function Table({ caption, columns, rows, testId, onRow }) {
   return html`<div class="scroll" tabindex="0" role="region" aria-label=${caption}>
     <table data-testid=${testId}>
@@ -123,6 +128,15 @@ function Table({ caption, columns, rows, testId, onRow }) {
       </tbody>
     </table>
   </div>`;
+}
+
+/** A section of the page that is one table under its heading (`${name}-title`); what follows the table comes as children. */
+function TableSection({ name, title, anchor, children, ...table }) {
+  return html`<section aria-labelledby=${`${name}-title`} id=${anchor}>
+    <h2 id=${`${name}-title`}>${title}</h2>
+    <${Table} ...${table} />
+    ${children}
+  </section>`;
 }
 
 function Timeline({ points, view, setView, identity }) {
@@ -165,11 +179,7 @@ function Timeline({ points, view, setView, identity }) {
       <${Table}
         caption="Cost per bucket"
         testId="timeline-table"
-        columns=${[
-          { label: 'Bucket', value: (p) => p.date },
-          { label: 'Cost', value: (p) => money(p.total_cost), num: true },
-          { label: 'Events', value: (p) => p.event_count, num: true },
-        ]}
+        columns=${[column('Bucket', (p) => p.date), COST, EVENTS]}
         rows=${points ?? []}
       />
     </details>
@@ -195,10 +205,10 @@ function Breakdown({ session, identity, onClose }) {
         caption="What this call cost"
         testId="breakdown-table"
         columns=${[
-          { label: 'Provider', value: (i) => i.provider },
-          { label: 'Service', value: (i) => i.service },
-          { label: 'Units', value: (i) => `${i.quantity} ${i.unit}`, num: true },
-          { label: 'Cost', value: (i) => money(i.cost), num: true },
+          column('Provider', (i) => i.provider),
+          column('Service', (i) => i.service),
+          column('Units', (i) => `${i.quantity} ${i.unit}`, true),
+          column('Cost', (i) => money(i.cost), true),
         ]}
         rows=${breakdown.items}
       />
@@ -226,26 +236,26 @@ function Sessions({ identity, refresh, onOpen }) {
     });
   }, [page, refresh]);
   const pages = list ? Math.max(1, Math.ceil(list.total / PAGE_SIZE)) : 1;
-  return html`<section aria-labelledby="sessions-title">
-    <h2 id="sessions-title">Calls</h2>
-    <${Table}
+  return html`<${TableSection}
+      name="sessions"
+      title="Calls"
       caption=${`Calls, newest first (page ${page} of ${pages})`}
       testId="sessions-table"
       onRow=${onOpen}
       columns=${[
-        { label: 'Room', value: (s) => s.room_name },
-        { label: 'Status', value: (s) => s.status },
-        { label: 'Started', value: (s) => s.started_at ?? '' },
-        { label: 'Duration (s)', value: (s) => s.duration ?? '', num: true },
-        { label: 'Cost', value: (s) => money(costs[s.id]), num: true },
+        column('Room', (s) => s.room_name),
+        column('Status', (s) => s.status),
+        column('Started', (s) => s.started_at ?? ''),
+        column('Duration (s)', (s) => s.duration ?? '', true),
+        column('Cost', (s) => money(costs[s.id]), true),
       ]}
       rows=${list?.sessions ?? []}
-    />
-    <div class="controls">
-      <button class="secondary" disabled=${page <= 1} onClick=${() => setPage(page - 1)}>Newer</button>
-      <button class="secondary" disabled=${page >= pages} onClick=${() => setPage(page + 1)}>Older</button>
-    </div>
-  </section>`;
+    >
+      <div class="controls">
+        <button class="secondary" disabled=${page <= 1} onClick=${() => setPage(page - 1)}>Newer</button>
+        <button class="secondary" disabled=${page >= pages} onClick=${() => setPage(page + 1)}>Older</button>
+      </div>
+    </${TableSection}>`;
 }
 
 function Dashboard({ identity }) {
@@ -291,54 +301,48 @@ function Dashboard({ identity }) {
       </${Tile}>
     </div>
     <${Timeline} points=${timeline} view=${view} setView=${setView} identity=${identity} />
-    <section aria-labelledby="agents-title">
-      <h2 id="agents-title">By agent</h2>
-      <${Table}
-        caption="Agents, most expensive first"
-        testId="agents-table"
-        columns=${[
-          { label: 'Agent', value: (a) => a.agent_name },
-          { label: 'Cost', value: (a) => money(a.total_cost), num: true },
-          { label: 'Calls', value: (a) => a.session_count, num: true },
-          { label: 'Events', value: (a) => a.event_count, num: true },
-        ]}
-        rows=${agents ?? []}
-      />
+    <${TableSection}
+      name="agents"
+      title="By agent"
+      caption="Agents, most expensive first"
+      testId="agents-table"
+      columns=${[column('Agent', (a) => a.agent_name), COST, column('Calls', (a) => a.session_count, true), EVENTS]}
+      rows=${agents ?? []}
+    >
       <button class="secondary" onClick=${() => downloadCsv(`/api/costs/by-agent?${rangeParams(view)}&format=csv`, identity, 'agents.csv')}>
         Download CSV
       </button>
-    </section>
+    </${TableSection}>
     <${Sessions} identity=${identity} refresh=${refresh} onOpen=${setSelected} />
     ${selected && html`<${Breakdown} session=${selected} identity=${identity} onClose=${() => setSelected(null)} />`}
-    <section aria-labelledby="unpriced-title" id="unpriced">
-      <h2 id="unpriced-title">Unpriced usage</h2>
-      <${Table}
-        caption="Usage no price applied to"
-        testId="unpriced-table"
-        columns=${[
-          { label: 'Provider', value: (u) => u.provider },
-          { label: 'Model', value: (u) => u.model },
-          { label: 'Event type', value: (u) => u.event_type },
-          { label: 'Events', value: (u) => u.event_count, num: true },
-        ]}
-        rows=${unpriced ?? []}
-      />
-    </section>
-    <section aria-labelledby="rates-title">
-      <h2 id="rates-title">Prices in force</h2>
-      <${Table}
-        caption=${`The first 100 of ${rates?.length ?? 0} prices (GET /api/rates)`}
-        testId="rates-table"
-        columns=${[
-          { label: 'Provider', value: (r) => r.provider },
-          { label: 'Model', value: (r) => r.model ?? '' },
-          { label: 'Unit', value: (r) => `${r.dimension} per ${r.per} ${r.unit}` },
-          { label: 'Price', value: (r) => `${r.price} ${r.currency}`, num: true },
-          { label: 'Scope', value: (r) => r.scope },
-        ]}
-        rows=${(rates ?? []).slice(0, 100)}
-      />
-    </section>`;
+    <${TableSection}
+      name="unpriced"
+      anchor="unpriced"
+      title="Unpriced usage"
+      caption="Usage no price applied to"
+      testId="unpriced-table"
+      columns=${[
+        column('Provider', (u) => u.provider),
+        column('Model', (u) => u.model),
+        column('Event type', (u) => u.event_type),
+        EVENTS,
+      ]}
+      rows=${unpriced ?? []}
+    />
+    <${TableSection}
+      name="rates"
+      title="Prices in force"
+      caption=${`The first 100 of ${rates?.length ?? 0} prices (GET /api/rates)`}
+      testId="rates-table"
+      columns=${[
+        column('Provider', (r) => r.provider),
+        column('Model', (r) => r.model ?? ''),
+        column('Unit', (r) => `${r.dimension} per ${r.per} ${r.unit}`),
+        column('Price', (r) => `${r.price} ${r.currency}`, true),
+        column('Scope', (r) => r.scope),
+      ]}
+      rows=${(rates ?? []).slice(0, 100)}
+    />`;
 }
 
 function App() {
