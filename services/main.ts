@@ -62,7 +62,6 @@ async function main(): Promise<void> {
       announcements,
       dataDir: config.dataDir,
       stallAfterMs: config.consumerStallMs,
-      roundLanes: config.consumerRoundLanes,
     });
     const writer = consumer.writer;
     // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.

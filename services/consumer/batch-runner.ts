@@ -41,12 +41,6 @@ export interface BatchRunnerOptions {
    * and a round gathers the batches in hand.
    */
   readonly partitions?: number;
-  /**
-   * Rounds stored at once: partition p of a gathered topic is in lane p mod lanes. One lane's pricing
-   * (the main thread) runs while another's insert (ClickHouse's threads) does; each lane is one insert
-   * per table per fetch.
-   */
-  readonly lanes?: number;
   readonly handle: RoundHandler;
   readonly log: Logger;
   /** How long to wait before the first relaunch after kafkajs gave up (doubled each failure, at most 30 s). */
@@ -90,7 +84,6 @@ export async function startBatchRunner({
   topics,
   gathered = [],
   partitions = 4,
-  lanes = 1,
   handle,
   log,
   relaunchDelayMs = 1_000,
@@ -139,10 +132,7 @@ export async function startBatchRunner({
       await consumer.connect();
       for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
       const context: RunContext = { consumer, plans, groupId, handle, log, onCommitted, watch };
-      const gatherers = Array.from(
-        { length: lanes },
-        () => new RoundGatherer<ReadyBatch>((batches) => runRounds(batches, context)),
-      );
+      const gatherer = new RoundGatherer<ReadyBatch>((batches) => runRounds(batches, context));
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
@@ -150,7 +140,7 @@ export async function startBatchRunner({
         partitionsConsumedConcurrently: partitions,
         eachBatch: (payload) =>
           gatheredTopics.has(payload.batch.topic)
-            ? runGathered(payload, context, gatherers[payload.batch.partition % lanes]!)
+            ? runGathered(payload, context, gatherer)
             : runAlone(payload, context),
       });
     } catch (error) {

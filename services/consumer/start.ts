@@ -33,8 +33,6 @@ export interface ConsumerDeps {
   readonly dataDir: string;
   /** How long one batch may fail to store before /readyz says the consumer is stalled. */
   readonly stallAfterMs: number;
-  /** How many rounds of usage are stored at once (CONSUMER_ROUND_LANES). */
-  readonly roundLanes: number;
 }
 
 export interface StartedConsumer {
@@ -62,7 +60,6 @@ export async function startConsumer({
   announcements,
   dataDir,
   stallAfterMs,
-  roundLanes,
 }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
   const tenantCard = new TenantRateCard(
@@ -149,7 +146,6 @@ export async function startConsumer({
       // Usage is gathered into rounds across partitions; session records stay one insert per batch.
       gathered: [kafka.topics.usage.name],
       partitions: kafka.topics.sessions.partitions + kafka.topics.usage.partitions,
-      lanes: roundLanes,
       handle: writer.handleRound,
       log: consumerLog,
       watch,

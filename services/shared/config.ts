@@ -44,11 +44,6 @@ export interface Config {
   readonly auth: AuthConfig;
   /** /readyz of a consumer answers 503 once one batch has failed to store for this long (CONSUMER_STALL_SECONDS). */
   readonly consumerStallMs: number;
-  /**
-   * How many rounds a consumer stores at once (CONSUMER_ROUND_LANES): a fetch's usage batches are split
-   * between them by partition, so that one round's pricing runs while another's insert does.
-   */
-  readonly consumerRoundLanes: number;
   /** The live cost streams (GET /api/costs/live, /api/sessions/{id}/cost-stream). */
   readonly liveStreams: {
     /** LIVE_STREAMS_PER_TENANT: open streams one tenant may hold in one process; past it, 429. */
@@ -159,7 +154,6 @@ export function loadConfig(env: Env): Config {
 
   const auth = readAuth(read, problems);
   const consumerStallMs = read.integer('CONSUMER_STALL_SECONDS', 60, 1, 86_400) * 1000;
-  const consumerRoundLanes = read.integer('CONSUMER_ROUND_LANES', 2, 1, 64);
   const liveStreams = {
     perTenant: read.integer('LIVE_STREAMS_PER_TENANT', 20, 1, 10_000),
     heartbeatMs: read.integer('LIVE_STREAM_HEARTBEAT_SECONDS', 15, 1, 3_600) * 1000,
@@ -184,7 +178,6 @@ export function loadConfig(env: Env): Config {
     usage,
     faultInjection,
     consumerStallMs,
-    consumerRoundLanes,
     liveStreams,
     auth,
   });
