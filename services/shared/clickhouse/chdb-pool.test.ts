@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { sqlString, withSessionParams } from './chdb-pool.ts';
+
+describe('withSessionParams', () => {
+  it('sends each parameter as the text an HTTP server gets, quoted as a string literal, before the statement', () => {
+    const statement = withSessionParams({
+      query: 'SELECT {user:String}, {ids:Array(String)}, {from:Int64}',
+      query_params: { user: "o'brien\\\t", ids: ['a', "b'c"], from: 1_700_000_000_000 },
+      format: 'JSONEachRow',
+    });
+    expect(statement).toEqual({
+      query:
+        "SET param_user = 'o\\\\\\'brien\\\\\\\\\\\\t'; SET param_ids = '[\\'a\\',\\'b\\\\\\'c\\']'; SET param_from = '1700000000000'; SELECT {user:String}, {ids:Array(String)}, {from:Int64}",
+      query_params: undefined,
+      format: 'JSONEachRow',
+    });
+  });
+
+  it('leaves a statement without parameters as it is', () => {
+    const statement = { query: 'SELECT 1' };
+    expect(withSessionParams(statement)).toBe(statement);
+  });
+
+  it('refuses a placeholder without a value, which would otherwise read the session’s last one', () => {
+    expect(() => withSessionParams({ query: 'SELECT { user : String }', query_params: {} })).toThrow(
+      'query parameter user is not set',
+    );
+    expect(() => withSessionParams({ query: 'SELECT {a:String}, {b:String}', query_params: { a: 'x' } })).toThrow(
+      'query parameter b is not set',
+    );
+  });
+
+  it('refuses a parameter name that is not an identifier', () => {
+    expect(() => withSessionParams({ query: 'SELECT 1', query_params: { 'x = 1; DROP TABLE t; --': 1 } })).toThrow(
+      /is not an identifier/,
+    );
+  });
+});
+
+describe('sqlString', () => {
+  it('escapes the backslash and the quote, the only characters that end or escape a literal', () => {
+    expect(sqlString(`a'b\\c\n`)).toBe(`'a\\'b\\\\c\n'`);
+  });
+});
