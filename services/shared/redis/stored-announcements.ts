@@ -19,6 +19,14 @@ export type AnnouncementListener = (announcement: StoredAnnouncement) => void;
 export interface StoredAnnouncements {
   publish(announcement: StoredAnnouncement): Promise<void>;
   subscribe(listener: AnnouncementListener): () => void;
+  /**
+   * Whether every batch stored from now on will be announced to this process's listeners: false until
+   * the subscription is confirmed and while its connection is down. What is kept on the strength of
+   * announcements (the query service's answer cache) holds only while this is true.
+   */
+  listening(): boolean;
+  /** Told each time announcements may have been lost (the subscription's connection closed). */
+  onMissed(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -39,6 +47,21 @@ export class MemoryAnnouncements implements StoredAnnouncements {
     return () => this.emitter.off('stored', listener);
   }
 
+  /** Published and heard in one process: nothing can be lost on the way. */
+  listening(): boolean {
+    return true;
+  }
+
+  onMissed(listener: () => void): () => void {
+    this.emitter.on('missed', listener);
+    return () => this.emitter.off('missed', listener);
+  }
+
+  /** For a transport in front of this one: its listeners are told that announcements may have been lost. */
+  missed(): void {
+    this.emitter.emit('missed');
+  }
+
   async close(): Promise<void> {
     this.emitter.removeAllListeners();
   }
@@ -51,6 +74,7 @@ export class MemoryAnnouncements implements StoredAnnouncements {
 export class RedisAnnouncements implements StoredAnnouncements {
   private readonly local = new MemoryAnnouncements();
   private subscriber: Redis | null = null;
+  private subscribed = false;
 
   constructor(
     private readonly redis: Redis,
@@ -67,19 +91,39 @@ export class RedisAnnouncements implements StoredAnnouncements {
     return this.local.subscribe(listener);
   }
 
+  listening(): boolean {
+    return this.subscribed;
+  }
+
+  onMissed(listener: () => void): () => void {
+    return this.local.onMissed(listener);
+  }
+
   async close(): Promise<void> {
     await this.local.close();
     await this.subscriber?.quit().catch(() => undefined);
     this.subscriber = null;
+    this.subscribed = false;
   }
 
   private listen(): Redis {
     const subscriber = this.redis.duplicate({ lazyConnect: false });
     const channel = announcementChannel(this.prefix);
-    // ioredis subscribes again after a reconnect by itself.
-    subscriber
-      .subscribe(channel)
-      .catch((error: unknown) => this.log.warn({ err: error }, 'announcements_subscribe_failed'));
+    // Subscribed on every (re)connection, and listening only once Redis confirmed it: what is published
+    // before the confirmation does not reach this connection. (ioredis subscribes again by itself too;
+    // a second SUBSCRIBE to the same channel changes nothing.)
+    subscriber.on('ready', () => {
+      subscriber
+        .subscribe(channel)
+        .then(() => (this.subscribed = subscriber.status === 'ready' && this.subscriber === subscriber))
+        .catch((error: unknown) => this.log.warn({ err: error }, 'announcements_subscribe_failed'));
+    });
+    // Whatever was published while the connection was down is lost to this process.
+    subscriber.on('close', () => {
+      if (!this.subscribed) return;
+      this.subscribed = false;
+      this.local.missed();
+    });
     subscriber.on('error', (error: unknown) => this.log.warn({ err: error }, 'announcements_connection_error'));
     subscriber.on('message', (from: string, message: string) => {
       if (from !== channel) return;
