@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       readLimits: { maxExecutionTimeS: 20, maxResultBytes: 268435456 },
       readConnections: 2,
     });
+    expect(config.queryCache).toEqual({ maxAgeMs: 30_000, maxBytes: 64 * 1024 * 1024 });
     expect(config.dataDir).toMatch(/\/data$/);
   });
 
@@ -45,6 +46,15 @@ describe('loadConfig', () => {
       loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_READ_CONNECTIONS: '16' }).clickhouse.readConnections,
     ).toBe(16);
     expect(() => loadConfig({ CLICKHOUSE_READ_CONNECTIONS: '0' })).toThrow(/CLICKHOUSE_READ_CONNECTIONS/);
+  });
+
+  it('turns the answer cache off with QUERY_CACHE_SECONDS=0 and bounds it by QUERY_CACHE_MB', () => {
+    expect(loadConfig({ QUERY_CACHE_SECONDS: '0' }).queryCache).toBeNull();
+    expect(loadConfig({ QUERY_CACHE_SECONDS: '5', QUERY_CACHE_MB: '8' }).queryCache).toEqual({
+      maxAgeMs: 5000,
+      maxBytes: 8 * 1024 * 1024,
+    });
+    expect(() => loadConfig({ QUERY_CACHE_SECONDS: 'forever' })).toThrow(/QUERY_CACHE_SECONDS/);
   });
 
   it('switches each dependency to its real service by its own variable', () => {

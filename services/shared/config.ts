@@ -47,6 +47,11 @@ export interface Config {
   /** /readyz of a consumer answers 503 once one batch has failed to store for this long (CONSUMER_STALL_SECONDS). */
   readonly consumerStallMs: number;
   /** The live cost streams (GET /api/costs/live, /api/sessions/{id}/cost-stream). */
+  /**
+   * The query service's per-tenant answer cache (summary, timeline, by-agent), dropped when the tenant's
+   * next batch is stored; null: QUERY_CACHE_SECONDS=0, every answer read afresh.
+   */
+  readonly queryCache: { readonly maxAgeMs: number; readonly maxBytes: number } | null;
   readonly liveStreams: {
     /** LIVE_STREAMS_PER_TENANT: open streams one tenant may hold in one process; past it, 429. */
     readonly perTenant: number;
@@ -164,6 +169,11 @@ export function loadConfig(env: Env): Config {
 
   const auth = readAuth(read, problems);
   const consumerStallMs = read.integer('CONSUMER_STALL_SECONDS', 60, 1, 86_400) * 1000;
+  const cacheSeconds = read.integer('QUERY_CACHE_SECONDS', 30, 0, 3_600);
+  const queryCache =
+    cacheSeconds === 0
+      ? null
+      : { maxAgeMs: cacheSeconds * 1000, maxBytes: read.integer('QUERY_CACHE_MB', 64, 1, 65_536) * 1024 * 1024 };
   const liveStreams = {
     perTenant: read.integer('LIVE_STREAMS_PER_TENANT', 20, 1, 10_000),
     heartbeatMs: read.integer('LIVE_STREAM_HEARTBEAT_SECONDS', 15, 1, 3_600) * 1000,
@@ -188,6 +198,7 @@ export function loadConfig(env: Env): Config {
     usage,
     faultInjection,
     consumerStallMs,
+    queryCache,
     liveStreams,
     auth,
   });

@@ -10,6 +10,7 @@ import { sessionIdPath } from '../../../schemas/http/request-params.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { defineRoute, type Route } from '../../shared/http/define-route.ts';
 import type { LiveUsageStore } from '../../shared/redis/live-usage.ts';
+import { READ_AFRESH, type Answers } from '../answer-cache.ts';
 import { costBreakdown } from '../cost-breakdown.ts';
 import { costByAgent } from '../cost-by-agent.ts';
 import { costSummary } from '../cost-summary.ts';
@@ -32,10 +33,12 @@ const SESSION_NOT_FOUND = {
 export interface CostRoutesDeps {
   readonly ch: ClickHouse;
   readonly liveUsage: LiveUsageStore;
+  /** Where summary, timeline and by-agent answers are kept between stored batches; absent: read afresh. */
+  readonly answers?: Answers;
   readonly now?: () => number;
 }
 
-export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): Route[] {
+export function costRoutes({ ch, liveUsage, answers = READ_AFRESH, now = Date.now }: CostRoutesDeps): Route[] {
   return [
     defineRoute({
       method: 'GET',
@@ -46,7 +49,7 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
       request: { query: costSummaryQuery },
       requireUserId: true,
       response: costSummaryResponse,
-      handle: async ({ query, userId }) => costSummary(ch, userId!, timeZoneOf(query.tz), now()),
+      handle: async ({ query, userId }) => costSummary(ch, userId!, timeZoneOf(query.tz), now(), answers),
     }),
     defineRoute({
       method: 'GET',
@@ -66,6 +69,7 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
           query.period as Period,
           timeZone,
           now(),
+          answers,
         );
         return wantsCsv(query.format, ctx.get('accept')) ? timelineCsv(points, CURRENCY) : points;
       },
@@ -80,7 +84,8 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
       requireUserId: true,
       response: costByAgentResponse,
       handle: async ({ query, userId }, ctx) => {
-        const agents = await costByAgent(ch, userId!, dateRangeOf(query, timeZoneOf(query.tz)), query.limit);
+        const range = dateRangeOf(query, timeZoneOf(query.tz));
+        const agents = await costByAgent(ch, userId!, range, query.limit, answers);
         return wantsCsv(query.format, ctx.get('accept')) ? agentsCsv(agents, CURRENCY) : agents;
       },
     }),
