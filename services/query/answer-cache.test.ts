@@ -15,6 +15,9 @@ class FakeAnnouncements extends MemoryAnnouncements implements StoredAnnouncemen
   stored(...tenants: string[]): void {
     void this.publish({ tenants, sessions: [] } satisfies StoredAnnouncement);
   }
+  agentStored(agent: string): void {
+    void this.publish({ tenants: [], sessions: [], agents: [agent] });
+  }
   lose(): void {
     this.up = false;
     this.missed();
@@ -40,7 +43,13 @@ let caches: AnswerCache[] = [];
 
 function makeCache(overrides: Partial<AnswerCacheOptions> = {}) {
   const announcements = new FakeAnnouncements();
-  const cache = new AnswerCache(announcements, { maxAgeMs: 30_000, maxBytes: 1024 * 1024, perf: clock, ...overrides });
+  const cache = new AnswerCache(announcements, {
+    maxAgeMs: 30_000,
+    maxBytes: 1024 * 1024,
+    agentsAnnounced: true,
+    perf: clock,
+    ...overrides,
+  });
   caches.push(cache);
   let reads = 0;
   const answer = (tenant: string, query = 'summary', value: unknown = { tenant, read: reads + 1 }) =>
@@ -77,6 +86,26 @@ describe('AnswerCache', () => {
     await answer('acme', 'by-agent');
     await answer('globex');
     expect(reads()).toBe(5);
+  });
+
+  it('drops every tenant’s answers when an agent is stored, and keeps none that read agents where agents are not announced', async () => {
+    const { announcements, answer, reads } = makeCache();
+    await answer('acme');
+    await answer('globex');
+    announcements.agentStored('agent-1');
+    await answer('acme');
+    await answer('globex');
+    expect(reads()).toBe(4);
+    const unannounced = makeCache({ agentsAnnounced: false });
+    let names = 0;
+    const readNames = async () => ++names;
+    await unannounced.cache.answer('acme', 'agent-names', readNames, { agents: true });
+    await unannounced.cache.answer('acme', 'agent-names', readNames, { agents: true });
+    expect(names).toBe(2);
+    // Answers of the tenant's own data are kept all the same.
+    await unannounced.answer('acme');
+    await unannounced.answer('acme');
+    expect(unannounced.reads()).toBe(1);
   });
 
   it('does not keep a read that was under way when the tenant’s batch was stored, nor let later requests join it', async () => {

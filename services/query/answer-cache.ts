@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { sentUnchanged } from '../shared/http/send-json.ts';
 import type { StoredAnnouncements } from '../shared/redis/stored-announcements.ts';
 
 /** Where a cost view gets an answer: kept from an earlier read of the same stored data, or read now. */
@@ -7,7 +8,13 @@ export interface Answers {
    * The answer to `query` (a key naming the view and every input its answer depends on, "now" included
    * only as far as it matters) for `tenant`, whose stored data is all the answer may depend on.
    */
-  answer<T>(tenant: string, query: string, read: () => Promise<T>): Promise<T>;
+  answer<T>(tenant: string, query: string, read: () => Promise<T>, reads?: ReadsBeyondTenant): Promise<T>;
+}
+
+/** What an answer reads besides the tenant's own data. */
+export interface ReadsBeyondTenant {
+  /** The agents' own names, whoever owns them: kept only where agents' changes are announced. */
+  readonly agents?: boolean;
 }
 
 /** No cache: every answer read afresh. */
@@ -18,6 +25,8 @@ export interface AnswerCacheOptions {
   readonly maxAgeMs: number;
   /** At most this many answers' JSON characters are kept, the least recently used dropped first. */
   readonly maxBytes: number;
+  /** Whether stored agents are announced (the embedded path: services/main.ts); if not, answers reading them are not kept. */
+  readonly agentsAnnounced: boolean;
   /** The clock of the age (tests). */
   readonly perf?: { now(): number };
 }
@@ -41,11 +50,13 @@ export class AnswerCache implements Answers {
   /** Per tenant, the reads under way by query: requests for the same answer share one read. */
   private readonly reading = new Map<string, Map<string, Promise<unknown>>>();
   private readonly unsubscribe: readonly (() => void)[];
+  private readonly agentsAnnounced: boolean;
 
   constructor(
     private readonly announcements: StoredAnnouncements,
-    { maxAgeMs, maxBytes, perf }: AnswerCacheOptions,
+    { maxAgeMs, maxBytes, agentsAnnounced, perf }: AnswerCacheOptions,
   ) {
+    this.agentsAnnounced = agentsAnnounced;
     this.kept = new LRUCache<string, Kept>({
       maxSize: maxBytes,
       sizeCalculation: (kept) => Math.max(1, JSON.stringify(kept.value)?.length ?? 1),
@@ -55,21 +66,25 @@ export class AnswerCache implements Answers {
       dispose: (kept, key) => this.forget(kept.tenant, key),
     });
     this.unsubscribe = [
-      announcements.subscribe(({ tenants }) => tenants.forEach((tenant) => this.drop(tenant))),
+      announcements.subscribe(({ tenants, agents = [] }) => {
+        // An agent changes rarely, and its name may show in any tenant's answers.
+        if (agents.length > 0) this.dropAll();
+        else tenants.forEach((tenant) => this.drop(tenant));
+      }),
       announcements.onMissed(() => this.dropAll()),
     ];
   }
 
-  async answer<T>(tenant: string, query: string, read: () => Promise<T>): Promise<T> {
-    if (!this.announcements.listening()) return read();
+  async answer<T>(tenant: string, query: string, read: () => Promise<T>, beyond: ReadsBeyondTenant = {}): Promise<T> {
+    if (!this.announcements.listening() || (beyond.agents === true && !this.agentsAnnounced)) return read();
     const key = JSON.stringify([tenant, query]);
     const kept = this.kept.get(key);
     if (kept !== undefined) return kept.value as T;
     const running = this.reading.get(tenant)?.get(query);
     if (running !== undefined) return running as Promise<T>;
     const reading = read();
-    const reads = this.reading.get(tenant) ?? new Map<string, Promise<unknown>>();
-    this.reading.set(tenant, reads.set(query, reading));
+    const underWay = this.reading.get(tenant) ?? new Map<string, Promise<unknown>>();
+    this.reading.set(tenant, underWay.set(query, reading));
     try {
       const value = await reading;
       // Still this tenant's read under way: no batch of the tenant was stored since it began.
@@ -102,7 +117,9 @@ export class AnswerCache implements Answers {
 
   private keep(tenant: string, key: string, value: unknown): void {
     // Shared by every request that gets it: frozen, so that none can change what the next one reads.
-    this.kept.set(key, { tenant, value: deepFreeze(value) });
+    const frozen = deepFreeze(value);
+    if (frozen !== null && typeof frozen === 'object') sentUnchanged(frozen);
+    this.kept.set(key, { tenant, value: frozen });
     if (!this.kept.has(key)) return; // larger than the whole cache
     const keys = this.keysOf.get(tenant) ?? new Set<string>();
     this.keysOf.set(tenant, keys.add(key));

@@ -17,8 +17,8 @@ export interface AgentCost {
  * GET /api/costs/by-agent: the most expensive agents first (ties by agent id), at most `limit`;
  * usage without an agent is left out; the name is the agent's own (POST /api/agents/), else the latest
  * one the agent's sessions gave, else "Unknown"; session_count counts the sessions with usage in the range.
- * The costs are the tenant's data and may come from `answers`; the names are read each time, since an
- * agent's own name is whoever owns it, and no announcement says when it changed.
+ * The costs are the tenant's data; the names are too, but for an agent's own name, which is read by
+ * id whoever owns the agent: `answers` keeps them only where agents' changes are announced.
  */
 export async function costByAgent(
   ch: ClickHouse,
@@ -30,10 +30,14 @@ export async function costByAgent(
   const costs = await answers.answer(userId, JSON.stringify(['by-agent', range.start, range.end, limit]), () =>
     agentCosts(ch, userId, range, limit),
   );
-  const names = await agentNames(
-    ch,
-    userId,
-    costs.map((cost) => cost.agent_id),
+  const ids = costs.map((cost) => cost.agent_id);
+  const names = new Map(
+    await answers.answer(
+      userId,
+      JSON.stringify(['agent-names', ids]),
+      async () => [...(await agentNames(ch, userId, ids))],
+      { agents: true },
+    ),
   );
   return costs.map(({ agent_id, ...cost }) => ({ agent_id, agent_name: names.get(agent_id) ?? 'Unknown', ...cost }));
 }

@@ -78,5 +78,6 @@ function answerCacheOf(
   if (infra.clickhouseReads.cluster !== null) return off('a replica may answer from before an announced batch');
   if (infra.redis === null && (infra.kafka !== null || !infra.clickhouseReads.embedded))
     return off('without REDIS_URL, batches that other processes store are not announced here');
-  return new AnswerCache(announcements, options);
+  // Without Kafka every agent is stored by this process's writer, which announces it (services/main.ts).
+  return new AnswerCache(announcements, { ...options, agentsAnnounced: infra.kafka === null });
 }

@@ -7,6 +7,25 @@ import type { Context } from 'koa';
  */
 export function sendJson(ctx: Context, status: number, body: unknown, serialized?: string): void {
   ctx.status = status;
-  ctx.body = serialized ?? JSON.stringify(body);
+  ctx.body = serialized ?? jsonOf(body);
   ctx.set('Content-Type', 'application/json');
+}
+
+/** The JSON text of answers sent unchanged to many requests (see sentUnchanged), written on the first. */
+const written = new WeakMap<object, string | null>();
+
+/**
+ * Marks an answer that many requests will be sent as it is (the query service's cached answers): it
+ * must be frozen all through, since its JSON text is written once and sent again for every request.
+ */
+export function sentUnchanged<T extends object>(answer: T): T {
+  if (!written.has(answer)) written.set(answer, null);
+  return answer;
+}
+
+function jsonOf(body: unknown): string {
+  if (body === null || typeof body !== 'object' || !written.has(body)) return JSON.stringify(body);
+  let text = written.get(body);
+  if (text == null) written.set(body, (text = JSON.stringify(body)));
+  return text;
 }

@@ -6,6 +6,11 @@ import type { Logger } from '../logger.ts';
 export interface StoredAnnouncement {
   readonly tenants: readonly string[];
   readonly sessions: readonly string[];
+  /**
+   * The agents whose records the batch stored. Announced only by the embedded path for now
+   * (services/main.ts): the consumer announces usage and sessions, so through Kafka this is absent.
+   */
+  readonly agents?: readonly string[];
 }
 
 export type AnnouncementListener = (announcement: StoredAnnouncement) => void;
