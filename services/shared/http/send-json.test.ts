@@ -31,7 +31,7 @@ describe('sendJson', () => {
     for (let i = 0; i < 3; i += 1) {
       const first = fakeContext();
       sendJson(first.ctx, 200, shared);
-      expect(first.body()).toBe('{"total_cost":"0.1"}');
+      expect(String(first.body())).toBe('{"total_cost":"0.1"}');
       sendJson(fakeContext().ctx, 200, other);
     }
     expect([shared.serialized, other.serialized]).toEqual([1, 3]);

@@ -11,21 +11,21 @@ export function sendJson(ctx: Context, status: number, body: unknown, serialized
   ctx.set('Content-Type', 'application/json');
 }
 
-/** The JSON text of answers sent unchanged to many requests (see sentUnchanged), written on the first. */
-const written = new WeakMap<object, string | null>();
+/** The JSON bytes of answers sent unchanged to many requests (see sentUnchanged), written on the first. */
+const written = new WeakMap<object, Buffer | null>();
 
 /**
  * Marks an answer that many requests will be sent as it is (the query service's cached answers): it
- * must be frozen all through, since its JSON text is written once and sent again for every request.
+ * must be frozen all through, since its JSON is written and encoded once and sent again for every request.
  */
 export function sentUnchanged<T extends object>(answer: T): T {
   if (!written.has(answer)) written.set(answer, null);
   return answer;
 }
 
-function jsonOf(body: unknown): string {
+function jsonOf(body: unknown): string | Buffer {
   if (body === null || typeof body !== 'object' || !written.has(body)) return JSON.stringify(body);
-  let text = written.get(body);
-  if (text == null) written.set(body, (text = JSON.stringify(body)));
-  return text;
+  let bytes = written.get(body);
+  if (bytes == null) written.set(body, (bytes = Buffer.from(JSON.stringify(body), 'utf8')));
+  return bytes;
 }
