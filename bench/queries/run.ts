@@ -44,6 +44,10 @@ const SERVER_ENV = Object.fromEntries(
 );
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+interface Level extends Throughput {
+  readonly cpuMsPerRequest: number | null;
+}
+
 function run(args: string[], env: Record<string, string>): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
@@ -76,7 +80,7 @@ async function ensureDataset(dataDir: string): Promise<void> {
 async function startServer(
   dataDir: string,
   env: Record<string, string>,
-): Promise<{ url: string; stop: () => Promise<void> }> {
+): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, callmeterNodeArgs('services/main.ts'), {
     cwd: ROOT,
@@ -97,26 +101,49 @@ async function startServer(
   for (let i = 0; i < 600; i += 1) {
     // The next server opens the same folder, which the engine allows one process at a time.
     if ((await fetch(`${url}/healthz`).catch(() => null))?.status === 200)
-      return { url, stop: () => (child.kill('SIGTERM'), exited) };
+      return { url, pid: child.pid!, stop: () => (child.kill('SIGTERM'), exited) };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   child.kill('SIGKILL');
   throw new Error('callmeter did not answer /healthz within 60 s');
 }
 
+/** CPU time the process has used (user and system, all its threads), from /proc on Linux; null elsewhere. */
+function cpuMsOf(pid: number): number | null {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100 a second).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 /** Each endpoint at each number of clients, after a warm-up of the endpoint (which fills the cache, if on). */
-async function measureClients(url: string, user: BenchUser, mode: string): Promise<Map<string, readonly Throughput[]>> {
-  const results = new Map<string, readonly Throughput[]>();
+async function measureClients(
+  { url, pid }: { url: string; pid: number },
+  user: BenchUser,
+  mode: string,
+): Promise<Map<string, readonly Level[]>> {
+  const results = new Map<string, readonly Level[]>();
   for (const name of CONCURRENT) {
     const route = `${url}${endpoints(user)[name]}`;
     const headers = { 'x-user-id': user.id };
     await measure(route, headers, 0, WARMUP);
-    const levels: Throughput[] = [];
+    const levels: Level[] = [];
     for (const clients of CLIENTS) {
-      const level = await measureConcurrent(route, headers, clients, LOAD_SECONDS);
+      const cpuBefore = cpuMsOf(pid);
+      const measured = await measureConcurrent(route, headers, clients, LOAD_SECONDS);
+      const cpu = cpuMsOf(pid);
+      // What bounds a load on a shared machine: the server's CPU time for each answer (its engine's threads included).
+      const cpuMsPerRequest =
+        cpu === null || cpuBefore === null || measured.requests === 0
+          ? null
+          : Math.round(((cpu - cpuBefore) / measured.requests) * 100) / 100;
+      const level = { ...measured, cpuMsPerRequest };
       levels.push(level);
       say(
-        `${name.padEnd(9)} ${mode.padEnd(8)} ${String(clients).padStart(2)} clients: ${level.requestsPerS} requests/s, p50 ${level.p50} ms, p95 ${level.p95} ms`,
+        `${name.padEnd(9)} ${mode.padEnd(8)} ${String(clients).padStart(2)} clients: ${level.requestsPerS} requests/s, p50 ${level.p50} ms, p95 ${level.p95} ms, ${cpuMsPerRequest} ms of CPU an answer`,
       );
     }
     results.set(name, levels);
@@ -147,7 +174,7 @@ await ensureDataset(dataDir);
 const dataset = datasetOf(LARGE, SMALL);
 const [small, large] = dataset.users as [BenchUser, BenchUser];
 const results = new Map<string, Latency>();
-const concurrency = new Map<string, Map<string, readonly Throughput[]>>();
+const concurrency = new Map<string, Map<string, readonly Level[]>>();
 const uncached = await startServer(dataDir, { QUERY_CACHE_SECONDS: '0' });
 try {
   for (const user of dataset.users) {
@@ -157,13 +184,13 @@ try {
       say(`${name.padEnd(13)} ${user.label.padStart(5)}: p50 ${latency.p50} ms, p95 ${latency.p95} ms`);
     }
   }
-  concurrency.set('uncached', await measureClients(uncached.url, large, 'uncached'));
+  concurrency.set('uncached', await measureClients(uncached, large, 'uncached'));
 } finally {
   await uncached.stop();
 }
 const cached = await startServer(dataDir, {});
 try {
-  concurrency.set('cached', await measureClients(cached.url, large, 'cached'));
+  concurrency.set('cached', await measureClients(cached, large, 'cached'));
 } finally {
   await cached.stop();
 }
@@ -198,6 +225,7 @@ for (const [mode, byEndpoint] of concurrency) {
       add(`${at}_requests_per_s`, level.requestsPerS, 'requests/s');
       add(`${at}_p50_ms`, level.p50, 'ms');
       add(`${at}_p95_ms`, level.p95, 'ms');
+      add(`${at}_cpu_ms_per_request`, level.cpuMsPerRequest, 'ms');
       if (level.clients === 1) continue;
       add(`${at}_throughput_ratio_to_1_client`, ratioOf(level.requestsPerS, one.requestsPerS), 'x');
       add(`${at}_p95_ratio_to_1_client`, ratioOf(level.p95, one.p95), 'x');
@@ -245,15 +273,15 @@ table.push(
   '',
   `${large.label} user, ${LOAD_SECONDS} s at each number of concurrent clients (autocannon); ratios to the 1-client figure of the same run:`,
   '',
-  '| endpoint | cache | clients | requests/s | ratio | p50 | p95 | p95 ratio |',
-  '|---|---|---|---|---|---|---|---|',
+  '| endpoint | cache | clients | requests/s | ratio | p50 | p95 | p95 ratio | server CPU an answer |',
+  '|---|---|---|---|---|---|---|---|---|',
 );
 for (const [mode, byEndpoint] of concurrency) {
   for (const [endpoint, levels] of byEndpoint) {
     const one = levels[0]!;
     for (const level of levels) {
       table.push(
-        `| ${endpoint} | ${mode === 'cached' ? 'on' : 'off'} | ${level.clients} | ${level.requestsPerS} | ${ratioOf(level.requestsPerS, one.requestsPerS)}x | ${level.p50 ?? '-'} ms | ${level.p95 ?? `over ${LOAD_SECONDS} s`} ms | ${ratioOf(level.p95, one.p95) ?? '-'}x |`,
+        `| ${endpoint} | ${mode === 'cached' ? 'on' : 'off'} | ${level.clients} | ${level.requestsPerS} | ${ratioOf(level.requestsPerS, one.requestsPerS)}x | ${level.p50 ?? '-'} ms | ${level.p95 ?? `over ${LOAD_SECONDS} s`} ms | ${ratioOf(level.p95, one.p95) ?? '-'}x | ${level.cpuMsPerRequest ?? '-'} ms |`,
       );
     }
   }
