@@ -193,7 +193,7 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
       let slowDone = false;
       const slow = reads.client
         .query({
-          query: 'SELECT sleepEachRow(0.5) FROM numbers(4) WHERE {go:UInt8} = 1 SETTINGS max_block_size = 1',
+          query: 'SELECT sleepEachRow(0.5) FROM numbers(8) WHERE {go:UInt8} = 1 SETTINGS max_block_size = 1',
           query_params: { go: 1 },
           format: 'JSONEachRow',
         })
@@ -220,6 +220,17 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
         }),
       );
       expect(answered).toEqual(asked);
+      // Values of 800 KB (the stored-id lookups of large batches): more than the parser takes by default.
+      const ids = Array.from(
+        { length: 20_000 },
+        (_, i) => `${randomUUID().slice(0, 24)}${String(i).padStart(12, '0')}`,
+      );
+      const counted = await reads.client.query({
+        query: 'SELECT length({ids:Array(String)}) AS n, {ids:Array(String)}[20000] AS last',
+        query_params: { ids },
+        format: 'JSONEachRow',
+      });
+      expect(await counted.json()).toEqual([{ n: '20000', last: ids.at(-1) }]);
       expect(slowDone).toBe(false);
       await slow;
       await expect(

@@ -16,6 +16,16 @@ describe('withSessionParams', () => {
     });
   });
 
+  it('raises the parser’s limit on a statement’s size first when the values would pass it', () => {
+    const ids = Array.from({ length: 10_000 }, (_, i) => `event-${i}`.padEnd(36, '0'));
+    const statement = withSessionParams({ query: 'SELECT {ids:Array(String)}', query_params: { ids } });
+    const limit = /^SET max_query_size = (\d+); SET param_ids = /.exec(statement.query);
+    expect(Number(limit?.[1])).toBeGreaterThan(Buffer.byteLength(statement.query));
+    expect(withSessionParams({ query: 'SELECT {id:String}', query_params: { id: 'one' } }).query).toMatch(
+      /^SET param_id/,
+    );
+  });
+
   it('leaves a statement without parameters as it is', () => {
     const statement = { query: 'SELECT 1' };
     expect(withSessionParams(statement)).toBe(statement);

@@ -72,12 +72,20 @@ export function withSessionParams<P extends Statement>(params: P): P {
   }
   const names = Object.keys(values);
   if (names.length === 0) return params;
-  const sets = names.map((name) => {
-    if (!PARAM_NAME.test(name)) throw new Error(`query parameter name ${JSON.stringify(name)} is not an identifier`);
-    return `SET param_${name} = ${sqlString(formatQueryParams({ value: values[name] }))}; `;
-  });
-  return { ...params, query: `${sets.join('')}${params.query}`, query_params: undefined };
+  const sets = names
+    .map((name) => {
+      if (!PARAM_NAME.test(name)) throw new Error(`query parameter name ${JSON.stringify(name)} is not an identifier`);
+      return `SET param_${name} = ${sqlString(formatQueryParams({ value: values[name] }))}; `;
+    })
+    .join('');
+  // A value is now statement text, which the parser bounds (max_query_size, 256 KiB by default), where a
+  // server bounds only the query: thousands of event ids would be refused. The limit is raised first.
+  const bytes = Buffer.byteLength(sets) + Buffer.byteLength(params.query);
+  const limit = bytes > DEFAULT_MAX_QUERY_SIZE ? `SET max_query_size = ${bytes + 1024}; ` : '';
+  return { ...params, query: `${limit}${sets}${params.query}`, query_params: undefined };
 }
+
+const DEFAULT_MAX_QUERY_SIZE = 262_144;
 
 /** A ClickHouse string literal: the backslash and the quote are the only characters that end or escape one. */
 export function sqlString(text: string): string {
