@@ -172,6 +172,20 @@ describe('answers kept on the strength of Redis announcements', () => {
     await eventually(async () => expect(await answer('acme')).not.toBe(kept));
   });
 
+  it('hears its own announcements at once, and once', async () => {
+    const heard: string[] = [];
+    const stop = announcements.subscribe(({ tenants }) => heard.push(...tenants));
+    await announcements.publish({ tenants: ['initech'], sessions: [] });
+    expect(heard).toEqual(['initech']);
+    // Redis delivers in order what it took in order: once the marker is heard, so was the copy of ours.
+    await new RedisAnnouncements(redis, isolation.keyPrefix, createLogger('silent')).publish({
+      tenants: ['marker'],
+      sessions: [],
+    });
+    await eventually(async () => expect(heard).toEqual(['initech', 'marker']));
+    stop();
+  });
+
   it('drops everything when its subscription’s connection is lost, and keeps answers again once subscribed anew', async () => {
     const kept = await answer('globex');
     expect(await answer('globex')).toBe(kept);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
@@ -80,6 +81,8 @@ export class RedisAnnouncements implements StoredAnnouncements {
   private readonly local = new MemoryAnnouncements();
   private subscriber: Redis | null = null;
   private subscribed = false;
+  /** This process's mark on what it publishes, so that it does not hear its own announcements twice. */
+  private readonly origin = randomUUID();
 
   constructor(
     private readonly redis: Redis,
@@ -88,7 +91,13 @@ export class RedisAnnouncements implements StoredAnnouncements {
   ) {}
 
   async publish(announcement: StoredAnnouncement): Promise<void> {
-    await this.redis.publish(announcementChannel(this.prefix), JSON.stringify(announcement));
+    // Heard in this process at once, as in the embedded mode: a query service beside the writer drops
+    // what the batch changed before the writer goes on (commits, answers), not a Redis round trip later.
+    await this.local.publish(announcement);
+    await this.redis.publish(
+      announcementChannel(this.prefix),
+      JSON.stringify({ ...announcement, origin: this.origin } satisfies Sent),
+    );
   }
 
   subscribe(listener: AnnouncementListener): () => void {
@@ -133,13 +142,19 @@ export class RedisAnnouncements implements StoredAnnouncements {
     subscriber.on('message', (from: string, message: string) => {
       if (from !== channel) return;
       try {
-        void this.local.publish(JSON.parse(message) as StoredAnnouncement);
+        const { origin, ...announcement } = JSON.parse(message) as Sent;
+        if (origin !== this.origin) void this.local.publish(announcement);
       } catch (error) {
         this.log.warn({ err: error }, 'announcement_unreadable');
       }
     });
     return subscriber;
   }
+}
+
+/** An announcement on the channel, with the process that published it (absent from older publishers). */
+interface Sent extends StoredAnnouncement {
+  readonly origin?: string;
 }
 
 /** What a batch of stored rows announces: each tenant and session once. */
