@@ -70,6 +70,9 @@ async function main(): Promise<void> {
         envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })),
         token,
       );
+      // An agent's name shows in other tenants' answers (by-agent reads it by id, whoever owns it).
+      const agents = envelopes.filter((envelope) => envelope.kind === 'agent').map((envelope) => envelope.key);
+      if (agents.length > 0) await announcements.publish({ tenants: [], sessions: [], agents });
     });
     shutdown.add('direct-sink', direct.drain);
     directSink = direct;

@@ -1,4 +1,5 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
+import { READ_AFRESH, type Answers } from './answer-cache.ts';
 import { CostTally, money } from './cost-tally.ts';
 import { agentNames, agentServiceLines, agentSessions } from './queries/agent-costs.ts';
 import type { InstantRange } from './routes/date-bounds.ts';
@@ -16,13 +17,37 @@ export interface AgentCost {
  * GET /api/costs/by-agent: the most expensive agents first (ties by agent id), at most `limit`;
  * usage without an agent is left out; the name is the agent's own (POST /api/agents/), else the latest
  * one the agent's sessions gave, else "Unknown"; session_count counts the sessions with usage in the range.
+ * The costs are the tenant's data; the names are too, but for an agent's own name, which is read by
+ * id whoever owns the agent: `answers` keeps them only where agents' changes are announced.
  */
 export async function costByAgent(
   ch: ClickHouse,
   userId: string,
   range: InstantRange,
   limit: number,
+  answers: Answers = READ_AFRESH,
 ): Promise<AgentCost[]> {
+  const costs = await answers.answer(userId, JSON.stringify(['by-agent', range.start, range.end, limit]), () =>
+    agentCosts(ch, userId, range, limit),
+  );
+  const ids = costs.map((cost) => cost.agent_id);
+  const names = new Map(
+    await answers.answer(
+      userId,
+      JSON.stringify(['agent-names', ids]),
+      async () => [...(await agentNames(ch, userId, ids))],
+      { agents: true },
+    ),
+  );
+  return costs.map(({ agent_id, ...cost }) => ({ agent_id, agent_name: names.get(agent_id) ?? 'Unknown', ...cost }));
+}
+
+async function agentCosts(
+  ch: ClickHouse,
+  userId: string,
+  range: InstantRange,
+  limit: number,
+): Promise<Omit<AgentCost, 'agent_name'>[]> {
   const [lines, sessions] = await Promise.all([agentServiceLines(ch, userId, range), agentSessions(ch, userId, range)]);
   const tallies = new Map<string, CostTally>();
   for (const line of lines) {
@@ -33,14 +58,8 @@ export async function costByAgent(
   const ranked = [...tallies]
     .sort(([a, x], [b, y]) => y.totalCost.comparedTo(x.totalCost) || (a < b ? -1 : 1))
     .slice(0, limit);
-  const names = await agentNames(
-    ch,
-    userId,
-    ranked.map(([agentId]) => agentId),
-  );
   return ranked.map(([agentId, tally]) => ({
     agent_id: agentId,
-    agent_name: names.get(agentId) ?? 'Unknown',
     total_cost: money(tally.totalCost),
     session_count: sessions.get(agentId) ?? 0,
     event_count: tally.events,

@@ -1,4 +1,5 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
+import { READ_AFRESH, type Answers } from './answer-cache.ts';
 import { CostTally, money, ZERO } from './cost-tally.ts';
 import { liveCost } from './live-cost.ts';
 import { sessionsWithUsage } from './queries/session-costs.ts';
@@ -6,9 +7,25 @@ import { summaryLines } from './queries/usage-totals.ts';
 import { partsByService, serviceKey } from './queries/usage-parts.ts';
 import { localDate, startOfLocalDay, startOfMonth } from './zoned-time.ts';
 
-/** GET /api/costs/summary: compat.md's three keys first, then the breakdowns and counts. */
-export async function costSummary(ch: ClickHouse, userId: string, timeZone: string, nowMs: number) {
+/**
+ * GET /api/costs/summary: compat.md's three keys first, then the breakdowns and counts. The answer
+ * depends on "now" through the start of the month only (and `as_of`, stamped on each answer).
+ */
+export async function costSummary(
+  ch: ClickHouse,
+  userId: string,
+  timeZone: string,
+  nowMs: number,
+  answers: Answers = READ_AFRESH,
+) {
   const monthStart = startOfLocalDay(startOfMonth(localDate(nowMs, timeZone)), timeZone);
+  const totals = await answers.answer(userId, JSON.stringify(['summary', monthStart]), () =>
+    summaryTotals(ch, userId, monthStart),
+  );
+  return { ...totals, as_of: new Date(nowMs).toISOString() };
+}
+
+async function summaryTotals(ch: ClickHouse, userId: string, monthStart: number) {
   const [lines, sessions, live, parts] = await Promise.all([
     summaryLines(ch, userId, monthStart),
     sessionsWithUsage(ch, userId),
@@ -39,6 +56,5 @@ export async function costSummary(ch: ClickHouse, userId: string, timeZone: stri
     unpriced_event_count: unpriced,
     reported_total_cost: money(reported),
     live_cost: money(live),
-    as_of: new Date(nowMs).toISOString(),
   };
 }

@@ -1,5 +1,6 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { AppError } from '../shared/errors.ts';
+import { READ_AFRESH, type Answers } from './answer-cache.ts';
 import { CostTally, money } from './cost-tally.ts';
 import { firstUsageAt, timelineLines } from './queries/usage-totals.ts';
 import type { InstantRange } from './routes/date-bounds.ts';
@@ -25,10 +26,26 @@ export async function costTimeline(
   period: Period,
   timeZone: string,
   nowMs: number,
+  answers: Answers = READ_AFRESH,
+): Promise<readonly TimelinePoint[]> {
+  // "Now" matters only as the end of the current bucket.
+  const nowEnd = currentBucketEnd(nowMs, period, timeZone);
+  return answers.answer(userId, JSON.stringify(['timeline', range.start, range.end, period, timeZone, nowEnd]), () =>
+    readTimeline(ch, userId, range, period, timeZone, nowEnd),
+  );
+}
+
+async function readTimeline(
+  ch: ClickHouse,
+  userId: string,
+  range: InstantRange,
+  period: Period,
+  timeZone: string,
+  nowEnd: number,
 ): Promise<TimelinePoint[]> {
   let start = range.start ?? (await firstUsageAt(ch, userId));
   if (start === null) return [];
-  let end = range.end ?? Math.max(currentBucketEnd(nowMs, period, timeZone), currentBucketEnd(start, period, timeZone));
+  let end = range.end ?? Math.max(nowEnd, currentBucketEnd(start, period, timeZone));
   let buckets = timelineBuckets(start, end, period, timeZone);
   if (buckets === null) {
     // "All time" as dashboards ask it (2020-01-01 to 2099-12-31, daily): the range is cut to the caller's
@@ -37,7 +54,7 @@ export async function costTimeline(
     const first = await firstUsageAt(ch, userId);
     if (first === null) return [];
     start = Math.max(start, first);
-    end = Math.min(end, Math.max(currentBucketEnd(nowMs, period, timeZone), currentBucketEnd(start, period, timeZone)));
+    end = Math.min(end, Math.max(nowEnd, currentBucketEnd(start, period, timeZone)));
     if (end <= start) return [];
     buckets = timelineBuckets(start, end, period, timeZone);
   }

@@ -13,6 +13,7 @@ import { costRoutes } from './routes/cost-routes.ts';
 import { liveRoutes } from './routes/live-routes.ts';
 import { LiveStreams } from './live/live-streams.ts';
 import type { StoredAnnouncements } from '../shared/redis/stored-announcements.ts';
+import { AnswerCache, READ_AFRESH } from './answer-cache.ts';
 import type { Config } from '../shared/config.ts';
 import { rateReadRoutes } from './routes/rate-routes.ts';
 import { unpricedRoutes } from './routes/unpriced-routes.ts';
@@ -24,7 +25,7 @@ export interface QueryDeps {
   readonly announcements: StoredAnnouncements;
   readonly log: Logger;
   readonly shutdown: Shutdown;
-  readonly config: Pick<Config, 'rateCardPath' | 'liveStreams' | 'auth'>;
+  readonly config: Pick<Config, 'rateCardPath' | 'liveStreams' | 'auth' | 'queryCache'>;
 }
 
 /** The cost routes over ClickHouse (and the live usage of calls in progress), and the prices in force. */
@@ -47,8 +48,11 @@ export async function startQuery({
   // Ended when shutdown begins (shutdown.signal), so that the HTTP server can drain its connections.
   const streams = new LiveStreams(announcements, config.liveStreams, shutdown.signal);
   shutdown.add('live-streams', () => streams.close());
+  const cache = answerCacheOf(infra, announcements, config.queryCache, log);
+  if (cache !== null) shutdown.add('answer-cache', async () => cache.close());
+  const answers = cache ?? READ_AFRESH;
   const routes = [
-    ...costRoutes({ ch: infra.clickhouseReads, liveUsage }),
+    ...costRoutes({ ch: infra.clickhouseReads, liveUsage, answers }),
     ...liveRoutes({ ch: infra.clickhouseReads, liveUsage, streams }),
     ...unpricedRoutes(infra.clickhouseReads),
     ...rateReadRoutes({ card: () => tenantCard.current(), catalogs: loadCatalogs() }),
@@ -56,4 +60,24 @@ export async function startQuery({
   ];
   // The dashboard page and its files (no credential: the page asks for one before it reads the API).
   return { routes, pages: [dashboardRoutes(config.auth.mode)] };
+}
+
+/**
+ * The answer cache, where this process hears of every stored batch: in the single-process default (no
+ * Kafka and the embedded engine, which no other process writes) or through Redis, where every consumer
+ * announces. Not on a cluster, whose replica answering a read may not have the batch announced yet.
+ */
+function answerCacheOf(
+  infra: Infrastructure,
+  announcements: StoredAnnouncements,
+  options: Config['queryCache'],
+  log: Logger,
+): AnswerCache | null {
+  const off = (reason: string) => (log.info({ reason }, 'answer_cache_off'), null);
+  if (options === null) return off('QUERY_CACHE_SECONDS=0');
+  if (infra.clickhouseReads.cluster !== null) return off('a replica may answer from before an announced batch');
+  if (infra.redis === null && (infra.kafka !== null || !infra.clickhouseReads.embedded))
+    return off('without REDIS_URL, batches that other processes store are not announced here');
+  // Without Kafka every agent is stored by this process's writer, which announces it (services/main.ts).
+  return new AnswerCache(announcements, { ...options, agentsAnnounced: infra.kafka === null });
 }

@@ -28,8 +28,33 @@ describe('loadConfig', () => {
       username: null,
       password: null,
       readLimits: { maxExecutionTimeS: 20, maxResultBytes: 268435456 },
+      readConnections: 2,
     });
+    expect(config.queryCache).toEqual({ maxAgeMs: 30_000, maxBytes: 64 * 1024 * 1024 });
     expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it('opens as many embedded read connections as libuv has worker threads for, beside the writer and the ingest reads', () => {
+    expect(loadConfig({ CLICKHOUSE_READ_CONNECTIONS: '6', UV_THREADPOOL_SIZE: '8' }).clickhouse.readConnections).toBe(
+      6,
+    );
+    expect(() => loadConfig({ CLICKHOUSE_READ_CONNECTIONS: '4' })).toThrow(
+      /CLICKHOUSE_READ_CONNECTIONS: 4 read connections, .* need 6 .* UV_THREADPOOL_SIZE is 4: raise it/,
+    );
+    // Over HTTP the embedded connections are not opened: nothing to fit.
+    expect(
+      loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_READ_CONNECTIONS: '16' }).clickhouse.readConnections,
+    ).toBe(16);
+    expect(() => loadConfig({ CLICKHOUSE_READ_CONNECTIONS: '0' })).toThrow(/CLICKHOUSE_READ_CONNECTIONS/);
+  });
+
+  it('turns the answer cache off with QUERY_CACHE_SECONDS=0 and bounds it by QUERY_CACHE_MB', () => {
+    expect(loadConfig({ QUERY_CACHE_SECONDS: '0' }).queryCache).toBeNull();
+    expect(loadConfig({ QUERY_CACHE_SECONDS: '5', QUERY_CACHE_MB: '8' }).queryCache).toEqual({
+      maxAgeMs: 5000,
+      maxBytes: 8 * 1024 * 1024,
+    });
+    expect(() => loadConfig({ QUERY_CACHE_SECONDS: 'forever' })).toThrow(/QUERY_CACHE_SECONDS/);
   });
 
   it('switches each dependency to its real service by its own variable', () => {

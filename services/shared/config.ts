@@ -33,6 +33,8 @@ export interface Config {
     readonly password: string | null;
     /** Every read (cost queries, history, stored-id lookups) stops past these: a 500, never a stalled or huge answer. */
     readonly readLimits: { readonly maxExecutionTimeS: number; readonly maxResultBytes: number };
+    /** CLICKHOUSE_READ_CONNECTIONS: the embedded engine's connections for the cost queries, run side by side. */
+    readonly readConnections: number;
   };
   /** Absent: live state lives in this process's memory. */
   readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
@@ -45,6 +47,11 @@ export interface Config {
   /** /readyz of a consumer answers 503 once one batch has failed to store for this long (CONSUMER_STALL_SECONDS). */
   readonly consumerStallMs: number;
   /** The live cost streams (GET /api/costs/live, /api/sessions/{id}/cost-stream). */
+  /**
+   * The query service's per-tenant answer cache (summary, timeline, by-agent), dropped when the tenant's
+   * next batch is stored; null: QUERY_CACHE_SECONDS=0, every answer read afresh.
+   */
+  readonly queryCache: { readonly maxAgeMs: number; readonly maxBytes: number } | null;
   readonly liveStreams: {
     /** LIVE_STREAMS_PER_TENANT: open streams one tenant may hold in one process; past it, 429. */
     readonly perTenant: number;
@@ -138,9 +145,17 @@ export function loadConfig(env: Env): Config {
       maxExecutionTimeS: read.integer('CLICKHOUSE_READ_MAX_EXECUTION_TIME_S', 20, 1, 29),
       maxResultBytes: read.integer('CLICKHOUSE_READ_MAX_RESULT_BYTES', 256 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     },
+    readConnections: read.integer('CLICKHOUSE_READ_CONNECTIONS', 2, 1, 64),
   };
   if (clickhouse.cluster !== null && clickhouse.url === null)
     problems.push('CLICKHOUSE_CLUSTER: needs CLICKHOUSE_URL (the embedded engine is one server)');
+  // Each running embedded statement holds one of libuv's worker threads (Node's default is 4): the read
+  // connections, the writer's and the ingest reads' must all fit, or reads would wait for a thread.
+  const workerThreads = read.integer('UV_THREADPOOL_SIZE', 4, 1, 1024);
+  if (clickhouse.url === null && clickhouse.readConnections + 2 > workerThreads)
+    problems.push(
+      `CLICKHOUSE_READ_CONNECTIONS: ${clickhouse.readConnections} read connections, the writer's and the ingest reads' need ${clickhouse.readConnections + 2} of libuv's worker threads, and UV_THREADPOOL_SIZE is ${workerThreads}: raise it`,
+    );
 
   const redisUrl = read.optionalUrl('REDIS_URL', ['redis:', 'rediss:']);
   const redis = redisUrl === null ? null : { url: redisUrl, keyPrefix: read.string('REDIS_KEY_PREFIX', 'callmeter:') };
@@ -154,6 +169,11 @@ export function loadConfig(env: Env): Config {
 
   const auth = readAuth(read, problems);
   const consumerStallMs = read.integer('CONSUMER_STALL_SECONDS', 60, 1, 86_400) * 1000;
+  const cacheSeconds = read.integer('QUERY_CACHE_SECONDS', 30, 0, 3_600);
+  const queryCache =
+    cacheSeconds === 0
+      ? null
+      : { maxAgeMs: cacheSeconds * 1000, maxBytes: read.integer('QUERY_CACHE_MB', 64, 1, 65_536) * 1024 * 1024 };
   const liveStreams = {
     perTenant: read.integer('LIVE_STREAMS_PER_TENANT', 20, 1, 10_000),
     heartbeatMs: read.integer('LIVE_STREAM_HEARTBEAT_SECONDS', 15, 1, 3_600) * 1000,
@@ -178,6 +198,7 @@ export function loadConfig(env: Env): Config {
     usage,
     faultInjection,
     consumerStallMs,
+    queryCache,
     liveStreams,
     auth,
   });

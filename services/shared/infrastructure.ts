@@ -13,7 +13,10 @@ import { createRedis, type Redis } from './redis/client.ts';
 export interface Infrastructure {
   /** Writes (the consumer) and migrations. */
   readonly clickhouse: ClickHouse;
-  /** Cost queries: a client of their own with the read limits; embedded, a connection of their own. */
+  /**
+   * Cost queries: a client of their own with the read limits; embedded, CLICKHOUSE_READ_CONNECTIONS
+   * connections of their own, so that concurrent dashboards' queries run side by side.
+   */
   readonly clickhouseReads: ClickHouse;
   /**
    * The reads on the ingest path (session and number history, stored-id lookups), under the same limits.
@@ -56,7 +59,7 @@ export async function connectInfrastructure(config: Config, log: Logger, shutdow
     if (marker !== null && repaired) marker.closed();
   });
   await migrate(clickhouse, log.child({ component: 'migrations' }));
-  const clickhouseReads = await createReadClickHouse(config, clickhouse);
+  const clickhouseReads = await createReadClickHouse(config, clickhouse, config.clickhouse.readConnections);
   shutdown.add('clickhouse-reads', () => clickhouseReads.client.close());
   const clickhouseIngestReads = clickhouse.embedded ? await createReadClickHouse(config, clickhouse) : clickhouseReads;
   if (clickhouseIngestReads !== clickhouseReads)

@@ -187,6 +187,60 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     }
   });
 
+  it('runs parameterized statements side by side on the read connections, each with its own values', async () => {
+    const reads = await createReadClickHouse(testConfig(isolation), ch, 2);
+    try {
+      let slowDone = false;
+      const slow = reads.client
+        .query({
+          query: 'SELECT sleepEachRow(0.5) FROM numbers(8) WHERE {go:UInt8} = 1 SETTINGS max_block_size = 1',
+          query_params: { go: 1 },
+          format: 'JSONEachRow',
+        })
+        .then(async (result) => {
+          await result.json();
+          slowDone = true;
+        });
+      // Values the server parses from text as the placeholder's type: quotes, backslashes, escapes,
+      // control characters, "\\N", an injection attempt, non-ASCII; arrays and wide integers beside them.
+      const hostile = ["o'brien", 'back\\slash', 'tab\tnew\nline\r', '\\N', "'; DROP TABLE t; --", 'ünï 🎧', '', '\\'];
+      const asked = Array.from({ length: 64 }, (_, i) => ({
+        text: `${hostile[i % hostile.length]}#${i}`,
+        list: [hostile[(i + 1) % hostile.length]!, `${i}`],
+        wide: String(2n ** 62n + BigInt(i)),
+      }));
+      const answered = await Promise.all(
+        asked.map(async (values) => {
+          const result = await reads.client.query({
+            query: 'SELECT {text:String} AS text, {list:Array(String)} AS list, toString({wide:Int64}) AS wide',
+            query_params: values,
+            format: 'JSONEachRow',
+          });
+          return (await result.json<typeof values>())[0];
+        }),
+      );
+      expect(answered).toEqual(asked);
+      // Values of 800 KB (the stored-id lookups of large batches): more than the parser takes by default.
+      const ids = Array.from(
+        { length: 20_000 },
+        (_, i) => `${randomUUID().slice(0, 24)}${String(i).padStart(12, '0')}`,
+      );
+      const counted = await reads.client.query({
+        query: 'SELECT length({ids:Array(String)}) AS n, {ids:Array(String)}[20000] AS last',
+        query_params: { ids },
+        format: 'JSONEachRow',
+      });
+      expect(await counted.json()).toEqual([{ n: '20000', last: ids.at(-1) }]);
+      expect(slowDone).toBe(false);
+      await slow;
+      await expect(
+        reads.client.query({ query: 'SELECT {missing:String}', query_params: {}, format: 'JSONEachRow' }),
+      ).rejects.toThrow('query parameter missing is not set');
+    } finally {
+      await reads.client.close();
+    }
+  });
+
   it('stops a read past its configured time or result size, and leaves the writer unlimited', async () => {
     const reads = await createReadClickHouse(
       testConfig(isolation, { CLICKHOUSE_READ_MAX_EXECUTION_TIME_S: '1', CLICKHOUSE_READ_MAX_RESULT_BYTES: '4096' }),

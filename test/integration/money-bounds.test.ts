@@ -220,7 +220,8 @@ describe('sums over the largest events, past what Decimal(38, 18) holds', () => 
     const timeline = await costTimeline(ch, USER, { start: null, end: null }, 'daily', 'Asia/Kolkata', NOW + 1);
     const byAgent = await costByAgent(ch, USER, { start: null, end: null }, 50);
     const breakdowns = await Promise.all(sessions.map((id) => costBreakdown(ch, new MemoryLiveUsage(), id, USER)));
-    const sum = (items: { total_cost: string }[]) => Exact.sum(0, ...items.map((item) => item.total_cost)).toFixed();
+    const sum = (items: readonly { total_cost: string }[]) =>
+      Exact.sum(0, ...items.map((item) => item.total_cost)).toFixed();
     expect({
       summary: summary.total_cost,
       timeline: sum(timeline),

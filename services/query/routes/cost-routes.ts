@@ -10,6 +10,7 @@ import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
 import type { LiveUsageStore } from '../../shared/redis/live-usage.ts';
+import { READ_AFRESH, type Answers } from '../answer-cache.ts';
 import { costBreakdown } from '../cost-breakdown.ts';
 import { costByAgent } from '../cost-by-agent.ts';
 import { costSummary } from '../cost-summary.ts';
@@ -33,16 +34,18 @@ const sessionCosts = routeGroup({
 export interface CostRoutesDeps {
   readonly ch: ClickHouse;
   readonly liveUsage: LiveUsageStore;
+  /** Where summary, timeline and by-agent answers are kept between stored batches; absent: read afresh. */
+  readonly answers?: Answers;
   readonly now?: () => number;
 }
 
-export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): Route[] {
+export function costRoutes({ ch, liveUsage, answers = READ_AFRESH, now = Date.now }: CostRoutesDeps): Route[] {
   return [
     callerCosts.get('/api/costs/summary', {
       summary: 'The caller’s total cost, this month’s, and breakdowns by provider and service',
       request: { query: costSummaryQuery },
       response: costSummaryResponse,
-      handle: async ({ query, userId }) => costSummary(ch, userId!, timeZoneOf(query.tz), now()),
+      handle: async ({ query, userId }) => costSummary(ch, userId!, timeZoneOf(query.tz), now(), answers),
     }),
     callerCosts.get('/api/costs/timeline', {
       summary: 'The caller’s cost per day, week (from Monday) or month of a zone, every bucket of the range',
@@ -57,6 +60,7 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
           query.period as Period,
           timeZone,
           now(),
+          answers,
         );
         return wantsCsv(query.format, ctx.get('accept')) ? timelineCsv(points, CURRENCY) : points;
       },
@@ -66,7 +70,8 @@ export function costRoutes({ ch, liveUsage, now = Date.now }: CostRoutesDeps): R
       request: { query: costByAgentQuery },
       response: costByAgentResponse,
       handle: async ({ query, userId }, ctx) => {
-        const agents = await costByAgent(ch, userId!, dateRangeOf(query, timeZoneOf(query.tz)), query.limit);
+        const range = dateRangeOf(query, timeZoneOf(query.tz));
+        const agents = await costByAgent(ch, userId!, range, query.limit, answers);
         return wantsCsv(query.format, ctx.get('accept')) ? agentsCsv(agents, CURRENCY) : agents;
       },
     }),

@@ -1,12 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import {
-  createClient,
-  type ClickHouseClient,
-  type ClickHouseClientConfigOptions,
-  type ClickHouseSettings,
-} from '@clickhouse/client';
+import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Config } from '../config.ts';
+import { chdbConnectionPool, type ClientConnection } from './chdb-pool.ts';
 
 export type { ClickHouseClient };
 
@@ -41,13 +37,14 @@ export async function createClickHouse(config: Pick<Config, 'clickhouse' | 'data
  * lookup), whose every statement stops past max_execution_time and max_result_bytes (an error, not a
  * partial answer: result_overflow_mode 'throw'); the writer's inserts carry no such limit. Over HTTP a
  * client of its own with these settings. In the embedded engine one connection runs one statement at a
- * time, so reads get a connection of their own to the same folder (chdb lets same-folder connections
+ * time, so reads get `connections` of their own to the same folder (chdb lets same-folder connections
  * run in parallel and see each other's writes at once); otherwise a dashboard query waits behind the
- * consumer's inserts.
+ * consumer's inserts, and one dashboard's queries behind another's.
  */
 export async function createReadClickHouse(
   config: Pick<Config, 'dataDir' | 'clickhouse'>,
   writes: ClickHouse,
+  connections = 1,
 ): Promise<ClickHouse> {
   const { maxExecutionTimeS, maxResultBytes } = config.clickhouse.readLimits;
   const settings = {
@@ -58,7 +55,7 @@ export async function createReadClickHouse(
     result_overflow_mode: 'throw',
   } as const;
   if (!writes.embedded) return { ...writes, client: httpClient(config.clickhouse, settings) };
-  return { ...writes, client: await embeddedClient(config.dataDir, settings) };
+  return { ...writes, client: await embeddedClient(config.dataDir, settings, connections) };
 }
 
 function httpClient({ url, username, password }: Config['clickhouse'], settings: ClickHouseSettings): ClickHouseClient {
@@ -71,13 +68,21 @@ function httpClient({ url, username, password }: Config['clickhouse'], settings:
   });
 }
 
-async function embeddedClient(dataDir: string, settings: ClickHouseSettings = SETTINGS): Promise<ClickHouseClient> {
+async function embeddedClient(
+  dataDir: string,
+  settings: ClickHouseSettings = SETTINGS,
+  connections = 1,
+): Promise<ClickHouseClient> {
   // Loaded only in the embedded mode: server deployments can leave the engine's binary out.
   const { createChdbConnection } = await import('chdb/connection');
   const folder = path.join(dataDir, 'clickhouse');
   mkdirSync(folder, { recursive: true });
   // chdb implements the Connection contract of @clickhouse/client-common, which the client bundles
   // a structurally identical copy of; the two declarations differ only by package.
-  const connection = createChdbConnection({ path: folder }) as unknown as ClickHouseClientConfigOptions['connection'];
+  const opened = Array.from(
+    { length: connections },
+    () => createChdbConnection({ path: folder }) as unknown as ClientConnection,
+  );
+  const connection = chdbConnectionPool(opened);
   return createClient({ connection, clickhouse_settings: settings });
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.ts';
@@ -6,6 +7,11 @@ import type { Logger } from '../logger.ts';
 export interface StoredAnnouncement {
   readonly tenants: readonly string[];
   readonly sessions: readonly string[];
+  /**
+   * The agents whose records the batch stored. Announced only by the embedded path for now
+   * (services/main.ts): the consumer announces usage and sessions, so through Kafka this is absent.
+   */
+  readonly agents?: readonly string[];
 }
 
 export type AnnouncementListener = (announcement: StoredAnnouncement) => void;
@@ -19,6 +25,14 @@ export type AnnouncementListener = (announcement: StoredAnnouncement) => void;
 export interface StoredAnnouncements {
   publish(announcement: StoredAnnouncement): Promise<void>;
   subscribe(listener: AnnouncementListener): () => void;
+  /**
+   * Whether every batch stored from now on will be announced to this process's listeners: false until
+   * the subscription is confirmed and while its connection is down. What is kept on the strength of
+   * announcements (the query service's answer cache) holds only while this is true.
+   */
+  listening(): boolean;
+  /** Told each time announcements may have been lost (the subscription's connection closed). */
+  onMissed(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -39,6 +53,21 @@ export class MemoryAnnouncements implements StoredAnnouncements {
     return () => this.emitter.off('stored', listener);
   }
 
+  /** Published and heard in one process: nothing can be lost on the way. */
+  listening(): boolean {
+    return true;
+  }
+
+  onMissed(listener: () => void): () => void {
+    this.emitter.on('missed', listener);
+    return () => this.emitter.off('missed', listener);
+  }
+
+  /** For a transport in front of this one: its listeners are told that announcements may have been lost. */
+  missed(): void {
+    this.emitter.emit('missed');
+  }
+
   async close(): Promise<void> {
     this.emitter.removeAllListeners();
   }
@@ -51,6 +80,9 @@ export class MemoryAnnouncements implements StoredAnnouncements {
 export class RedisAnnouncements implements StoredAnnouncements {
   private readonly local = new MemoryAnnouncements();
   private subscriber: Redis | null = null;
+  private subscribed = false;
+  /** This process's mark on what it publishes, so that it does not hear its own announcements twice. */
+  private readonly origin = randomUUID();
 
   constructor(
     private readonly redis: Redis,
@@ -59,7 +91,13 @@ export class RedisAnnouncements implements StoredAnnouncements {
   ) {}
 
   async publish(announcement: StoredAnnouncement): Promise<void> {
-    await this.redis.publish(announcementChannel(this.prefix), JSON.stringify(announcement));
+    // Heard in this process at once, as in the embedded mode: a query service beside the writer drops
+    // what the batch changed before the writer goes on (commits, answers), not a Redis round trip later.
+    await this.local.publish(announcement);
+    await this.redis.publish(
+      announcementChannel(this.prefix),
+      JSON.stringify({ ...announcement, origin: this.origin } satisfies Sent),
+    );
   }
 
   subscribe(listener: AnnouncementListener): () => void {
@@ -67,30 +105,56 @@ export class RedisAnnouncements implements StoredAnnouncements {
     return this.local.subscribe(listener);
   }
 
+  listening(): boolean {
+    return this.subscribed;
+  }
+
+  onMissed(listener: () => void): () => void {
+    return this.local.onMissed(listener);
+  }
+
   async close(): Promise<void> {
     await this.local.close();
     await this.subscriber?.quit().catch(() => undefined);
     this.subscriber = null;
+    this.subscribed = false;
   }
 
   private listen(): Redis {
     const subscriber = this.redis.duplicate({ lazyConnect: false });
     const channel = announcementChannel(this.prefix);
-    // ioredis subscribes again after a reconnect by itself.
-    subscriber
-      .subscribe(channel)
-      .catch((error: unknown) => this.log.warn({ err: error }, 'announcements_subscribe_failed'));
+    // Subscribed on every (re)connection, and listening only once Redis confirmed it: what is published
+    // before the confirmation does not reach this connection. (ioredis subscribes again by itself too;
+    // a second SUBSCRIBE to the same channel changes nothing.)
+    subscriber.on('ready', () => {
+      subscriber
+        .subscribe(channel)
+        .then(() => (this.subscribed = subscriber.status === 'ready' && this.subscriber === subscriber))
+        .catch((error: unknown) => this.log.warn({ err: error }, 'announcements_subscribe_failed'));
+    });
+    // Whatever was published while the connection was down is lost to this process.
+    subscriber.on('close', () => {
+      if (!this.subscribed) return;
+      this.subscribed = false;
+      this.local.missed();
+    });
     subscriber.on('error', (error: unknown) => this.log.warn({ err: error }, 'announcements_connection_error'));
     subscriber.on('message', (from: string, message: string) => {
       if (from !== channel) return;
       try {
-        void this.local.publish(JSON.parse(message) as StoredAnnouncement);
+        const { origin, ...announcement } = JSON.parse(message) as Sent;
+        if (origin !== this.origin) void this.local.publish(announcement);
       } catch (error) {
         this.log.warn({ err: error }, 'announcement_unreadable');
       }
     });
     return subscriber;
   }
+}
+
+/** An announcement on the channel, with the process that published it (absent from older publishers). */
+interface Sent extends StoredAnnouncement {
+  readonly origin?: string;
 }
 
 /** What a batch of stored rows announces: each tenant and session once. */
