@@ -46,7 +46,11 @@ export class FlakyCallmeter {
 
   async start(): Promise<void> {
     this.server = await startCallmeter(this.env);
-    this.proxy = http.createServer((request, response) => void this.forward(request, response));
+    // A client that hangs up mid-request (a killed worker, a client's own timeout) aborts the read of
+    // its body: there is nobody left to answer.
+    this.proxy = http.createServer((request, response) =>
+      this.forward(request, response).catch(() => request.socket.destroy()),
+    );
     this.proxy.on('connection', (socket) => {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
