@@ -1,18 +1,25 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createKafka } from '../services/shared/kafka/client.ts';
 import { ensureTopics, topicSpecs } from '../services/shared/kafka/topics.ts';
 import { createLogger } from '../services/shared/logger.ts';
-import { freePort } from '../infra/local/free-port.ts';
-import { LocalKafka } from '../infra/local/kafka.ts';
-import { LocalRedis } from '../infra/local/redis.ts';
-import { callmeterNodeArgs } from '../infra/local/process.ts';
-import type { DriveOptions, DriveResult } from './load/drive.ts';
 import { queriesResultFile } from './queries/dataset.ts';
 import { percentile } from './queries/measure.ts';
 import { EventStreamReader, type StreamMessage } from '../test/support/event-stream-reader.ts';
+import { startBackingServices } from './support/backing-services.ts';
+import { createSessions, eventCount } from './support/callmeter-api.ts';
+import {
+  drive,
+  ROOT,
+  rssMb,
+  runInherited,
+  runJson,
+  say,
+  sleep,
+  startServer,
+  type Server,
+} from './support/processes.ts';
+import { describeMachine, metricTable, ratioOf, writeResults, type Metric } from './support/results.ts';
 
 /**
  * npm run bench — one command, one machine, one run: every figure beside a baseline measured in the
@@ -20,7 +27,6 @@ import { EventStreamReader, type StreamMessage } from '../test/support/event-str
  * from separate processes on loopback. BENCH_MODE=ci runs a reduced version (shorter load and soak,
  * a 1-million-event query dataset) that checks the whole path in CI.
  */
-const ROOT = path.resolve(import.meta.dirname, '..');
 const CI = process.env.BENCH_MODE === 'ci';
 const LOAD_MS = CI ? 5_000 : 20_000;
 // Unmeasured load before each measured one: the broker's JVM and every fresh Node process compile
@@ -35,116 +41,6 @@ const BATCH_SIZE = 500;
 const QUERY_EVENTS = CI ? 1_000_000 : 10_000_000;
 const USER = 'bench';
 const PROBE_USER = 'bench-probe';
-const say = (line: string) => process.stdout.write(`${line}\n`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface Metric {
-  readonly name: string;
-  readonly value: number;
-  readonly unit: string;
-  readonly baseline?: number;
-  readonly ratio?: number;
-  readonly target?: string;
-}
-
-interface Server {
-  readonly url: string;
-  readonly child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-/**
- * A child process running a TypeScript entry point (a baseline or the load driver) with the Node
- * arguments callmeter runs with, so that baselines and callmeter share one setup; its last stdout
- * line is read as JSON.
- */
-function runJson<T>(file: string, args: readonly string[], env: Record<string, string> = {}): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...callmeterNodeArgs(file), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.once('exit', (code) => {
-      const last = out.trim().split('\n').at(-1) ?? '';
-      if (code === 0) resolve(JSON.parse(last) as T);
-      else reject(new Error(`${file} exited with ${code}: ${out.slice(-500)}`));
-    });
-  });
-}
-
-/** A child process whose output goes to ours; resolves when it exits with 0. */
-function runInherited(file: string, env: Record<string, string>): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', file], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${file} exited with ${code}`))));
-  });
-}
-
-const drive = (options: DriveOptions) => runJson<DriveResult>('bench/load/drive.ts', [JSON.stringify(options)]);
-
-async function startServer(file: string, env: Record<string, string>): Promise<Server> {
-  const port = await freePort();
-  const child = spawn(process.execPath, callmeterNodeArgs(file), {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      LOG_LEVEL: 'error',
-      ...env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 1200; i += 1) {
-    if ((await fetch(`${url}/healthz`).catch(() => null))?.status === 200) {
-      return {
-        url,
-        child,
-        stop: async () => {
-          child.kill('SIGTERM');
-          await exited;
-        },
-      };
-    }
-    await sleep(100);
-  }
-  child.kill('SIGKILL');
-  throw new Error(`${file} did not answer /healthz`);
-}
-
-/** Resident memory of a process, in MiB. */
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
-}
-
-async function createSessions(url: string, user: string, count: number): Promise<{ id: string; user_id: string }[]> {
-  const sessions = [];
-  for (let i = 0; i < count; i += 1) {
-    const response = await fetch(`${url}/api/sessions/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ room_name: `${user}-${i}-${Date.now()}`, user_id: user, agent_id: 'agent-bench' }),
-    });
-    sessions.push({ id: ((await response.json()) as { id: string }).id, user_id: user });
-  }
-  return sessions;
-}
-
-async function eventCount(url: string, user: string): Promise<number> {
-  const response = await fetch(`${url}/api/costs/summary`, { headers: { 'x-user-id': user } });
-  return ((await response.json()) as { event_count: number }).event_count;
-}
 
 /** A probe not visible after this long ends the probing: the pipeline has fallen behind the load. */
 const PROBE_GIVE_UP_MS = 30_000;
@@ -215,8 +111,6 @@ async function freshness(ingestUrl: string, queryUrl: string, count: number): Pr
   }
 }
 
-const ratioOf = (value: number, baseline: number) => Math.round((value / baseline) * 100) / 100;
-
 async function main(): Promise<void> {
   const folder = path.join(ROOT, '.local', 'bench', 'run');
   rmSync(folder, { recursive: true, force: true });
@@ -225,10 +119,8 @@ async function main(): Promise<void> {
   const started = Date.now();
 
   say('starting the Kafka broker and redis-server');
-  const kafka = await LocalKafka.create(path.join(folder, 'kafka'));
-  const redis = await LocalRedis.create(path.join(folder, 'redis'));
-  await Promise.all([kafka.start(), redis.start()]);
-  const services = { KAFKA_BROKERS: kafka.brokers, REDIS_URL: redis.url, KAFKA_GROUP_ID: 'bench' };
+  const backing = await startBackingServices(folder, 'bench');
+  const { kafka, env: services } = backing;
   const servers: Server[] = [];
   try {
     say('baseline: a bare Koa route');
@@ -430,7 +322,7 @@ async function main(): Promise<void> {
     metrics.push({ name: 'raw_clickhouse_insert_rows_per_s', value: rawInsert.rows_per_s, unit: 'rows/s' });
   } finally {
     await Promise.allSettled(servers.map((server) => (server.child.exitCode === null ? server.stop() : undefined)));
-    await Promise.allSettled([kafka.stop(), redis.stop()]);
+    await backing.stop();
   }
 
   say('pricing: one event by the five-entry card, and with the whole catalog loaded');
@@ -470,27 +362,10 @@ async function main(): Promise<void> {
   ) as { metrics: Metric[] };
   metrics.push(...queries.metrics.filter((m) => /_p95_ms_|_ratio_/.test(m.name)));
 
-  const machine = {
-    cpus: os.cpus().length,
-    cpu_model: os.cpus()[0]?.model ?? 'unknown',
-    memory_gib: Math.round(os.totalmem() / 2 ** 30),
-    node: process.version,
-    platform: `${os.platform()} ${os.release()}`,
-    mode: CI ? 'ci' : 'full',
-    duration_s: Math.round((Date.now() - started) / 1000),
-  };
-  const out = path.join(ROOT, 'bench', 'results');
-  mkdirSync(out, { recursive: true });
+  const machine = describeMachine(CI ? 'ci' : 'full', started);
   const file = CI ? 'ci' : 'latest';
-  writeFileSync(path.join(out, `${file}.json`), `${JSON.stringify({ machine, metrics }, null, 2)}\n`);
-  const table = [
-    '| metric | value | baseline | ratio | target |',
-    '|---|---|---|---|---|',
-    ...metrics.map(
-      (m) => `| ${m.name} | ${m.value} ${m.unit} | ${m.baseline ?? ''} | ${m.ratio ?? ''} | ${m.target ?? ''} |`,
-    ),
-  ];
-  writeFileSync(path.join(out, `${file}.md`), `${table.join('\n')}\n`);
+  const table = metricTable(metrics);
+  writeResults(file, { machine, metrics }, table);
   say(`\n${table.join('\n')}\n\nwrote bench/results/${file}.json and ${file}.md in ${machine.duration_s} s`);
 }
 
