@@ -67,13 +67,18 @@ export class InspectorClient {
     return this.memoryUsage();
   }
 
-  /** Writes a V8 heap snapshot of the process to `file` (V8 collects garbage before it takes one). */
+  /**
+   * Writes a V8 heap snapshot of the process to `file` (V8 collects garbage before it takes one), then
+   * disables the profiler, which drops the id it gave every object (kept, and updated at every
+   * collection, while the profiler is enabled).
+   */
   async writeHeapSnapshot(file: string): Promise<void> {
     const out = createWriteStream(file);
     this.chunkSink = (chunk) => out.write(chunk);
     try {
       await this.call('HeapProfiler.enable');
       await this.call('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+      await this.call('HeapProfiler.disable');
     } finally {
       this.chunkSink = null;
       out.end();

@@ -24,6 +24,7 @@ export interface SoakLoadResult {
   errors: number;
   statuses: Record<string, number>;
   sessions: number;
+  sessionStartFailures: number;
   sessionEndFailures: number;
   reads: number;
   readFailures: number;
@@ -49,6 +50,7 @@ export async function runSoakLoad(options: SoakLoadOptions): Promise<SoakLoadRes
     errors: 0,
     statuses: {},
     sessions: 0,
+    sessionStartFailures: 0,
     sessionEndFailures: 0,
     reads: 0,
     readFailures: 0,
@@ -79,9 +81,15 @@ export async function runSoakLoad(options: SoakLoadOptions): Promise<SoakLoadRes
     );
   try {
     let next = createSessions(options.ingestUrl, options.user, options.sessionsPerSegment);
+    let sessions: BenchSession[] = [];
     while (options.endAt - Date.now() > 1_000) {
-      const sessions = await next;
-      result.sessions += sessions.length;
+      // A session that could not be made has no id: the segment posts to those that were (or to the last
+      // segment's, when none was), and the failures are counted.
+      const created = await next;
+      const started = created.filter((s) => typeof s.id === 'string');
+      result.sessionStartFailures += created.length - started.length;
+      result.sessions += started.length;
+      if (started.length > 0) sessions = started;
       latest = sessions[0];
       // The next segment's calls start while this one runs, so the load has no gap but the driver's start.
       next = createSessions(options.ingestUrl, options.user, options.sessionsPerSegment);
@@ -92,7 +100,7 @@ export async function runSoakLoad(options: SoakLoadOptions): Promise<SoakLoadRes
         durationMs: Math.min(options.segmentMs, options.endAt - Date.now()),
         connections: options.connections,
         rate: options.rate,
-        sessions,
+        sessions: sessions.length > 0 ? sessions : created,
       });
       result.segments.push({ startedAt, events: segment.events, elapsedMs: segment.elapsed_ms });
       result.events += segment.events;
@@ -100,9 +108,9 @@ export async function runSoakLoad(options: SoakLoadOptions): Promise<SoakLoadRes
       result.errors += segment.errors;
       for (const [status, count] of Object.entries(segment.statuses))
         result.statuses[status] = (result.statuses[status] ?? 0) + count;
-      end(sessions);
+      end(started);
     }
-    end(await next);
+    end((await next).filter((s) => typeof s.id === 'string'));
   } finally {
     stopped = true;
     await readers;

@@ -5,6 +5,7 @@ const sample = (at: number, rss: number, heapTotal = 100, load = 1): MemorySampl
   at,
   processes: { ingest: { rss, rssAnon: rss - 200, rssFile: 200, heapTotal, heapUsed: 50, external: 5 } },
   load,
+  redis: { usedMb: at / 10, keys: at },
 });
 
 describe('memory series', () => {
@@ -31,8 +32,8 @@ describe('memory series', () => {
   it('groups the samples by minute', () => {
     const rows = perMinute([sample(0, 400, 100, 2), sample(30, 420, 110, 4), sample(65, 500, 120, 3)], ['ingest']);
     expect(rows).toEqual([
-      { minute: 1, processes: [{ rss: 410, rssAnon: 210, heapTotal: 105 }], load: 3 },
-      { minute: 2, processes: [{ rss: 500, rssAnon: 300, heapTotal: 120 }], load: 3 },
+      { minute: 1, processes: [{ rss: 410, rssAnon: 210, heapTotal: 105 }], redisMb: 2, load: 3 },
+      { minute: 2, processes: [{ rss: 500, rssAnon: 300, heapTotal: 120 }], redisMb: 7, load: 3 },
     ]);
   });
 });

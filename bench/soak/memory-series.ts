@@ -15,6 +15,8 @@ export interface MemorySample {
   /** Seconds since the load started. */
   readonly at: number;
   readonly processes: Readonly<Record<string, ProcessMemory>>;
+  /** The shared Redis: used_memory (MiB) and its number of keys. */
+  readonly redis: { readonly usedMb: number; readonly keys: number };
   /** The machine's 1-minute load average: how busy the shared cores were. */
   readonly load: number;
 }
@@ -69,10 +71,15 @@ export function slopePerHour(
   return (covariance / variance) * 3600;
 }
 
+/** The median of Redis's used memory or key count over the samples taken in [from, to] seconds. */
+export function redisOver(samples: readonly MemorySample[], field: 'usedMb' | 'keys', from: number, to: number) {
+  return Math.round(median(samples.filter((s) => s.at >= from && s.at <= to).map((s) => s.redis[field])) * 10) / 10;
+}
+
 /** Growth from `before` to `after` in per cent, to one decimal. */
 export const growthPct = (before: number, after: number) => Math.round(((after - before) / before) * 1000) / 10;
 
-/** The minutes of the samples, each with the median of every process's RSS, its anonymous part and V8's heap. */
+/** The minutes of the samples, each with the medians of every process's RSS, anonymous part and V8 heap, and Redis's memory. */
 export function perMinute(samples: readonly MemorySample[], processes: readonly string[]) {
   const minutes = new Set(samples.map((s) => Math.floor(s.at / 60)));
   return [...minutes].map((minute) => {
@@ -84,6 +91,7 @@ export function perMinute(samples: readonly MemorySample[], processes: readonly 
         rssAnon: Math.round(figureOver(samples, p, 'rssAnon', from, to)),
         heapTotal: Math.round(figureOver(samples, p, 'heapTotal', from, to)),
       })),
+      redisMb: Math.round(redisOver(samples, 'usedMb', from, to)),
       load: median(samples.filter((s) => s.at >= from && s.at <= to).map((s) => s.load)),
     };
   });

@@ -7,6 +7,7 @@ import {
   growthPct,
   median,
   perMinute,
+  redisOver,
   slopePerHour,
   type Figure,
   type MemorySample,
@@ -21,6 +22,8 @@ export interface ProcessOutcome {
   /** The self sizes of every node of the heap snapshot, added up: the live heap as the snapshot saw it. */
   readonly snapshotWarm: number;
   readonly snapshotEnd: number;
+  /** MiB that malloc_trim returned after the warm-up snapshot; null: gdb could not run it. */
+  readonly trimmedAfterWarm: number | null;
   readonly growth: readonly ConstructorGrowth[];
 }
 
@@ -40,6 +43,9 @@ export interface SoakOutcome {
   readonly load: SoakLoadResult;
   readonly stored: number;
   readonly processes: readonly ProcessOutcome[];
+  /** Redis's keys at the end, by family. */
+  readonly redisKeyFamilies: Readonly<Record<string, number>>;
+  readonly redisMaxmemory: string;
 }
 
 const MIB = 2 ** 20;
@@ -75,13 +81,30 @@ export function soakMetrics(outcome: SoakOutcome): Metric[] {
       afterGc(`${p.name}_external_after_gc_mb`, p.warm.external, p.end.external),
       afterGc(`${p.name}_heap_snapshot_total_mb`, p.snapshotWarm, p.snapshotEnd),
     );
+    if (p.trimmedAfterWarm !== null)
+      metrics.push({ name: `${p.name}_trimmed_after_warm_snapshot_mb`, value: p.trimmedAfterWarm, unit: 'MiB' });
   }
+  const redisAt = (field: 'usedMb' | 'keys') => ({
+    baseline: redisOver(samples, field, warmAt - windowSeconds, warmAt),
+    value: redisOver(samples, field, endAt - windowSeconds, endAt),
+  });
+  const redisMemory = redisAt('usedMb');
+  const redisKeys = redisAt('keys');
   metrics.push(
+    {
+      name: 'redis_used_memory_mb',
+      unit: 'MiB',
+      ...redisMemory,
+      ratio: ratioOf(redisMemory.value, redisMemory.baseline),
+    },
+    { name: 'redis_keys', unit: 'keys', ...redisKeys, ratio: ratioOf(redisKeys.value, redisKeys.baseline) },
     { name: 'soak_events_per_s', value: Math.round(outcome.load.events / outcome.loadSeconds), unit: 'events/s' },
     { name: 'soak_events_acknowledged', value: outcome.load.events, unit: 'events' },
     { name: 'soak_events_stored', value: outcome.stored, unit: 'events' },
     { name: 'soak_request_errors', value: outcome.load.errors, unit: 'requests' },
     { name: 'soak_sessions', value: outcome.load.sessions, unit: 'sessions' },
+    { name: 'soak_session_start_failures', value: outcome.load.sessionStartFailures, unit: 'sessions' },
+    { name: 'soak_session_end_failures', value: outcome.load.sessionEndFailures, unit: 'sessions' },
     { name: 'soak_reads', value: outcome.load.reads, unit: 'requests' },
     { name: 'soak_read_failures', value: outcome.load.readFailures, unit: 'requests' },
     { name: 'soak_live_messages', value: outcome.load.liveMessages, unit: 'messages' },
@@ -97,6 +120,8 @@ function afterGc(name: string, warm: number, end: number): Metric {
 export function soakMarkdown(outcome: SoakOutcome, metrics: readonly Metric[]): string[] {
   const names = outcome.processes.map((p) => p.name);
   const failures = Object.entries(outcome.load.readFailureKinds).map(([kind, count]) => `${kind}: ${count}`);
+  const statuses = Object.entries(outcome.load.statuses).map(([status, count]) => `${status}: ${count}`);
+  const families = Object.entries(outcome.redisKeyFamilies).sort(([, a], [, b]) => b - a);
   const lines = [
     '# Soak (`npm run soak`)',
     '',
@@ -106,21 +131,32 @@ export function soakMarkdown(outcome: SoakOutcome, metrics: readonly Metric[]): 
       `${Math.round(outcome.endAt)} s after the load started. Each windowed figure is the median of the ` +
       `${outcome.windowSeconds} s before the warm-up snapshots (baseline) and of the ${outcome.windowSeconds} s ` +
       `before the end ones (value); the figures after GC are the processes' own after a full collection.` +
-      (failures.length > 0 ? ` Failed reads: ${failures.join(', ')}.` : ''),
+      ` Answers to the load's requests: ${statuses.join(', ') || 'none'}.` +
+      (failures.length > 0 ? ` Failed reads: ${failures.join(', ')}.` : '') +
+      ` Redis ran with maxmemory ${outcome.redisMaxmemory}.` +
+      (outcome.processes.some((p) => p.trimmedAfterWarm === null)
+        ? ' gdb could not run malloc_trim after the warm-up snapshots: the end RSS includes what they left.'
+        : ' After the warm-up snapshots, malloc_trim returned what they left in the allocator (_trimmed_ rows).'),
     '',
     ...metricTable(metrics),
     '',
-    '## Each minute: events/s served, and the median RSS, its anonymous part and V8 heap (MiB) of each process',
+    '## Redis keys at the end, by family',
     '',
-    `| minute | events/s | ${names.map((n) => `${n} RSS | anon | V8 heap`).join(' | ')} | load average |`,
-    `|---|---|${names.map(() => '---|---|---|').join('')}---|`,
+    '| key | keys |',
+    '|---|---|',
+    ...families.slice(0, 12).map(([family, count]) => `| \`${family}\` | ${count} |`),
+    '',
+    "## Each minute: events/s served; medians of each process's RSS, its anonymous part and V8 heap, and of Redis's memory (MiB)",
+    '',
+    `| minute | events/s | ${names.map((n) => `${n} RSS | anon | V8 heap`).join(' | ')} | Redis | load average |`,
+    `|---|---|${names.map(() => '---|---|---|').join('')}---|---|`,
     ...perMinute(outcome.samples, names).map((row) => {
       const segment = outcome.load.segments.find(
         (s) => Math.floor((s.startedAt - outcome.loadStartedAt) / 60_000) + 1 === row.minute,
       );
       const rate = segment === undefined ? '' : String(Math.round((segment.events / segment.elapsedMs) * 1000));
       const memory = row.processes.map((p) => `${p.rss} | ${p.rssAnon} | ${p.heapTotal}`);
-      return `| ${row.minute} | ${rate} | ${memory.join(' | ')} | ${row.load.toFixed(1)} |`;
+      return `| ${row.minute} | ${rate} | ${memory.join(' | ')} | ${row.redisMb} | ${row.load.toFixed(1)} |`;
     }),
   ];
   for (const p of outcome.processes) {

@@ -8,7 +8,9 @@ import { residentMemory, ROOT, say, sleep, startServer, type Server } from '../s
 import { describeMachine, writeResults } from '../support/results.ts';
 import { summarizeHeapSnapshot, topGrowth, totalSelfSize } from './heap-summary.ts';
 import { InspectorClient, type MemoryUsage } from './inspector-client.ts';
+import { trimMalloc } from './malloc-trim.ts';
 import { runSoakLoad, type SoakLoadResult } from './load.ts';
+import { RedisWatch } from './redis-watch.ts';
 import { growthJson, soakMarkdown, soakMetrics, type ProcessOutcome } from './report.ts';
 import type { MemorySample, ProcessMemory } from './memory-series.ts';
 
@@ -20,18 +22,26 @@ import type { MemorySample, ProcessMemory } from './memory-series.ts';
  * asks each process, over the inspector (--inspect), for a full collection, its memory after it, and a
  * heap snapshot (bench/results/soak/, not committed). It writes bench/results/soak.json and soak.md:
  * RSS growth after the warm-up (target < 10 %), heap used after GC at both points, and the constructors
- * whose objects grew most between the two snapshots. SOAK_RATE sets the usage events a second (1,000).
+ * whose objects grew most between the two snapshots; and Redis's memory and keys beside them.
+ * SOAK_RATE sets the usage events a second (1,000), SOAK_REDIS_MAXMEMORY Redis's bound (4gb).
  */
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
 const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? 5);
 const RATE = Number(process.env.SOAK_RATE ?? 1_000);
 const SAMPLE_MS = Number(process.env.SOAK_SAMPLE_SECONDS ?? 5) * 1_000;
+// The tests' 256 MB would stop the soak: the consumer keeps a claim key for every event stored for 7
+// days (services/consumer/usage/event-claims.ts), about 430 bytes each, so Redis filled after 525,716
+// events (19 minutes at about 460 events/s) and then refused every write. The soak reports Redis's growth
+// (redis_used_memory_mb, the keys by family) and raises the bound so that the processes stay under load.
+const REDIS_MAXMEMORY = process.env.SOAK_REDIS_MAXMEMORY ?? '4gb';
 if (!(WARMUP_MINUTES > 0 && MINUTES > WARMUP_MINUTES && RATE > 0 && SAMPLE_MS > 0))
   throw new Error('SOAK_MINUTES must exceed SOAK_WARMUP_MINUTES, and both, SOAK_RATE and SOAK_SAMPLE_SECONDS be > 0');
 // Each RSS figure compared is the median over this window, not one sample: a sample can fall on
 // either side of a garbage collection. Both windows end where a snapshot begins: the full collection of
 // a snapshot shrinks V8's young generation (in a short run heapTotal was 60 MiB in the 15 s after one
 // and 177 MiB in the 15 s before the next), so a window after it would start from a heap not at work.
+// What the warm-up snapshot leaves in the allocator is returned with malloc_trim (malloc-trim.ts), so
+// that it neither counts as growth at the end nor hides growth; that trim can only make the end higher.
 const WINDOW_S = Math.min(60, (WARMUP_MINUTES * 60) / 2, ((MINUTES - WARMUP_MINUTES) * 60) / 4);
 // The load goes on this long after the end snapshots start, so that they see the traffic the warm-up
 // ones saw (requests in flight, batches being filled), not a process at rest.
@@ -79,6 +89,13 @@ async function readMemory(watched: Watched): Promise<ProcessMemory> {
   };
 }
 
+/** MiB of anonymous RSS that malloc_trim returned (see malloc-trim.ts); null when it could not run. */
+async function trimAfterSnapshot(watched: Watched): Promise<number | null> {
+  const before = residentMemory(watched.server.child.pid!).anon;
+  if (!(await trimMalloc(watched.server.child.pid!))) return null;
+  return Math.round(before - residentMemory(watched.server.child.pid!).anon);
+}
+
 /** Rejects as soon as the load fails or a callmeter process exits; never resolves. */
 function failure(load: Promise<SoakLoadResult>, watched: readonly Watched[], stopping: () => boolean) {
   return new Promise<never>((_, reject) => {
@@ -108,7 +125,8 @@ async function main(): Promise<void> {
     mkdirSync(dir, { recursive: true });
   }
   say('starting the Kafka broker and redis-server');
-  const backing = await startBackingServices(folder, 'soak');
+  const backing = await startBackingServices(folder, 'soak', { maxmemory: REDIS_MAXMEMORY });
+  const redis = RedisWatch.connect(backing.redis.url);
   const watched: Watched[] = [];
   let stopping = false;
   let sampler: NodeJS.Timeout | undefined;
@@ -134,8 +152,10 @@ async function main(): Promise<void> {
       if (sampling) return;
       sampling = true;
       const at = elapsedS();
-      void Promise.all(watched.map(async (w) => [w.name, await readMemory(w)] as const))
-        .then((memory) => samples.push({ at, processes: Object.fromEntries(memory), load: os.loadavg()[0]! }))
+      void Promise.all([redis.memory(), ...watched.map(async (w) => [w.name, await readMemory(w)] as const)])
+        .then(([redisMemory, ...memory]) =>
+          samples.push({ at, processes: Object.fromEntries(memory), redis: redisMemory, load: os.loadavg()[0]! }),
+        )
         // A process that has exited answers no more: the soak fails on its exit (failure()), not here.
         .catch(() => undefined)
         .finally(() => (sampling = false));
@@ -161,6 +181,8 @@ async function main(): Promise<void> {
     const warmAt = elapsedS();
     say('warm-up over: heap snapshots');
     const warm = await Promise.race([Promise.all(watched.map((w) => heapPoint(w, 'warm'))), failed]);
+    say('returning what the snapshots left in the allocator (malloc_trim through gdb)');
+    const trimmed = await Promise.race([Promise.all(watched.map((w) => trimAfterSnapshot(w))), failed]);
     await until(loadStarted + MINUTES * 60_000);
     const endAt = elapsedS();
     say('end: heap snapshots');
@@ -170,6 +192,7 @@ async function main(): Promise<void> {
     clearInterval(sampler);
     say(`load over (${loadResult.events} events acknowledged): waiting for the consumer to store them`);
     const stored = await waitForStored(consumer.server.url, loadResult.events, 180_000);
+    const redisKeyFamilies = await redis.keyFamilies();
     // A process that still has an inspector session at exit waits for it to go away: close them first.
     stopping = true;
     for (const w of watched) w.inspector.close();
@@ -186,6 +209,7 @@ async function main(): Promise<void> {
         end: end[i]!.memory,
         snapshotWarm: totalSelfSize(before),
         snapshotEnd: totalSelfSize(after),
+        trimmedAfterWarm: trimmed[i]!,
         growth: topGrowth(before, after, 10),
       };
     });
@@ -202,16 +226,23 @@ async function main(): Promise<void> {
       load: loadResult,
       stored,
       processes,
+      redisKeyFamilies,
+      redisMaxmemory: REDIS_MAXMEMORY,
     };
     const metrics = soakMetrics(outcome);
     const machine = describeMachine(`soak ${MINUTES} min`, startedAt.getTime());
     const markdown = soakMarkdown(outcome, metrics);
-    writeResults('soak', { machine, metrics, heap_growth: growthJson(outcome) }, markdown);
+    writeResults(
+      'soak',
+      { machine, metrics, heap_growth: growthJson(outcome), redis_keys_at_end: redisKeyFamilies },
+      markdown,
+    );
     say(`\n${markdown.join('\n')}\n\nwrote bench/results/soak.json and soak.md in ${machine.duration_s} s`);
   } finally {
     stopping = true;
     clearInterval(sampler);
     for (const w of watched) w.inspector.close();
+    redis.close();
     await Promise.allSettled(watched.map((w) => (w.server.child.exitCode === null ? w.server.stop() : undefined)));
     await backing.stop();
   }
