@@ -16,7 +16,13 @@ export default defineConfig({
         test: {
           name: 'unit',
           sequence: { groupOrder: 0 },
-          include: ['services/**/*.test.ts', 'infra/**/*.test.ts', 'schemas/**/*.test.ts', 'test/support/**/*.test.ts'],
+          include: [
+            'services/**/*.test.ts',
+            'infra/**/*.test.ts',
+            'schemas/**/*.test.ts',
+            'test/support/**/*.test.ts',
+            'bench/**/*.test.ts',
+          ],
           environment: 'node',
           // The property-based tests run thousands of cases (about 5 s for the request fuzzer on this
           // machine, idle): vitest's default 5 s failed them on a busy machine, not on a wrong answer.

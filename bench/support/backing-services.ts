@@ -10,9 +10,13 @@ export interface BackingServices {
   stop(): Promise<void>;
 }
 
-export async function startBackingServices(folder: string, groupId: string): Promise<BackingServices> {
+export async function startBackingServices(
+  folder: string,
+  groupId: string,
+  redisOptions: { maxmemory?: string } = {},
+): Promise<BackingServices> {
   const kafka = await LocalKafka.create(path.join(folder, 'kafka'));
-  const redis = await LocalRedis.create(path.join(folder, 'redis'));
+  const redis = await LocalRedis.create(path.join(folder, 'redis'), redisOptions);
   await Promise.all([kafka.start(), redis.start()]);
   return {
     kafka,

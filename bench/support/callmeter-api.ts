@@ -23,3 +23,13 @@ export async function eventCount(url: string, user: string): Promise<number> {
   const response = await fetch(`${url}/api/costs/summary`, { headers: { 'x-user-id': user } });
   return ((await response.json()) as { event_count: number }).event_count;
 }
+
+/** Ends a session as its agent worker does when the call is over. */
+export async function endSession(url: string, session: BenchSession): Promise<number> {
+  const response = await fetch(`${url}/api/sessions/by-room/${encodeURIComponent(session.room_name)}/end`, {
+    method: 'POST',
+    headers: { 'x-user-id': session.user_id },
+  });
+  await response.arrayBuffer();
+  return response.status;
+}

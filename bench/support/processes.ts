@@ -96,6 +96,15 @@ export async function startServer(
 
 /** Resident memory of a process, in MiB. */
 export function rssMb(pid: number): number {
+  return Math.round(residentMemory(pid).rss);
+}
+
+/**
+ * Resident memory of a process in MiB: all of it, and its anonymous part (heaps, stacks: what a leak
+ * grows) apart from pages of mapped files (the code of the shared libraries, chdb's 540 MiB among them).
+ */
+export function residentMemory(pid: number): { rss: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rss: kib('VmRSS') / 1024, anon: kib('RssAnon') / 1024, file: kib('RssFile') / 1024 };
 }

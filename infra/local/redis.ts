@@ -10,15 +10,17 @@ export class LocalRedis {
   private constructor(
     readonly folder: string,
     readonly port: number,
+    private readonly maxmemory: string,
   ) {}
 
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
 
-  static async create(folder: string): Promise<LocalRedis> {
+  /** `maxmemory`: Redis's own size notation; the soak raises it to run for half an hour (see bench/soak). */
+  static async create(folder: string, { maxmemory = '256mb' }: { maxmemory?: string } = {}): Promise<LocalRedis> {
     await mkdir(folder, { recursive: true });
-    return new LocalRedis(folder, await freePort());
+    return new LocalRedis(folder, await freePort(), maxmemory);
   }
 
   async start(): Promise<void> {
@@ -26,7 +28,7 @@ export class LocalRedis {
     // noeviction: a full Redis refuses writes (ingest answers 503, the consumer retries its batch) instead of
     // evicting a session, a number or a live-usage claim, whose silent loss would break exactly-once.
     // Live state expires by its own TTLs; maxmemory only bounds what a flood could pile up meanwhile.
-    const memory = ['--maxmemory', '256mb', '--maxmemory-policy', 'noeviction'];
+    const memory = ['--maxmemory', this.maxmemory, '--maxmemory-policy', 'noeviction'];
     const args = [
       '--port',
       String(this.port),
