@@ -62,6 +62,7 @@ async function main(): Promise<void> {
       announcements,
       dataDir: config.dataDir,
       stallAfterMs: config.consumerStallMs,
+      claimTtlSeconds: config.usageClaimTtlSeconds,
     });
     const writer = consumer.writer;
     // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.

@@ -33,6 +33,8 @@ export interface ConsumerDeps {
   readonly dataDir: string;
   /** How long one batch may fail to store before /readyz says the consumer is stalled. */
   readonly stallAfterMs: number;
+  /** How long a usage event's claim is kept in Redis (USAGE_CLAIM_TTL_SECONDS). */
+  readonly claimTtlSeconds: number;
 }
 
 export interface StartedConsumer {
@@ -60,6 +62,7 @@ export async function startConsumer({
   announcements,
   dataDir,
   stallAfterMs,
+  claimTtlSeconds,
 }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
   const tenantCard = new TenantRateCard(
@@ -106,7 +109,7 @@ export async function startConsumer({
     throw new Error('the consumer needs REDIS_URL with KAFKA_BROKERS: usage event claims live in Redis');
   const redis = infra.redis;
   // One claim per tenant and event id (eventKey): another tenant's event of the same id is claimed apart.
-  const claims = new RedisEventClaims(redis, (key) => `${redisKeyPrefix}usage-claim:${key}`);
+  const claims = new RedisEventClaims(redis, (key) => `${redisKeyPrefix}usage-claim:${key}`, claimTtlSeconds);
 
   const producer = createIdempotentProducer(infra.kafka.client);
   await producer.connect();

@@ -123,6 +123,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ USAGE_MAX_AGE_DAYS: '20000' })).toThrow(/USAGE_MAX_AGE_DAYS/);
   });
 
+  it('keeps usage claims 7 days by default, configurable from an hour to 30 days', () => {
+    expect(loadConfig({}).usageClaimTtlSeconds).toBe(7 * 86_400);
+    expect(loadConfig({ USAGE_CLAIM_TTL_SECONDS: '10800' }).usageClaimTtlSeconds).toBe(10_800);
+    expect(() => loadConfig({ USAGE_CLAIM_TTL_SECONDS: '60' })).toThrow(/USAGE_CLAIM_TTL_SECONDS/);
+  });
+
   it('returns a frozen object', () => {
     const config = loadConfig({ KAFKA_BROKERS: 'k:1' });
     expect(Object.isFrozen(config)).toBe(true);

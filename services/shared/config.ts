@@ -46,6 +46,8 @@ export interface Config {
   readonly auth: AuthConfig;
   /** /readyz of a consumer answers 503 once one batch has failed to store for this long (CONSUMER_STALL_SECONDS). */
   readonly consumerStallMs: number;
+  /** How long the consumer's claim of a usage event id is kept in Redis (USAGE_CLAIM_TTL_SECONDS). */
+  readonly usageClaimTtlSeconds: number;
   /** The live cost streams (GET /api/costs/live, /api/sessions/{id}/cost-stream). */
   /**
    * The query service's per-tenant answer cache (summary, timeline, by-agent), dropped when the tenant's
@@ -169,6 +171,7 @@ export function loadConfig(env: Env): Config {
 
   const auth = readAuth(read, problems);
   const consumerStallMs = read.integer('CONSUMER_STALL_SECONDS', 60, 1, 86_400) * 1000;
+  const usageClaimTtlSeconds = read.integer('USAGE_CLAIM_TTL_SECONDS', 7 * 86_400, 3_600, 30 * 86_400);
   const cacheSeconds = read.integer('QUERY_CACHE_SECONDS', 30, 0, 3_600);
   const queryCache =
     cacheSeconds === 0
@@ -198,6 +201,7 @@ export function loadConfig(env: Env): Config {
     usage,
     faultInjection,
     consumerStallMs,
+    usageClaimTtlSeconds,
     queryCache,
     liveStreams,
     auth,

@@ -14,7 +14,11 @@ export interface EventClaims {
   ): Promise<{ readonly kept: ReadonlySet<string>; readonly fresh: ReadonlySet<string> }>;
 }
 
-/** Long enough to cover any client retry; older duplicates are caught by the stored-id check. */
+/**
+ * The default of USAGE_CLAIM_TTL_SECONDS: long enough to cover any client retry and any outage during
+ * which a batch waits unstored; older duplicates are caught by the stored-id check. Each claim takes
+ * about 520 bytes of Redis: size Redis for rate × TTL claims (README, Capacity plan).
+ */
 export const CLAIM_TTL_SECONDS = 7 * 24 * 3600;
 
 // KEYS: one claim key per event; ARGV[1]: the token, ARGV[2]: the TTL. Returns 2 (fresh), 1 (kept), 0 (dropped).
@@ -35,6 +39,7 @@ export class RedisEventClaims implements EventClaims {
   constructor(
     private readonly redis: Redis,
     private readonly keyOf: (eventKey: string) => string,
+    private readonly ttlSeconds: number = CLAIM_TTL_SECONDS,
   ) {}
 
   async claim(eventKeys: readonly string[], token: string) {
@@ -46,7 +51,7 @@ export class RedisEventClaims implements EventClaims {
       eventKeys.length,
       ...eventKeys.map(this.keyOf),
       token,
-      CLAIM_TTL_SECONDS,
+      this.ttlSeconds,
     )) as number[];
     eventKeys.forEach((id, i) => {
       if (answers[i]! >= 1) kept.add(id);
