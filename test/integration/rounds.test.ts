@@ -14,6 +14,7 @@ import { encodeRecord, makeEnvelope } from '../../services/shared/records/envelo
 import type { UsageRecord } from '../../services/shared/records/payloads.ts';
 import { MemoryLiveUsage } from '../../services/shared/redis/live-usage.ts';
 import { isolate, testConfig } from '../support/harness.ts';
+import { makeUsageRecord } from '../support/records.ts';
 import { expectedTotals, storedTotals } from '../support/rollups.ts';
 
 const USER = 'rounds-user';
@@ -21,25 +22,8 @@ const TOPIC = 'usage';
 const log = createLogger('silent');
 
 /** A text-to-speech event of 100 characters: 0.004 at the default card's 0.00004 a character. */
-function usageRecord(sessionId: string, eventId: string = randomUUID()): UsageRecord {
-  const now = new Date().toISOString();
-  return {
-    event_id: eventId,
-    session_id: sessionId,
-    user_id: USER,
-    agent_id: 'agent-1',
-    provider: 'resemble',
-    event_type: 'tts_characters',
-    model: null,
-    quantity: '100',
-    input_tokens: null,
-    output_tokens: null,
-    reported_unit_cost: null,
-    reported_total_cost: null,
-    occurred_at: now,
-    received_at: now,
-  };
-}
+const usageRecord = (sessionId: string, eventId: string = randomUUID()): UsageRecord =>
+  makeUsageRecord({ session_id: sessionId, user_id: USER, event_id: eventId });
 
 /** A batch of one partition as kafkajs hands it over: its records at offsets from `first`. */
 function member(partition: number, first: number, records: readonly UsageRecord[], uncertain = false): RoundMember {

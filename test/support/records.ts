@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SessionRecord } from '../../services/shared/records/payloads.ts';
+import type { SessionRecord, UsageRecord } from '../../services/shared/records/payloads.ts';
 import { makeEnvelope, type Envelope } from '../../services/shared/records/envelope.ts';
 import { toSessionRecord } from '../../services/ingest/sessions/session-shape.ts';
 import { newSession } from '../../services/ingest/sessions/session.ts';
@@ -14,4 +14,26 @@ export function makeSessionEnvelope(overrides: Partial<SessionRecord> = {}): Env
   const record = makeSessionRecord(overrides);
   const now = new Date();
   return makeEnvelope('session', record.id, record, now, now);
+}
+
+/** A text-to-speech event of 100 characters (resemble, agent-1) of user-1 in a new session, now; override any field. */
+export function makeUsageRecord(overrides: Partial<UsageRecord> = {}): UsageRecord {
+  const now = new Date().toISOString();
+  return {
+    event_id: randomUUID(),
+    session_id: randomUUID(),
+    user_id: 'user-1',
+    agent_id: 'agent-1',
+    provider: 'resemble',
+    event_type: 'tts_characters',
+    model: null,
+    quantity: '100',
+    input_tokens: null,
+    output_tokens: null,
+    reported_unit_cost: null,
+    reported_total_cost: null,
+    occurred_at: now,
+    received_at: now,
+    ...overrides,
+  };
 }

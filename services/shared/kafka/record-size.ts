@@ -1,5 +1,6 @@
 import type { IHeaders } from 'kafkajs';
 import type { EncodedRecord } from '../records/envelope.ts';
+import { chunkBySize } from '../chunk-by-size.ts';
 
 export interface Outgoing {
   readonly topic: string;
@@ -29,21 +30,7 @@ function headerBytes(headers: IHeaders): number {
 
 /** Consecutive runs of at most maxBytes, in order; a record larger than that is a run of its own. */
 export function chunkByBytes(outgoing: readonly Outgoing[], maxBytes: number): Outgoing[][] {
-  const chunks: Outgoing[][] = [];
-  let current: Outgoing[] = [];
-  let bytes = 0;
-  for (const item of outgoing) {
-    const size = outgoingBytes(item);
-    if (current.length > 0 && bytes + size > maxBytes) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(item);
-    bytes += size;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
+  return chunkBySize(outgoing, outgoingBytes, maxBytes);
 }
 
 const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);

@@ -2,6 +2,7 @@ import type { UsageRecord } from '../../records/payloads.ts';
 import type { PricedUsage } from '../../pricing/price-usage.ts';
 import type { ClickHouse } from '../client.ts';
 import { tableName } from '../tables.ts';
+import { chunkBySize } from '../../chunk-by-size.ts';
 
 /**
  * usage_events and usage_event_ids_by_user (its id index). The rollups the cost queries read are the
@@ -140,21 +141,8 @@ export async function storedEventKeys(ch: ClickHouse, refs: readonly EventRef[])
 
 /** `refs` cut into parts whose ids, URL-encoded with their quotes and commas, fit STORED_LOOKUP_CHARS. */
 export function lookupParts(refs: readonly EventRef[]): EventRef[][] {
-  const parts: EventRef[][] = [];
-  let part: EventRef[] = [];
-  let chars = 0;
-  for (const ref of refs) {
-    // Each value as its URL-encoded text, and 12 characters for its quotes and comma (%27 %27 %2C),
-    // an escaping backslash or two: 2,000 characters per event for a tenant id of 512 odd characters.
-    const size = encodeURIComponent(ref.user_id).length + encodeURIComponent(ref.event_id).length + 24;
-    if (part.length > 0 && chars + size > STORED_LOOKUP_CHARS) {
-      parts.push(part);
-      part = [];
-      chars = 0;
-    }
-    part.push(ref);
-    chars += size;
-  }
-  if (part.length > 0) parts.push(part);
-  return parts;
+  // Each value as its URL-encoded text, and 12 characters for its quotes and comma (%27 %27 %2C),
+  // an escaping backslash or two: 2,000 characters per event for a tenant id of 512 odd characters.
+  const size = (ref: EventRef) => encodeURIComponent(ref.user_id).length + encodeURIComponent(ref.event_id).length + 24;
+  return chunkBySize(refs, size, STORED_LOOKUP_CHARS);
 }
