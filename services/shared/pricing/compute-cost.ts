@@ -64,7 +64,7 @@ function quantityCost(card: RateCard, lookUp: LookUp, quantityText: string): Com
   return {
     quantity,
     cost: component.cost,
-    unit_cost: new Exact(rate.price).dividedBy(rate.price_per),
+    unit_cost: numbersOf(rate).unitPrice,
     rate_ids: [rate.id],
     currency: currencyOf(rate, card),
     components: [component],
@@ -163,17 +163,24 @@ function withTotals(
 }
 
 function cardComponent(dimension: CostDimension, quantity: Exact, rate: Rate): CostComponent {
+  const { price, per } = numbersOf(rate);
   // Multiply before dividing: with price_per a power of ten the quotient is exact.
-  const cost = quantity.times(rate.price).dividedBy(rate.price_per);
-  return {
-    dimension,
-    quantity,
-    unit: rate.unit,
-    price: new Exact(rate.price),
-    per: new Exact(rate.price_per),
-    cost,
-    rate_id: rate.id,
-  };
+  const cost = quantity.times(price).dividedBy(per);
+  return { dimension, quantity, unit: rate.unit, price, per, cost, rate_id: rate.id };
+}
+
+const numbers = new WeakMap<Rate, { readonly price: Exact; readonly per: Exact; readonly unitPrice: Exact }>();
+
+/** A rate's price, its unit and their quotient, parsed once per rate: a card's rates are frozen and an Exact is immutable. */
+function numbersOf(rate: Rate): { readonly price: Exact; readonly per: Exact; readonly unitPrice: Exact } {
+  let parsed = numbers.get(rate);
+  if (parsed === undefined) {
+    const price = new Exact(rate.price);
+    const per = new Exact(rate.price_per);
+    parsed = { price, per, unitPrice: price.dividedBy(per) };
+    numbers.set(rate, parsed);
+  }
+  return parsed;
 }
 
 function currencyOf(rate: Rate, card: RateCard): string {

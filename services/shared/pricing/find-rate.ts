@@ -30,8 +30,8 @@ export function findRate(card: RateCard, query: RateQuery): Rate | null {
   let best: { rate: Rate; rank: number; from: number } | null = null;
   for (const rate of candidates) {
     const rank = specificity(rate, wanted);
-    const from = Date.parse(rate.effective_from);
-    if (rank < 0 || from > at || (rate.effective_to !== undefined && Date.parse(rate.effective_to) <= at)) continue;
+    const { from, to } = timesOf(rate);
+    if (rank < 0 || from > at || to <= at) continue;
     if (best === null || rank > best.rank || (rank === best.rank && from > best.from)) best = { rate, rank, from };
   }
   return best?.rate ?? null;
@@ -76,4 +76,19 @@ function ratesOf(card: RateCard, eventType: string, pricing: RatePricing): reado
     indexes.set(card, index);
   }
   return index.get(`${eventType}\u0000${pricing}`) ?? [];
+}
+
+const times = new WeakMap<Rate, { readonly from: number; readonly to: number }>();
+
+/** When a rate applies, as epoch milliseconds, parsed once per rate (a card's rates are frozen). */
+function timesOf(rate: Rate): { readonly from: number; readonly to: number } {
+  let parsed = times.get(rate);
+  if (parsed === undefined) {
+    parsed = {
+      from: Date.parse(rate.effective_from),
+      to: rate.effective_to === undefined ? Number.POSITIVE_INFINITY : Date.parse(rate.effective_to),
+    };
+    times.set(rate, parsed);
+  }
+  return parsed;
 }
