@@ -62,6 +62,7 @@ async function main(): Promise<void> {
       announcements,
       dataDir: config.dataDir,
       stallAfterMs: config.consumerStallMs,
+      members: config.consumerMembers,
       claimTtlSeconds: config.usageClaimTtlSeconds,
     });
     const writer = consumer.writer;

@@ -33,6 +33,8 @@ export interface ConsumerDeps {
   readonly dataDir: string;
   /** How long one batch may fail to store before /readyz says the consumer is stalled. */
   readonly stallAfterMs: number;
+  /** How many members of the group this process runs (CONSUMER_MEMBERS); 1 when absent. */
+  readonly members?: number;
   /** How long a usage event's claim is kept in Redis (USAGE_CLAIM_TTL_SECONDS). */
   readonly claimTtlSeconds: number;
 }
@@ -63,6 +65,7 @@ export async function startConsumer({
   dataDir,
   stallAfterMs,
   claimTtlSeconds,
+  members = 1,
 }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
   const tenantCard = new TenantRateCard(
@@ -141,21 +144,31 @@ export async function startConsumer({
       },
     },
   ];
+  // Several members of the group in one process, each a runner of its own (its fetch loop, its rounds,
+  // its plans), exactly as if they were processes: a fetch's round runs plan → store → commit one step
+  // after another, and the engine inserts on its own threads, so another member's round is decoded and
+  // priced meanwhile. Measured on two cores (a backlog of 121,000 events): one member 12,778-13,147
+  // rows/s, two 16,973-19,003, three 18,743-23,277 (README, Performance).
   const run = async () => {
-    const runner = await startBatchRunner({
-      kafka: kafka.client,
-      groupId,
-      topics,
-      // Usage is gathered into rounds across partitions; session records stay one insert per batch.
-      gathered: [kafka.topics.usage.name],
-      partitions: kafka.topics.sessions.partitions + kafka.topics.usage.partitions,
-      handle: writer.handleRound,
-      log: consumerLog,
-      watch,
-      ...(pendingReplays === undefined ? {} : { onCommitted: (token: string) => pendingReplays.committed(token) }),
-    });
-    shutdown.add('consumer', runner.stop);
-    joined = runner.isJoined;
+    const runners = await Promise.all(
+      Array.from({ length: members }, () =>
+        startBatchRunner({
+          kafka: kafka.client,
+          groupId,
+          topics,
+          // Usage is gathered into rounds across partitions; session records stay one insert per batch.
+          gathered: [kafka.topics.usage.name],
+          partitions: kafka.topics.sessions.partitions + kafka.topics.usage.partitions,
+          handle: writer.handleRound,
+          log: consumerLog,
+          watch,
+          ...(pendingReplays === undefined ? {} : { onCommitted: (token: string) => pendingReplays.committed(token) }),
+        }),
+      ),
+    );
+    // Stopped together: one by one, each leaving would hand its partitions to the others first.
+    shutdown.add('consumer', async () => void (await Promise.all(runners.map((runner) => runner.stop()))));
+    joined = () => runners.every((runner) => runner.isJoined());
   };
   return { writer, checks, run, metrics: [watch.registry] };
 }

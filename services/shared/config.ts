@@ -46,6 +46,12 @@ export interface Config {
   readonly auth: AuthConfig;
   /** /readyz of a consumer answers 503 once one batch has failed to store for this long (CONSUMER_STALL_SECONDS). */
   readonly consumerStallMs: number;
+  /**
+   * How many members of the consumer group this process runs (CONSUMER_MEMBERS): each is a kafkajs
+   * consumer with its own fetch loop and rounds, so that one member's insert runs in ClickHouse while
+   * another decodes and prices on the main thread.
+   */
+  readonly consumerMembers: number;
   /** How long the consumer's claim of a usage event id is kept in Redis (USAGE_CLAIM_TTL_SECONDS). */
   readonly usageClaimTtlSeconds: number;
   /** The live cost streams (GET /api/costs/live, /api/sessions/{id}/cost-stream). */
@@ -171,6 +177,7 @@ export function loadConfig(env: Env): Config {
 
   const auth = readAuth(read, problems);
   const consumerStallMs = read.integer('CONSUMER_STALL_SECONDS', 60, 1, 86_400) * 1000;
+  const consumerMembers = read.integer('CONSUMER_MEMBERS', 3, 1, 16);
   const usageClaimTtlSeconds = read.integer('USAGE_CLAIM_TTL_SECONDS', 7 * 86_400, 3_600, 30 * 86_400);
   const cacheSeconds = read.integer('QUERY_CACHE_SECONDS', 30, 0, 3_600);
   const queryCache =
@@ -201,6 +208,7 @@ export function loadConfig(env: Env): Config {
     usage,
     faultInjection,
     consumerStallMs,
+    consumerMembers,
     usageClaimTtlSeconds,
     queryCache,
     liveStreams,

@@ -24,6 +24,8 @@ import { phaseReport } from './phase-report.ts';
 const USER = 'scale-out-tenant';
 const SESSIONS = 32;
 const LOAD_MS = 60_000;
+/** CONSUMER_MEMBERS of each consumer process: 12 usage partitions leave every member of 3 processes some. */
+const MEMBERS_PER_PROCESS = 2;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -71,6 +73,8 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
       REDIS_URL: redis.url,
       CLICKHOUSE_URL: clickhouse.url,
       KAFKA_GROUP_ID: 'scale-out',
+      // Two members of the group in each consumer process: a kill -9 takes both of its members away.
+      CONSUMER_MEMBERS: String(MEMBERS_PER_PROCESS),
       LOG_LEVEL: 'error',
       SHUTDOWN_TIMEOUT_MS: '5000',
     };
@@ -106,8 +110,12 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
     await Promise.allSettled([clickhouse?.stop(), kafka?.stop(), redis?.stop()]);
   });
 
-  it('three consumers in one group, one killed and one added during a 60 s load, store every acknowledged event exactly once', async () => {
-    await eventually(async () => expectMembersWithPartitions(await groupAssignments(config, 'usage'), 3), 60_000, 500);
+  it('three consumer processes in one group (two members each), one killed and one added during a 60 s load, store every acknowledged event exactly once', async () => {
+    await eventually(
+      async () => expectMembersWithPartitions(await groupAssignments(config, 'usage'), 3 * MEMBERS_PER_PROCESS),
+      60_000,
+      500,
+    );
     sessions = await createSessions(ingests()[0]!.url, USER, SESSIONS);
     for (const session of sessions) ledger.addSession(session.id, session.user_id, session.agent_id);
     let turn = 0;
@@ -147,7 +155,11 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
     // Every table usage_events feeds (the rollups the views read and the id table of exactly-once).
     expect(await storedTotals(ch)).toEqual(expectedTotals(acknowledged.length, sumOf(acknowledged).toFixed()));
     // The group ends with consumer-1, consumer-3 and consumer-4, each holding usage partitions.
-    await eventually(async () => expectMembersWithPartitions(await groupAssignments(config, 'usage'), 3), 60_000, 500);
+    await eventually(
+      async () => expectMembersWithPartitions(await groupAssignments(config, 'usage'), 3 * MEMBERS_PER_PROCESS),
+      60_000,
+      500,
+    );
     expect(endedByThemselves().map(([name]) => name)).toEqual([]);
   }, 420_000);
 
