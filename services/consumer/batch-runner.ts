@@ -116,6 +116,10 @@ export async function startBatchRunner({
       sessionTimeout: 10_000,
       heartbeatInterval: 2_000,
       maxBytesPerPartition: 4 * 1024 * 1024,
+      // A fetch is a round: up to 32 MiB (kafkajs's default is 10) makes a backlog's rounds larger, each
+      // insert's fixed cost shared by more rows. Draining 200,000 events on two cores with three members:
+      // 15,008 rows/s at 10 MiB, 19,583-20,176 at 32, 18,897 at 64.
+      maxBytes: 32 * 1024 * 1024,
     });
     current = consumer;
     // After a rebalance this process may own partitions another member committed: ask the broker.
