@@ -15,7 +15,11 @@ import { startIngest } from './ingest/start.ts';
 import { startQuery } from './query/start.ts';
 import type { Route } from './shared/http/define-route.ts';
 import { buildOpenApi } from './shared/http/openapi.ts';
-import { directRecordSink, type RecordSink } from './shared/records/record-sink.ts';
+import { journalRecordSink, type RecordSink } from './shared/records/record-sink.ts';
+import { RecordJournal } from './shared/records/journal.ts';
+import { fencedReads } from './shared/clickhouse/fenced-reads.ts';
+import { readAfterWrite } from './shared/http/read-after-write.ts';
+import path from 'node:path';
 import { MemoryLiveUsage, RedisLiveUsage } from './shared/redis/live-usage.ts';
 import { MemoryAnnouncements, RedisAnnouncements } from './shared/redis/stored-announcements.ts';
 
@@ -48,7 +52,24 @@ async function main(): Promise<void> {
       ? new MemoryAnnouncements()
       : new RedisAnnouncements(infra.redis, config.redis?.keyPrefix ?? '', log.child({ component: 'announcements' }));
   shutdown.add('announcements', () => announcements.close());
-  let directSink: RecordSink | null = null;
+  // The embedded mode's durable log between ingest and the writer (Kafka's place): a write is answered
+  // once synced there, and every other request waits until what was answered before it is stored.
+  const journal =
+    infra.kafka === null && config.services.includes('consumer')
+      ? await RecordJournal.open(path.join(config.dataDir, 'journal'))
+      : null;
+  if (journal !== null) shutdown.add('journal', () => journal.close());
+  const caughtUp = journal === null ? null : () => waitForJournal(journal, log);
+  // The reads of ingest and the cost queries wait for the journal; the writer's own (its stored-id
+  // lookup) cannot, it is what they wait for.
+  const served =
+    caughtUp === null
+      ? infra
+      : {
+          ...infra,
+          clickhouseReads: fencedReads(infra.clickhouseReads, caughtUp),
+          clickhouseIngestReads: fencedReads(infra.clickhouseIngestReads, caughtUp),
+        };
   let consumer: Awaited<ReturnType<typeof startConsumer>> | null = null;
   if (config.services.includes('consumer')) {
     consumer = await startConsumer({
@@ -64,35 +85,24 @@ async function main(): Promise<void> {
       stallAfterMs: config.consumerStallMs,
       members: config.consumerMembers,
       claimTtlSeconds: config.usageClaimTtlSeconds,
+      journal,
     });
-    const writer = consumer.writer;
-    // Embedded mode: no broker between ingest and the writer, records go straight to ClickHouse.
-    const direct = directRecordSink(async (envelopes, token) => {
-      await writer.storeEnvelopes(
-        envelopes.map((envelope) => ({ envelope, source: { partition: -1, offset: '-1' } })),
-        token,
-      );
-      // An agent's name shows in other tenants' answers (by-agent reads it by id, whoever owns it).
-      const agents = envelopes.filter((envelope) => envelope.kind === 'agent').map((envelope) => envelope.key);
-      if (agents.length > 0) await announcements.publish({ tenants: [], sessions: [], agents });
-    });
-    shutdown.add('direct-sink', direct.drain);
-    directSink = direct;
   }
+  const directSink: RecordSink | null = journal === null ? null : journalRecordSink(journal);
   const serving = config.services.includes('ingest') || config.services.includes('query');
   // Every process that serves /api routes knows the keys: to check them (AUTH_MODE=on), and ingest to manage them.
-  const keys = new KeyRegistry(infra.clickhouseReads, config.auth.keyRefreshMs, log.child({ component: 'auth' }));
+  const keys = new KeyRegistry(served.clickhouseReads, config.auth.keyRefreshMs, log.child({ component: 'auth' }));
   if (serving) {
     await keys.start();
     shutdown.add('api-keys', async () => keys.stop());
   }
   const authenticator = authenticatorFor(config, keys, log);
   const query = config.services.includes('query')
-    ? await startQuery({ infra, liveUsage, announcements, log, shutdown, config })
+    ? await startQuery({ infra: served, liveUsage, announcements, log, shutdown, config })
     : null;
   const routes: Route[] = [
     ...(config.services.includes('ingest')
-      ? await startIngest({ config, infra, log, shutdown, directSink, keys })
+      ? await startIngest({ config, infra: served, log, shutdown, directSink, keys })
       : []),
     ...(query?.routes ?? []),
     ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),
@@ -109,6 +119,7 @@ async function main(): Promise<void> {
     authenticator,
     limit: limiterFor(config, infra),
     metricsToken: config.auth.metricsToken,
+    beforeRoutes: caughtUp === null ? [] : [readAfterWrite(caughtUp)],
   });
   const http = await listen(app, config.port, config.host);
   shutdown.add('http', http.close);
@@ -160,3 +171,11 @@ main().catch((error: unknown) => {
   createLogger('error').fatal({ err: error }, 'startup_failed');
   process.exit(1);
 });
+
+/** A read waits at most this long for the journal: behind a stalled writer it answers from what is stored. */
+const JOURNAL_WAIT_MS = 10_000;
+
+async function waitForJournal(journal: RecordJournal, log: Logger): Promise<void> {
+  if (!(await journal.caughtUp(JOURNAL_WAIT_MS)))
+    log.warn({ appended: journal.appended(), stored: journal.stored() }, 'read_before_journal_stored');
+}

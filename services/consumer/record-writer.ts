@@ -79,13 +79,13 @@ export function createRecordWriter({
   pendingReplays,
 }: RecordWriterDeps) {
   const unpricedWarnings = new UnpricedWarnings(log);
-  /** Stores one batch's records under its token: the embedded path's flushes (and tests). */
+  /** Stores one batch's records under its token: the embedded journal's rounds (and tests); uncertain: its stored events are left out. */
   function storeEnvelopes(
     items: readonly SourcedEnvelope[],
     batchToken: string,
-    options: { isolate?: boolean } = {},
+    { isolate = false, uncertain = false }: { isolate?: boolean; uncertain?: boolean } = {},
   ): Promise<RefusedRecord[]> {
-    return storeRound([{ items, token: batchToken, uncertain: false }], batchToken, options);
+    return storeRound([{ items, token: batchToken, uncertain }], batchToken, { isolate });
   }
 
   /**

@@ -17,6 +17,8 @@ import { PendingReplays } from './pending-replays.ts';
 import { rebuildViews } from './rebuild-views.ts';
 import { RedisEventClaims } from './usage/event-claims.ts';
 import { createRecordWriter, type RecordWriter } from './record-writer.ts';
+import { startJournalRunner } from './journal-runner.ts';
+import type { RecordJournal } from '../shared/records/journal.ts';
 
 export interface ConsumerDeps {
   readonly infra: Infrastructure;
@@ -37,6 +39,8 @@ export interface ConsumerDeps {
   readonly members?: number;
   /** How long a usage event's claim is kept in Redis (USAGE_CLAIM_TTL_SECONDS). */
   readonly claimTtlSeconds: number;
+  /** The embedded mode's journal, which ingest appends to: its records are stored from here. */
+  readonly journal?: RecordJournal | null;
 }
 
 export interface StartedConsumer {
@@ -66,6 +70,7 @@ export async function startConsumer({
   stallAfterMs,
   claimTtlSeconds,
   members = 1,
+  journal = null,
 }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
   const tenantCard = new TenantRateCard(
@@ -79,24 +84,39 @@ export async function startConsumer({
   const catalogs = loadCatalogs();
   const recovery = infra.clickhouseRecovery;
   if (infra.kafka === null) {
-    if (recovery.uncleanBefore) await rebuildViews(infra.clickhouse, consumerLog);
+    const afterRebuild = recovery.uncleanBefore;
+    if (afterRebuild) await rebuildViews(infra.clickhouse, consumerLog);
     recovery.repaired();
-    return {
-      writer: createRecordWriter({
-        ch: infra.clickhouse,
-        reads: infra.clickhouseIngestReads,
-        log: consumerLog,
-        card,
-        catalogs,
-        claims: null,
-        liveUsage,
-        announcements,
-        deadLetterTopic: null,
-      }),
-      checks: [],
-      run: async () => undefined,
-      metrics: [],
+    const writer = createRecordWriter({
+      ch: infra.clickhouse,
+      reads: infra.clickhouseIngestReads,
+      log: consumerLog,
+      card,
+      catalogs,
+      claims: null,
+      liveUsage,
+      announcements,
+      deadLetterTopic: null,
+    });
+    if (journal === null) return { writer, checks: [], run: async () => undefined, metrics: [] };
+    const runner = startJournalRunner({
+      journal,
+      writer,
+      ch: infra.clickhouse,
+      log: consumerLog,
+      afterRebuild,
+      // An agent's name shows in other tenants' answers (by-agent reads it by id, whoever owns it).
+      onStored: async (envelopes) => {
+        const agents = envelopes.filter((envelope) => envelope.kind === 'agent').map((envelope) => envelope.key);
+        if (agents.length > 0) await announcements.publish({ tenants: [], sessions: [], agents });
+      },
+    });
+    shutdown.add('journal-runner', runner.stop);
+    const check = async () => {
+      const stalled = runner.stalled(stallAfterMs);
+      if (stalled !== null) throw new Error(stalled);
     };
+    return { writer, checks: [{ name: 'journal', check }], run: async () => undefined, metrics: [] };
   }
   const kafka = infra.kafka;
   const topics = [kafka.topics.sessions.name, kafka.topics.usage.name];

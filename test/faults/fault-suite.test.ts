@@ -12,9 +12,8 @@ import { LocalRedis } from '../../infra/local/redis.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { eventually } from '../support/harness.ts';
-import { expectedTotals } from '../support/rollups.ts';
-import { LoadDriver, type DriverSession, type SentEvent } from './load-driver.ts';
-import { phaseReport } from './phase-report.ts';
+import { LoadDriver, type DriverSession } from './load-driver.ts';
+import { expectStoredExactlyOnce } from './stored-exactly-once.ts';
 
 const USER = 'fault-tenant';
 const SESSIONS = 64;
@@ -147,76 +146,14 @@ describe('callmeter under faults', () => {
     });
     await driver.stop();
 
-    const events = [...driver.events.values()];
-    process.stdout.write(`retried requests: ${JSON.stringify(Object.fromEntries(driver.retries))}\n`);
-    const acknowledged = events.filter((event) => event.acknowledged);
-    expect(events.filter((event) => !event.acknowledged && !event.refused)).toEqual([]);
-    expect(events.filter((event) => event.invalid !== event.refused)).toEqual([]);
-    const expectedTotal = sumOf(acknowledged);
-
-    const get = async <T>(route: string) =>
-      (await call<T>(consumer.url, 'GET', route, undefined, { 'x-user-id': USER })).body;
-    await eventually(
-      async () =>
-        expect((await get<{ event_count: number }>('/api/costs/summary')).event_count).toBe(acknowledged.length),
-      180_000,
-      500,
-    );
-    await sleep(3_000);
-
-    const stored = new Map<string, number>();
-    let sessionTotals = new Exact(0);
-    const sessionMismatches: unknown[] = [];
-    for (const [index, session] of sessions.entries()) {
-      const breakdown = await get<{
-        total_cost: string;
-        event_count: number;
-        events: { id: string }[];
-        events_truncated: boolean;
-      }>(`/api/sessions/${session.id}/cost-breakdown`);
-      expect(breakdown.events_truncated).toBe(false);
-      sessionTotals = sessionTotals.plus(breakdown.total_cost);
-      for (const { id } of breakdown.events) stored.set(id, (stored.get(id) ?? 0) + 1);
-      const own = acknowledged.filter((event) => event.session === index);
-      const expected = { total_cost: sumOf(own).toFixed(), event_count: own.length };
-      const got = { total_cost: new Exact(breakdown.total_cost).toFixed(), event_count: breakdown.event_count };
-      if (got.total_cost !== expected.total_cost || got.event_count !== expected.event_count) {
-        sessionMismatches.push({
-          session: session.id,
-          expected,
-          got,
-          listed: breakdown.events.length,
-          ...(await liveCounters(session.id, breakdown.events)),
-        });
-      }
-    }
-    if (sessionMismatches.length > 0)
-      process.stdout.write(`sessions whose breakdown differs: ${JSON.stringify(sessionMismatches)}\n`);
-    const rows = phaseReport(events, stored, 'fault');
-    process.stdout.write(`\n${rows}\n`);
-
-    // Every table fed by usage_events, not only the ones the cost views read: a replay counted twice
-    // in one rollup, or an id missing from usage_event_ids_by_user (the exactly-once lookup), shows here.
-    const totals = (await call(consumer.url, 'GET', '/_faults/stored-totals')).body;
-    process.stdout.write(`stored totals: ${JSON.stringify(totals)}\n`);
-    expect(totals).toEqual(expectedTotals(acknowledged.length, expectedTotal.toFixed()));
-    for (const event of events)
-      expect(stored.get(event.id) ?? 0, `${event.phase}: ${event.id} acknowledged=${event.acknowledged}`).toBe(
-        event.acknowledged ? 1 : 0,
-      );
-    const summary = await get<{ total_cost: string; event_count: number }>('/api/costs/summary');
-    expect(summary).toMatchObject({ total_cost: expectedTotal.toFixed(), event_count: acknowledged.length });
-    const timeline = await get<{ total_cost: string }[]>('/api/costs/timeline?period=daily');
-    expect(timeline.reduce((sum, point) => sum.plus(point.total_cost), new Exact(0)).toFixed()).toBe(
-      expectedTotal.toFixed(),
-    );
-    const agents = await get<{ total_cost: string }[]>('/api/costs/by-agent');
-    const withoutAgent = sumOf(acknowledged.filter((event) => sessions[event.session]!.agent_id === null));
-    expect(agents.reduce((sum, agent) => sum.plus(agent.total_cost), withoutAgent).toFixed()).toBe(
-      expectedTotal.toFixed(),
-    );
-    expect(sessionMismatches).toEqual([]);
-    expect(sessionTotals.toFixed()).toBe(expectedTotal.toFixed());
+    await expectStoredExactlyOnce({
+      url: consumer.url,
+      user: USER,
+      sessions,
+      driver,
+      diagnose: liveCounters,
+      totals: async () => (await call(consumer.url, 'GET', '/_faults/stored-totals')).body,
+    });
   }, 600_000);
 });
 
@@ -266,8 +203,4 @@ async function liveCounters(sessionId: string, listed: readonly { id: string }[]
   } finally {
     client.disconnect();
   }
-}
-
-function sumOf(events: readonly SentEvent[]): Exact {
-  return events.reduce((sum, event) => sum.plus(event.cost), new Exact(0));
 }

@@ -18,8 +18,9 @@ import { CostLedger, expectViewsExact } from '../support/cost-ledger.ts';
 import { drained } from '../support/drained.ts';
 import { eventually } from '../support/harness.ts';
 import { expectedTotals, storedTotals } from '../support/rollups.ts';
-import { LoadDriver, type DriverSession, type SentEvent } from './load-driver.ts';
+import { LoadDriver, type DriverSession } from './load-driver.ts';
 import { phaseReport } from './phase-report.ts';
+import { sumOf } from './stored-exactly-once.ts';
 
 const USER = 'scale-out-tenant';
 const SESSIONS = 32;
@@ -283,8 +284,4 @@ async function storedCounts(ch: ClickHouse, user: string): Promise<Map<string, n
     format: 'JSONEachRow',
   });
   return new Map((await result.json<{ id: string; n: number }>()).map((row) => [row.id, row.n]));
-}
-
-function sumOf(events: readonly SentEvent[]): Exact {
-  return events.reduce((sum, event) => sum.plus(event.cost), new Exact(0));
 }

@@ -30,6 +30,8 @@ export interface HttpAppOptions {
   readonly limit?: RequestLimiter;
   /** METRICS_TOKEN: /metrics then needs it as a bearer token. */
   readonly metricsToken?: string | null;
+  /** Run before routing, after the errors' middleware (the embedded mode's read-after-write wait). */
+  readonly beforeRoutes?: readonly Koa.Middleware<RequestState>[];
 }
 
 /** The one Koa app shape every process serves: request ids, metrics, error mapping, health, routes. */
@@ -44,6 +46,7 @@ export function createHttpApp({
   authenticator = OPEN,
   limit = UNLIMITED,
   metricsToken = null,
+  beforeRoutes = [],
 }: HttpAppOptions): Koa<RequestState> {
   const app = new Koa<RequestState>();
   app.proxy = false;
@@ -54,6 +57,7 @@ export function createHttpApp({
   app.use(metrics.middleware);
   app.use(cors(corsOrigins));
   app.use(errorMiddleware());
+  for (const middleware of beforeRoutes) app.use(middleware);
   // Starlette matches paths exactly: a trailing slash and letter case both make another path.
   const router = new Router({ strict: true, sensitive: true });
   registerHealthRoutes(

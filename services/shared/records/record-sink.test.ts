@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AppError } from '../errors.ts';
-import { directRecordSink } from './record-sink.ts';
 import type { Envelope } from './envelope.ts';
+import { journalRecordSink } from './record-sink.ts';
 
 function envelope(key: string): Envelope {
   return {
@@ -15,49 +15,41 @@ function envelope(key: string): Envelope {
   };
 }
 
-const tooBig = Object.assign(new Error('Decimal value is too big'), { code: '69', type: 'ARGUMENT_OUT_OF_BOUND' });
+/** The journal's port: appends land at once, `stored` is what the test says. */
+function fakeJournal(stored = 0) {
+  const values: string[] = [];
+  return {
+    values,
+    stored: () => stored,
+    appended: () => values.length,
+    append: async (more: readonly string[]) => void values.push(...more),
+  };
+}
 
-describe('directRecordSink (the embedded path)', () => {
-  it('answers the request ClickHouse refuses for its records with a 422 and stores every other request of its flush', async () => {
-    const stored: string[] = [];
-    const sink = directRecordSink(async (envelopes) => {
-      if (envelopes.some((e) => e.key === 'poison')) throw tooBig;
-      stored.push(...envelopes.map((e) => e.key));
-    });
-    const results = await Promise.allSettled([
-      sink.publish([envelope('a1'), envelope('a2')]),
-      sink.publish([envelope('b'), envelope('poison')]),
-      sink.publish([envelope('c')]),
-    ]);
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    const refused = (results[1] as PromiseRejectedResult).reason as AppError;
-    expect([refused.code, (refused.detail as readonly { msg: string }[])[0]?.msg]).toEqual([
-      'VALIDATION',
-      'Value error, ClickHouse refused the record (ARGUMENT_OUT_OF_BOUND): a value of this request cannot be stored',
-    ]);
-    // The refused request stored nothing, not even its good record: a 4xx means not stored.
-    expect(stored.sort()).toEqual(['a1', 'a2', 'c']);
+describe('journalRecordSink (the embedded path)', () => {
+  it("appends a request's records in order, each as the JSON value a Kafka record carries", async () => {
+    const journal = fakeJournal();
+    const sink = journalRecordSink(journal);
+    await sink.publish([envelope('a'), envelope('b')]);
+    await sink.publish([envelope('c')]);
+    expect(journal.values.map((value) => (JSON.parse(value) as Envelope).key)).toEqual(['a', 'b', 'c']);
+    expect(JSON.parse(journal.values[0]!)).toEqual(envelope('a'));
   });
 
-  it('passes an outage on as it is, failing every request of the flush', async () => {
-    const sink = directRecordSink(async () => {
-      throw new Error('socket hang up');
-    });
-    const results = await Promise.allSettled([sink.publish([envelope('a')]), sink.publish([envelope('b')])]);
-    expect(results.map((r) => (r as PromiseRejectedResult).reason.message)).toEqual([
-      'socket hang up',
-      'socket hang up',
-    ]);
-  });
-
-  it('refuses a publish with 503 and Retry-After while the flush queue is full', async () => {
-    let release = () => {};
-    const sink = directRecordSink(() => new Promise<void>((resolve) => (release = resolve)), { maxQueued: 2 });
-    const first = sink.publish([envelope('a'), envelope('b')]);
-    const refused = await sink.publish([envelope('c')]).catch((error: unknown) => error as AppError);
+  it('refuses a publish with 503 and Retry-After while the unstored backlog would pass its limit', async () => {
+    const journal = fakeJournal();
+    const sink = journalRecordSink(journal, { maxBacklog: 3 });
+    await sink.publish([envelope('a'), envelope('b')]);
+    const refused = await sink.publish([envelope('c'), envelope('d')]).catch((error: unknown) => error as AppError);
     expect([refused?.code, refused?.headers]).toEqual(['DEPENDENCY_UNAVAILABLE', { 'Retry-After': '1' }]);
-    await new Promise((resolve) => setImmediate(resolve));
-    release();
-    await first;
+    // One record still fits, and nothing of the refused request was appended.
+    await sink.publish([envelope('e')]);
+    expect(journal.values).toHaveLength(3);
+  });
+
+  it('takes a request larger than the limit when nothing waits, rather than refusing it for ever', async () => {
+    const journal = fakeJournal();
+    await journalRecordSink(journal, { maxBacklog: 2 }).publish([envelope('a'), envelope('b'), envelope('c')]);
+    expect(journal.values).toHaveLength(3);
   });
 });

@@ -1,14 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import type { BatchingProducer } from '../kafka/batching-producer.ts';
 import type { TopicKey, TopicSpec } from '../kafka/topics.ts';
-import { refusalReason, refusedForData } from '../clickhouse/refused-rows.ts';
 import { AppError } from '../errors.ts';
-import { MicroBatcher, QueueFullError } from '../micro-batcher.ts';
 import { encodeRecord, type Envelope, type RecordKind } from './envelope.ts';
+import type { RecordJournal } from './journal.ts';
 
 /**
  * Where ingest puts records. `publish` resolves only when the records are durable: acknowledged by
- * the broker (acks=-1), or in the embedded mode inserted into ClickHouse.
+ * the broker (acks=-1), or in the embedded mode synced to the journal's disk.
  */
 export interface RecordSink {
   publish(envelopes: readonly Envelope[]): Promise<void>;
@@ -45,43 +43,30 @@ export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Rec
 }
 
 /**
- * Records the embedded flush queue holds at most (waiting and in flight): at about 1 KB each, tens of
- * megabytes. Past it a publish is a 503 with Retry-After at once, instead of a queue that grows
- * without bound while ClickHouse is slow.
+ * Records the embedded journal may hold unstored (appended, not yet in ClickHouse): at about 1 KB each,
+ * tens of megabytes on disk. Past it a publish is a 503 with Retry-After at once, instead of a backlog
+ * that grows without bound while ClickHouse is slow or refuses inserts (every read waits for it).
  */
-export const DIRECT_QUEUE_LIMIT = 50_000;
+export const JOURNAL_BACKLOG_LIMIT = 50_000;
 
 /**
- * The embedded mode's path: no broker, records go straight to the writer, micro-batched because
- * one insert into the embedded engine costs milliseconds however small it is. Nothing replays a
- * flush in this mode, so each flush has a fresh deduplication token. A flush that ClickHouse refuses
- * for what its records hold is split by request until each request at fault fails alone (a 422: it
- * stored nothing), and every other request of that flush is stored and answered as usual.
+ * The embedded mode's path: records appended to the journal and answered once synced to disk; the
+ * writer stores them in rounds behind it (`consumer/journal-runner.ts`), as the consumer does behind
+ * Kafka. A record ClickHouse refuses for what it holds then becomes a dead letter, as through Kafka.
  */
-export function directRecordSink(
-  store: (envelopes: Envelope[], token: string) => Promise<void>,
-  { maxQueued = DIRECT_QUEUE_LIMIT } = {},
-): RecordSink & { drain(): Promise<void> } {
-  const batcher = new MicroBatcher<Envelope>((envelopes) => store(envelopes, `direct:${randomUUID()}`), {
-    maxQueuedItems: maxQueued,
-    blamesItems: refusedForData,
-  });
+export function journalRecordSink(
+  journal: Pick<RecordJournal, 'append' | 'appended' | 'stored'>,
+  { maxBacklog = JOURNAL_BACKLOG_LIMIT } = {},
+): RecordSink {
   return {
-    publish: (envelopes) =>
-      batcher.submit(envelopes).catch((error: unknown) => {
-        throw toAppError(error);
-      }),
-    drain: () => batcher.drain(),
+    publish: async (envelopes) => {
+      const backlog = journal.appended() - journal.stored();
+      if (backlog > 0 && backlog + envelopes.length > maxBacklog)
+        throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Too many records waiting to be stored, try again', {
+          headers: { 'Retry-After': '1' },
+        });
+      // The value a Kafka record carries (encodeRecord), which the writer decodes the same way.
+      await journal.append(envelopes.map((envelope) => JSON.stringify(envelope)));
+    },
   };
-}
-
-function toAppError(error: unknown): unknown {
-  if (error instanceof QueueFullError)
-    return AppError.of('DEPENDENCY_UNAVAILABLE', 'Too many records waiting to be stored, try again', {
-      headers: { 'Retry-After': '1' },
-      cause: error,
-    });
-  if (!refusedForData(error)) return error;
-  const msg = `Value error, ${refusalReason(error).replace(/: .*$/s, '')}: a value of this request cannot be stored`;
-  return AppError.validation([{ type: 'value_error', loc: ['body'], msg, input: null, ctx: { error: {} } }]);
 }

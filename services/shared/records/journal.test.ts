@@ -1,0 +1,80 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RecordJournal } from './journal.ts';
+
+const folders: string[] = [];
+function folder(): string {
+  const made = mkdtempSync(path.join(tmpdir(), 'journal-'));
+  folders.push(made);
+  return made;
+}
+afterEach(() => {
+  for (const made of folders.splice(0)) rmSync(made, { recursive: true, force: true });
+});
+
+describe('RecordJournal', () => {
+  it('gives concurrent appends consecutive positions, in order, and reads them back', async () => {
+    const journal = await RecordJournal.open(folder());
+    await Promise.all([journal.append(['a', 'b']), journal.append(['c']), journal.append(['d', 'e'])]);
+    expect(journal.appended()).toBe(5);
+    expect((await journal.read(1, 4)).map(({ seq, value }) => `${seq}:${value}`)).toEqual(['1:b', '2:c', '3:d']);
+    await journal.close();
+  });
+
+  it('keeps what was appended and the round in flight across a reopen, and drops what was stored', async () => {
+    const where = folder();
+    const first = await RecordJournal.open(where);
+    await first.append(['a', 'b', 'c', 'd']);
+    await first.plan({ from: 0, to: 2, token: 't0' });
+    await first.markStored(2);
+    await first.plan({ from: 2, to: 4, token: 't1' });
+    await first.close();
+
+    const second = await RecordJournal.open(where);
+    expect([second.id, second.stored(), second.appended(), second.planned()]).toEqual([
+      first.id,
+      2,
+      4,
+      { from: 2, to: 4, token: 't1' },
+    ]);
+    expect(await second.read(0, 4)).toEqual([
+      { seq: 2, value: 'c' },
+      { seq: 3, value: 'd' },
+    ]);
+    await second.markStored(4);
+    await second.append(['e']);
+    expect([second.appended(), second.planned()]).toEqual([5, null]);
+    await second.close();
+    // Positions go on from the stored ones even when no record is left.
+    const third = await RecordJournal.open(where);
+    expect([third.stored(), third.appended()]).toEqual([4, 5]);
+    await third.close();
+  });
+
+  it('lets a reader through once what was appended before it is stored, or after its timeout', async () => {
+    const journal = await RecordJournal.open(folder());
+    await journal.append(['a', 'b']);
+    expect(await journal.caughtUp(20)).toBe(false);
+    const waiting = journal.caughtUp(5_000);
+    await journal.append(['c']);
+    await journal.markStored(1);
+    let through = false;
+    void waiting.then(() => (through = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(through).toBe(false);
+    // Stored through 2: the reader waited for the two records before it, not for the third.
+    await journal.markStored(2);
+    expect(await waiting).toBe(true);
+    await journal.close();
+  });
+
+  it('tells each new journal apart by its id, so round tokens of a deleted journal never repeat', async () => {
+    const a = await RecordJournal.open(folder());
+    const b = await RecordJournal.open(folder());
+    expect(a.id).not.toBe(b.id);
+    await a.close();
+    await b.close();
+  });
+});
