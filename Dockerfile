@@ -11,6 +11,8 @@ RUN npx tsc -p tsconfig.build.json && mkdir -p dist/infra/clickhouse && cp -r in
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
+# libuv's thread pool: the embedded engine's statements and the journal's synced appends run on it (infra/local/process.ts).
+ENV UV_THREADPOOL_SIZE=8
 WORKDIR /app
 COPY package.json package-lock.json ./
 # The embedded ClickHouse engine (an optional platform package of chdb) is left out:

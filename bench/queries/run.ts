@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../infra/local/free-port.ts';
-import { callmeterNodeArgs } from '../../infra/local/process.ts';
+import { callmeterEnv, callmeterNodeArgs } from '../../infra/local/process.ts';
 import { loadMigrations, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrate.ts';
 import {
   datasetOf,
@@ -87,6 +87,7 @@ async function startServer(
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
+      ...callmeterEnv(),
       ...SERVER_ENV,
       ...env,
       DATA_DIR: dataDir,

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../infra/local/free-port.ts';
-import { callmeterNodeArgs } from '../../infra/local/process.ts';
+import { callmeterEnv, callmeterNodeArgs } from '../../infra/local/process.ts';
 import type { DriveOptions, DriveResult } from '../load/drive.ts';
 
 /** The processes of `npm run bench` and `npm run soak`: callmeter, the baselines and the load driver. */
@@ -68,6 +68,7 @@ export async function startServer(
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
+      ...callmeterEnv(),
       LOG_LEVEL: 'error',
       ...env,
       PORT: String(port),

@@ -11,7 +11,7 @@ st="$root/.local/schemathesis/bin/st"
 data="$(mktemp -d "${TMPDIR:-/tmp}/callmeter-fuzz-XXXXXX")"
 port="$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")"
 cd "$root"
-DATA_DIR="$data" PORT="$port" HOST=127.0.0.1 LOG_LEVEL=error node --max-semi-space-size=64 --import tsx services/main.ts > "$data/callmeter.log" 2>&1 &
+UV_THREADPOOL_SIZE=8 DATA_DIR="$data" PORT="$port" HOST=127.0.0.1 LOG_LEVEL=error node --max-semi-space-size=64 --import tsx services/main.ts > "$data/callmeter.log" 2>&1 &
 pid=$!
 cleanup() { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$data"; }
 trap cleanup EXIT

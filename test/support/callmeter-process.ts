@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { freePort } from '../../infra/local/free-port.ts';
-import { callmeterNodeArgs } from '../../infra/local/process.ts';
+import { callmeterEnv, callmeterNodeArgs } from '../../infra/local/process.ts';
 import { eventually } from './harness.ts';
 import { testAuthEnv } from './test-auth.ts';
 
@@ -25,6 +25,7 @@ export async function startCallmeter(env: Record<string, string>, timeoutMs = 60
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
+      ...callmeterEnv(),
       ...testAuthEnv(),
       ...env,
       PORT: String(port),
