@@ -52,4 +52,15 @@ describe('journalRecordSink (the embedded path)', () => {
     await journalRecordSink(journal, { maxBacklog: 2 }).publish([envelope('a'), envelope('b'), envelope('c')]);
     expect(journal.values).toHaveLength(3);
   });
+
+  it('answers 503 with Retry-After when the disk refuses the append', async () => {
+    const journal = {
+      ...fakeJournal(),
+      append: async () => Promise.reject(new Error('ENOSPC: no space left on device')),
+    };
+    const refused = await journalRecordSink(journal)
+      .publish([envelope('a')])
+      .catch((error: unknown) => error as AppError);
+    expect([refused?.code, refused?.headers]).toEqual(['DEPENDENCY_UNAVAILABLE', { 'Retry-After': '1' }]);
+  });
 });

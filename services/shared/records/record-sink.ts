@@ -66,7 +66,13 @@ export function journalRecordSink(
           headers: { 'Retry-After': '1' },
         });
       // The value a Kafka record carries (encodeRecord), which the writer decodes the same way.
-      await journal.append(envelopes.map((envelope) => JSON.stringify(envelope)));
+      await journal.append(envelopes.map((envelope) => JSON.stringify(envelope))).catch((error: unknown) => {
+        // A disk that refuses the append (full, read-only): nothing was acknowledged, the client retries.
+        throw AppError.of('DEPENDENCY_UNAVAILABLE', 'The records could not be written to the journal, try again', {
+          headers: { 'Retry-After': '1' },
+          cause: error,
+        });
+      });
     },
   };
 }
