@@ -31,6 +31,9 @@ describe('record sizes against the real broker', () => {
     await admin.connect();
     await ensureTopics(admin, topics);
     await producer.connect();
+    // Every partition has its leader before the first publish: on a busy machine the election after
+    // creation outlasted the producer's retries, and the first test's sends were refused (a 503).
+    await Promise.all([recordsIn(topics.sessions.name), recordsIn(topics.usage.name)]);
   });
 
   afterAll(async () => {
