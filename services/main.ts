@@ -88,7 +88,7 @@ async function main(): Promise<void> {
       journal,
     });
   }
-  const directSink: RecordSink | null = journal === null ? null : journalRecordSink(journal);
+  const journalSink: RecordSink | null = journal === null ? null : journalRecordSink(journal);
   const serving = config.services.includes('ingest') || config.services.includes('query');
   // Every process that serves /api routes knows the keys: to check them (AUTH_MODE=on), and ingest to manage them.
   const keys = new KeyRegistry(served.clickhouseReads, config.auth.keyRefreshMs, log.child({ component: 'auth' }));
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     : null;
   const routes: Route[] = [
     ...(config.services.includes('ingest')
-      ? await startIngest({ config, infra: served, log, shutdown, directSink, keys })
+      ? await startIngest({ config, infra: served, log, shutdown, journalSink, keys })
       : []),
     ...(query?.routes ?? []),
     ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),

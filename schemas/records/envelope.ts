@@ -12,7 +12,7 @@ export const RECORD_KINDS = [
 ] as const;
 
 /**
- * Every record on the record path (a Kafka value, or the embedded direct path). The payload is
+ * Every record on the record path (a Kafka value, or a value of the embedded journal). The payload is
  * validated by the schema of its kind, on both sides.
  */
 export const envelopeSchema = {

@@ -140,7 +140,7 @@ export function createRecordWriter({
     }
     const refused: RefusedRecord[] = [];
     for (const [table, rows] of byTable) {
-      // Without isolation (the embedded path) a refusal fails the whole call, which isolates by request.
+      // Without isolation (tests) a refusal fails the whole call.
       if (!isolate) await insertRows(ch, table, rows, token);
       else
         for (const { item, reason } of await storeIsolating(rows, token, (part, partToken) =>

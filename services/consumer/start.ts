@@ -55,7 +55,7 @@ export interface StartedConsumer {
 
 /**
  * Builds the record writer and, with Kafka, the batch runner that feeds it. Without Kafka the
- * writer is returned for the composition root to hand to ingest as its direct path.
+ * writer is returned, with the runner that stores the embedded journal when one is given.
  */
 export async function startConsumer({
   infra,

@@ -44,16 +44,16 @@ export interface IngestDeps {
   readonly infra: Infrastructure;
   readonly log: Logger;
   readonly shutdown: Shutdown;
-  /** The embedded mode's direct path to the writer; required when there is no Kafka. */
-  readonly directSink: RecordSink | null;
+  /** The embedded mode's journal, which the writer stores from; required when there is no Kafka. */
+  readonly journalSink: RecordSink | null;
   /** This process's copy of the API keys (the authenticator reads the same one). */
   readonly keys: KeyRegistry;
 }
 
 /** Builds the ingest routes over live state (Redis, else memory) and the record sink (Kafka, else direct). */
-export async function startIngest({ config, infra, log, shutdown, directSink, keys }: IngestDeps): Promise<Route[]> {
+export async function startIngest({ config, infra, log, shutdown, journalSink, keys }: IngestDeps): Promise<Route[]> {
   const ingestLog = log.child({ component: 'ingest' });
-  const sink = infra.kafka === null ? directSink : await kafkaSink(infra.kafka, ingestLog, shutdown);
+  const sink = infra.kafka === null ? journalSink : await kafkaSink(infra.kafka, ingestLog, shutdown);
   if (sink === null) throw new Error('ingest needs KAFKA_BROKERS, or the consumer in the same process (embedded mode)');
   const redis =
     infra.redis === null || config.redis === null ? null : { client: infra.redis, prefix: config.redis.keyPrefix };

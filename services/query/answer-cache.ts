@@ -25,7 +25,7 @@ export interface AnswerCacheOptions {
   readonly maxAgeMs: number;
   /** At most this many answers' JSON characters are kept, the least recently used dropped first. */
   readonly maxBytes: number;
-  /** Whether stored agents are announced (the embedded path: services/main.ts); if not, answers reading them are not kept. */
+  /** Whether stored agents are announced (the embedded path: services/consumer/start.ts); if not, answers reading them are not kept. */
   readonly agentsAnnounced: boolean;
   /** The clock of the age (tests). */
   readonly perf?: { now(): number };

@@ -9,7 +9,7 @@ import { chunkBySize } from '../../chunk-by-size.ts';
  * query service's (services/query/queries/), fed by the views of migrations 003-012.
  */
 
-/** Where a record came from: its Kafka partition and offset, or -1 on the embedded direct path. */
+/** Where a record came from: its Kafka partition and offset, or -1 in the embedded mode (the journal). */
 export interface RecordSource {
   readonly partition: number;
   readonly offset: string;
