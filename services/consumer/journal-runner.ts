@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { insertRows } from '../shared/clickhouse/insert-rows.ts';
@@ -52,20 +53,24 @@ export function startJournalRunner({
   let wake: (() => void) | null = null;
   const unsubscribe = journal.onAppend(() => wake?.());
 
+  const roundToken = ({ from, to }: { from: number; to: number }) => `journal:${journal.id}:${from}-${to}`;
+
   async function nextRound(): Promise<PlannedRound | null> {
     const planned = journal.planned();
     if (planned !== null) {
-      if (!afterRebuild || planned.uncertain === true) return planned;
-      // Stored in part before the crash, while a view's deduplication log may not know its token: its
-      // stored events win, and a token no table has seen makes every table take what the sources lack.
-      const replay = { ...planned, token: `${planned.token}:rebuild`, uncertain: true };
+      runnerLog.warn({ from: planned.from, to: planned.to, afterRebuild }, 'journal_round_replayed');
+      if (!afterRebuild) return planned;
+      // Stored in part before the crash, while a view's deduplication log may know its token without its
+      // rows (the views were rebuilt from the sources): its stored events win, and a token no table has
+      // seen, new at every rebuild, makes every table take what the sources lack.
+      const replay = { ...planned, token: `${roundToken(planned)}:rebuild-${randomUUID()}`, uncertain: true };
       await journal.plan(replay);
       return replay;
     }
     const from = journal.stored();
     const to = Math.min(journal.appended(), from + maxRoundRecords);
     if (to === from) return null;
-    const round = { from, to, token: `journal:${journal.id}:${from}-${to}` };
+    const round = { from, to, token: roundToken({ from, to }) };
     await journal.plan(round);
     return round;
   }
