@@ -1,0 +1,155 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { makeSessionEnvelope } from '../../test/support/records.ts';
+import type { ClickHouse } from '../shared/clickhouse/client.ts';
+import { createLogger } from '../shared/logger.ts';
+import type { Envelope } from '../shared/records/envelope.ts';
+import { RecordJournal } from '../shared/records/journal.ts';
+import { startJournalRunner } from './journal-runner.ts';
+import type { RefusedRecord, SourcedEnvelope } from './record-writer.ts';
+
+const log = createLogger('silent');
+const folders: string[] = [];
+afterEach(() => {
+  for (const made of folders.splice(0)) rmSync(made, { recursive: true, force: true });
+});
+async function openJournal(where = mkdtempSync(path.join(tmpdir(), 'journal-runner-'))) {
+  folders.push(where);
+  return { where, journal: await RecordJournal.open(where) };
+}
+
+/** The writer's port: records what each round stored, refuses what `refuse` says, fails while `failing`. */
+function fakeWriter(refuse: (envelope: Envelope) => boolean = () => false) {
+  const rounds: { token: string; keys: string[]; uncertain: boolean }[] = [];
+  const state = { failing: 0 };
+  return {
+    rounds,
+    state,
+    storeEnvelopes: async (
+      items: readonly SourcedEnvelope[],
+      token: string,
+      { uncertain = false }: { isolate?: boolean; uncertain?: boolean } = {},
+    ): Promise<RefusedRecord[]> => {
+      if (state.failing > 0) {
+        state.failing -= 1;
+        throw new Error('too many parts');
+      }
+      rounds.push({ token, uncertain, keys: items.map(({ envelope }) => roomOf(envelope)) });
+      return items.filter(({ envelope }) => refuse(envelope)).map((item) => ({ ...item, reason: 'refused' }));
+    },
+  };
+}
+
+/** The dead letters' table: the rows each insert carried (as keyed rows, whatever format they went in). */
+function fakeClickHouse() {
+  const inserts: { token: string; rows: Record<string, unknown>[] }[] = [];
+  const client = {
+    insert: async (params: {
+      values: unknown[];
+      columns?: string[];
+      clickhouse_settings: { insert_deduplication_token: string };
+    }) => {
+      const rows = params.values.map((value) =>
+        params.columns === undefined
+          ? (value as Record<string, unknown>)
+          : Object.fromEntries(params.columns.map((column, i) => [column, (value as unknown[])[i]])),
+      );
+      inserts.push({ token: params.clickhouse_settings.insert_deduplication_token, rows });
+    },
+  };
+  const ch = { client, database: 'db', embedded: true, cluster: null } as unknown as ClickHouse;
+  return { ch, inserts };
+}
+
+/** The label each test record carries: its session's room. */
+const roomOf = (envelope: Envelope) => (envelope.payload as { room_name: string }).room_name;
+
+const appendSessions = (journal: RecordJournal, keys: readonly string[]) =>
+  journal.append(keys.map((room) => JSON.stringify(makeSessionEnvelope({ room_name: room }))));
+
+describe('the journal runner', () => {
+  it('stores what was appended in rounds, in order, each under its range, and lets waiting reads through', async () => {
+    const { journal } = await openJournal();
+    const writer = fakeWriter();
+    const runner = startJournalRunner({ journal, writer, ch: fakeClickHouse().ch, log, afterRebuild: false });
+    await appendSessions(journal, ['s1', 's2', 's3']);
+    expect(await journal.caughtUp(5_000)).toBe(true);
+    await appendSessions(journal, ['s4']);
+    expect(await journal.caughtUp(5_000)).toBe(true);
+    expect(writer.rounds.flatMap(({ keys }) => keys)).toEqual(['s1', 's2', 's3', 's4']);
+    expect(writer.rounds.at(-1)!.token).toBe(`journal:${journal.id}:3-4`);
+    // Stored rounds leave the journal.
+    expect(await journal.read(0, 4)).toEqual([]);
+    await runner.stop();
+    await journal.close();
+  });
+
+  it('retries a round that failed under the same token, and says it is stalled meanwhile', async () => {
+    const { journal } = await openJournal();
+    const writer = fakeWriter();
+    writer.state.failing = 2;
+    const runner = startJournalRunner({ journal, writer, ch: fakeClickHouse().ch, log, afterRebuild: false });
+    await appendSessions(journal, ['s1']);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(runner.stalled(0)).toMatch(/has not been stored for/);
+    expect(await journal.caughtUp(5_000)).toBe(true);
+    expect(writer.rounds).toEqual([{ token: `journal:${journal.id}:0-1`, uncertain: false, keys: ['s1'] }]);
+    expect(runner.stalled(0)).toBeNull();
+    await runner.stop();
+    await journal.close();
+  });
+
+  it('dead-letters what the writer refused and what cannot be decoded, at their journal positions', async () => {
+    const { journal } = await openJournal();
+    const writer = fakeWriter((envelope) => roomOf(envelope) === 'poison');
+    const { ch, inserts } = fakeClickHouse();
+    const runner = startJournalRunner({ journal, writer, ch, log, afterRebuild: false });
+    const session = (room: string) => JSON.stringify(makeSessionEnvelope({ room_name: room }));
+    await journal.append([session('s1'), session('poison'), 'not json']);
+    expect(await journal.caughtUp(5_000)).toBe(true);
+    expect(writer.rounds.flatMap(({ keys }) => keys)).toEqual(['s1', 'poison']);
+    expect(inserts.map(({ token }) => token)).toEqual([`journal:${journal.id}:0-3:dead:deadLetters`]);
+    const letters = inserts[0]!.rows.map(({ kind, reason, topic, kafka_partition, kafka_offset }) => ({
+      kind,
+      reason,
+      topic,
+      kafka_partition,
+      kafka_offset,
+    }));
+    expect(letters).toEqual([
+      { kind: 'unknown', reason: 'record value is not JSON', topic: 'journal', kafka_partition: -1, kafka_offset: '2' },
+      { kind: 'session', reason: 'refused', topic: 'journal', kafka_partition: -1, kafka_offset: '1' },
+    ]);
+    await runner.stop();
+    await journal.close();
+  });
+
+  it('replays the round planned before a restart: under its own token, or after a rebuild under a fresh one, leaving stored events out', async () => {
+    const { where, journal } = await openJournal();
+    await appendSessions(journal, ['s1', 's2']);
+    await journal.plan({ from: 0, to: 2, token: `journal:${journal.id}:0-2` });
+    await appendSessions(journal, ['s3']);
+    await journal.close();
+
+    const clean = await RecordJournal.open(where);
+    const writer = fakeWriter();
+    writer.state.failing = 1;
+    // Stopped while its first try fails: the plan stays for the next start.
+    const stopped = startJournalRunner({ journal: clean, writer, ch: fakeClickHouse().ch, log, afterRebuild: false });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await stopped.stop();
+    await clean.close();
+
+    const rebuilt = await RecordJournal.open(where);
+    const runner = startJournalRunner({ journal: rebuilt, writer, ch: fakeClickHouse().ch, log, afterRebuild: true });
+    expect(await rebuilt.caughtUp(5_000)).toBe(true);
+    expect(writer.rounds[0]).toMatchObject({ keys: ['s1', 's2'], uncertain: true });
+    expect(writer.rounds[0]!.token).toMatch(new RegExp(`^journal:${rebuilt.id}:0-2:rebuild-`));
+    // The round after it is planned as usual, from where the replay ended.
+    expect(writer.rounds[1]).toEqual({ token: `journal:${rebuilt.id}:2-3`, uncertain: false, keys: ['s3'] });
+    await runner.stop();
+    await rebuilt.close();
+  });
+});
