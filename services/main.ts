@@ -23,6 +23,14 @@ import path from 'node:path';
 import { MemoryLiveUsage, RedisLiveUsage } from './shared/redis/live-usage.ts';
 import { MemoryAnnouncements, RedisAnnouncements } from './shared/redis/stored-announcements.ts';
 
+/** A read waits at most this long for the journal: behind a stalled writer it answers from what is stored. */
+const JOURNAL_WAIT_MS = 10_000;
+
+async function waitForJournal(journal: RecordJournal, log: Logger): Promise<void> {
+  if (!(await journal.caughtUp(JOURNAL_WAIT_MS)))
+    log.warn({ appended: journal.appended(), stored: journal.stored() }, 'read_before_journal_stored');
+}
+
 /**
  * The composition root of every deployment: `npm start` runs all three services in one process
  * with the embedded defaults; SERVICES=ingest (or any subset) runs a part of them.
@@ -62,7 +70,7 @@ async function main(): Promise<void> {
   const caughtUp = journal === null ? null : () => waitForJournal(journal, log);
   // The reads of ingest and the cost queries wait for the journal; the writer's own (its stored-id
   // lookup) cannot, it is what they wait for.
-  const served =
+  const fencedInfra =
     caughtUp === null
       ? infra
       : {
@@ -91,18 +99,18 @@ async function main(): Promise<void> {
   const journalSink: RecordSink | null = journal === null ? null : journalRecordSink(journal);
   const serving = config.services.includes('ingest') || config.services.includes('query');
   // Every process that serves /api routes knows the keys: to check them (AUTH_MODE=on), and ingest to manage them.
-  const keys = new KeyRegistry(served.clickhouseReads, config.auth.keyRefreshMs, log.child({ component: 'auth' }));
+  const keys = new KeyRegistry(fencedInfra.clickhouseReads, config.auth.keyRefreshMs, log.child({ component: 'auth' }));
   if (serving) {
     await keys.start();
     shutdown.add('api-keys', async () => keys.stop());
   }
   const authenticator = authenticatorFor(config, keys, log);
   const query = config.services.includes('query')
-    ? await startQuery({ infra: served, liveUsage, announcements, log, shutdown, config })
+    ? await startQuery({ infra: fencedInfra, liveUsage, announcements, log, shutdown, config })
     : null;
   const routes: Route[] = [
     ...(config.services.includes('ingest')
-      ? await startIngest({ config, infra: served, log, shutdown, journalSink, keys })
+      ? await startIngest({ config, infra: fencedInfra, log, shutdown, journalSink, keys })
       : []),
     ...(query?.routes ?? []),
     ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),
@@ -171,11 +179,3 @@ main().catch((error: unknown) => {
   createLogger('error').fatal({ err: error }, 'startup_failed');
   process.exit(1);
 });
-
-/** A read waits at most this long for the journal: behind a stalled writer it answers from what is stored. */
-const JOURNAL_WAIT_MS = 10_000;
-
-async function waitForJournal(journal: RecordJournal, log: Logger): Promise<void> {
-  if (!(await journal.caughtUp(JOURNAL_WAIT_MS)))
-    log.warn({ appended: journal.appended(), stored: journal.stored() }, 'read_before_journal_stored');
-}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MicroBatcher, QueueFullError } from './micro-batcher.ts';
+import { MicroBatcher } from './micro-batcher.ts';
 
 describe('MicroBatcher', () => {
   it('flushes items submitted in one turn together, in order, and resolves each submit after its flush', async () => {
@@ -70,63 +70,5 @@ describe('MicroBatcher', () => {
     const results = await Promise.allSettled([batcher.submit([1]), batcher.submit([50]), batcher.submit([2])]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(flushes).toEqual([[1], [50], [2]]);
-  });
-
-  it('halves a flush whose error blames its items until the submit at fault fails alone, and stores every other submit', async () => {
-    const flushes: number[][] = [];
-    const poison = Object.assign(new Error('refused'), { blames: true });
-    const batcher = new MicroBatcher<number>(
-      async (items) => {
-        flushes.push(items);
-        if (items.includes(13)) throw poison;
-      },
-      { blamesItems: (error) => error === poison },
-    );
-    const results = await Promise.allSettled([
-      batcher.submit([1, 2]),
-      batcher.submit([13, 3]),
-      batcher.submit([4]),
-      batcher.submit([5]),
-    ]);
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
-    expect((results[1] as PromiseRejectedResult).reason).toBe(poison);
-    expect(flushes).toEqual([
-      [1, 2, 13, 3, 4, 5],
-      [1, 2, 13, 3],
-      [1, 2],
-      [13, 3],
-      [4, 5],
-    ]);
-  });
-
-  it('does not halve a flush for an error that blames no item: every submit of it fails', async () => {
-    let flushes = 0;
-    const batcher = new MicroBatcher<number>(
-      async () => {
-        flushes += 1;
-        throw new Error('ClickHouse unavailable');
-      },
-      { blamesItems: () => false },
-    );
-    const results = await Promise.allSettled([batcher.submit([1]), batcher.submit([2])]);
-    expect([results.map((r) => r.status), flushes]).toEqual([['rejected', 'rejected'], 1]);
-  });
-
-  it('refuses a submit at once with QueueFullError while maxQueuedItems wait, and takes submits again once they are flushed', async () => {
-    let release = () => {};
-    const batcher = new MicroBatcher<number>(() => new Promise<void>((resolve) => (release = resolve)), {
-      maxQueuedItems: 3,
-    });
-    const first = batcher.submit([1, 2]);
-    await expect(batcher.submit([3, 4])).rejects.toBeInstanceOf(QueueFullError);
-    const second = batcher.submit([3]);
-    await new Promise((resolve) => setImmediate(resolve));
-    release();
-    await first;
-    await new Promise((resolve) => setImmediate(resolve));
-    release();
-    await second;
-    await expect(Promise.race([batcher.submit([5, 6]), Promise.resolve('queued')])).resolves.toBe('queued');
-    release();
   });
 });

@@ -1,26 +1,9 @@
-export interface FlushLimits<T> {
+export interface MicroBatcherOptions<T> {
   /** Items in one flush; a single submit larger than this still goes out whole. */
   readonly maxItems?: number;
   /** Total weight (e.g. bytes) of one flush; a single submit heavier than this goes out alone. */
   readonly maxWeight?: number;
   readonly weigh?: (item: T) => number;
-}
-
-export interface MicroBatcherOptions<T> extends FlushLimits<T> {
-  /** Items waiting at most; a submit past it is refused at once with QueueFullError. */
-  readonly maxQueuedItems?: number;
-  /**
-   * Errors that blame the items of a flush, not the flush: the flush is halved by submit until each
-   * submit at fault fails alone, with that error, and every other submit is flushed again.
-   */
-  readonly blamesItems?: (error: unknown) => boolean;
-}
-
-/** The queue holds maxQueuedItems already: the caller should come back later. */
-export class QueueFullError extends Error {
-  constructor(readonly queued: number) {
-    super(`flush queue full (${queued} items waiting)`);
-  }
 }
 
 interface Entry<T> {
@@ -44,32 +27,18 @@ export class MicroBatcher<T> {
   private readonly maxItems: number;
   private readonly maxWeight: number;
   private readonly weigh: (item: T) => number;
-  private readonly maxQueuedItems: number;
-  private readonly blamesItems: (error: unknown) => boolean;
-  private queuedItems = 0;
 
   constructor(
     private readonly flush: (items: T[]) => Promise<void>,
-    {
-      maxItems = 10_000,
-      maxWeight = Number.POSITIVE_INFINITY,
-      weigh = () => 0,
-      maxQueuedItems = Number.POSITIVE_INFINITY,
-      blamesItems = () => false,
-    }: MicroBatcherOptions<T> = {},
+    { maxItems = 10_000, maxWeight = Number.POSITIVE_INFINITY, weigh = () => 0 }: MicroBatcherOptions<T> = {},
   ) {
     this.maxItems = maxItems;
     this.maxWeight = maxWeight;
     this.weigh = weigh;
-    this.maxQueuedItems = maxQueuedItems;
-    this.blamesItems = blamesItems;
   }
 
   submit(items: readonly T[]): Promise<void> {
     if (items.length === 0) return Promise.resolve();
-    if (this.queuedItems + items.length > this.maxQueuedItems && this.queuedItems > 0)
-      return Promise.reject(new QueueFullError(this.queuedItems));
-    this.queuedItems += items.length;
     const weight = items.reduce((sum, item) => sum + this.weigh(item), 0);
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ items, weight, resolve, reject });
@@ -98,27 +67,13 @@ export class MicroBatcher<T> {
     if (batch.length === 0) return;
     this.flushing = true;
     try {
-      await this.flushIsolating(batch);
-    } finally {
-      this.queuedItems -= batch.reduce((sum, entry) => sum + entry.items.length, 0);
-      this.flushing = false;
-      if (this.queue.length > 0) this.schedule();
-    }
-  }
-
-  /** Settles every entry: a flush that blames its items is halved until each entry at fault is alone. */
-  private async flushIsolating(batch: readonly Entry<T>[]): Promise<void> {
-    try {
       await this.flush(batch.flatMap((entry) => entry.items));
       for (const entry of batch) entry.resolve();
     } catch (error) {
-      if (batch.length === 1 || !this.blamesItems(error)) {
-        for (const entry of batch) entry.reject(error);
-        return;
-      }
-      const middle = Math.ceil(batch.length / 2);
-      await this.flushIsolating(batch.slice(0, middle));
-      await this.flushIsolating(batch.slice(middle));
+      for (const entry of batch) entry.reject(error);
+    } finally {
+      this.flushing = false;
+      if (this.queue.length > 0) this.schedule();
     }
   }
 
