@@ -83,21 +83,21 @@ export async function startConsumer({
   const card = () => tenantCard.current();
   const catalogs = loadCatalogs();
   const recovery = infra.clickhouseRecovery;
+  // The writer's own reads (the stored-id lookup) never wait for the embedded journal: they are what it waits for.
+  const writerDeps = {
+    ch: infra.clickhouse,
+    reads: infra.clickhouseIngestReads,
+    log: consumerLog,
+    card,
+    catalogs,
+    liveUsage,
+    announcements,
+  };
   if (infra.kafka === null) {
     const afterRebuild = recovery.uncleanBefore;
     if (afterRebuild) await rebuildViews(infra.clickhouse, consumerLog);
     recovery.repaired();
-    const writer = createRecordWriter({
-      ch: infra.clickhouse,
-      reads: infra.clickhouseIngestReads,
-      log: consumerLog,
-      card,
-      catalogs,
-      claims: null,
-      liveUsage,
-      announcements,
-      deadLetterTopic: null,
-    });
+    const writer = createRecordWriter({ ...writerDeps, claims: null, deadLetterTopic: null });
     if (journal === null) return { writer, checks: [], run: async () => undefined, metrics: [] };
     const runner = startJournalRunner({
       journal,
@@ -141,14 +141,8 @@ export async function startConsumer({
   });
   shutdown.add('dead-letter-producer', () => deadLetters.close());
   const writer = createRecordWriter({
-    ch: infra.clickhouse,
-    reads: infra.clickhouseIngestReads,
-    log: consumerLog,
-    card,
-    catalogs,
+    ...writerDeps,
     claims,
-    liveUsage,
-    announcements,
     deadLetterTopic: { producer: deadLetters, topic: kafka.topics.dlq.name },
     ...(pendingReplays === undefined ? {} : { pendingReplays }),
   });

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { eventually } from '../support/harness.ts';
-import { LoadDriver, type DriverSession } from './load-driver.ts';
+import { createDriverSessions, inPhase, LoadDriver } from './load-driver.ts';
 import { expectStoredExactlyOnce } from './stored-exactly-once.ts';
 
 const USER = 'journal-tenant';
@@ -37,24 +37,10 @@ describe('the embedded journal under faults', () => {
 
   it('stores every acknowledged event exactly once through kills, a clean restart and refused inserts', async () => {
     process_ = await startCallmeter(env, 120_000);
-    const sessions: DriverSession[] = [];
-    for (let i = 0; i < SESSIONS; i += 1) {
-      const agent_id = i % 6 === 5 ? null : `agent-${i % 5}`;
-      const created = await call<{ id: string }>(process_.url, 'POST', '/api/sessions/', {
-        room_name: `journal-room-${i}`,
-        user_id: USER,
-        agent_id,
-      });
-      expect(created.status).toBe(201);
-      sessions.push({ id: created.body.id, user_id: USER, agent_id });
-    }
+    const sessions = await createDriverSessions(process_.url, USER, SESSIONS);
     const driver = new LoadDriver(() => process_.url, sessions);
     driver.start();
-    const phase = async (name: string, fault: () => Promise<unknown>) => {
-      driver.phase = name;
-      await fault();
-      await sleep(2_000);
-    };
+    const phase = (name: string, fault: () => Promise<unknown>) => inPhase(driver, name, fault);
     await phase('none', () => sleep(2_000));
     await phase('kill -9 (3 times)', async () => {
       for (let kill = 0; kill < 3; kill += 1) {

@@ -12,7 +12,7 @@ import { LocalRedis } from '../../infra/local/redis.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { eventually } from '../support/harness.ts';
-import { LoadDriver, type DriverSession } from './load-driver.ts';
+import { createDriverSessions, inPhase, LoadDriver } from './load-driver.ts';
 import { expectStoredExactlyOnce } from './stored-exactly-once.ts';
 
 const USER = 'fault-tenant';
@@ -75,24 +75,10 @@ describe('callmeter under faults', () => {
   });
 
   it('stores every acknowledged event exactly once through kills, broker, Redis and ClickHouse outages', async () => {
-    const sessions: DriverSession[] = [];
-    for (let i = 0; i < SESSIONS; i += 1) {
-      const agent_id = i % 6 === 5 ? null : `agent-${i % 5}`;
-      const created = await call<{ id: string }>(ingest.url, 'POST', '/api/sessions/', {
-        room_name: `fault-room-${i}`,
-        user_id: USER,
-        agent_id,
-      });
-      expect(created.status).toBe(201);
-      sessions.push({ id: created.body.id, user_id: USER, agent_id });
-    }
+    const sessions = await createDriverSessions(ingest.url, USER, SESSIONS);
     const driver = new LoadDriver(() => ingest.url, sessions);
     driver.start();
-    const phase = async (name: string, fault: () => Promise<unknown>) => {
-      driver.phase = name;
-      await fault();
-      await sleep(2_000);
-    };
+    const phase = (name: string, fault: () => Promise<unknown>) => inPhase(driver, name, fault);
 
     await phase('none', () => sleep(2_000));
     await phase('consumer kill -9 (3 times)', async () => {

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import { call } from '../support/api.ts';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 
 export interface DriverSession {
@@ -150,4 +152,27 @@ export class LoadDriver {
       }
     }
   }
+}
+
+/** The sessions a load goes to: `count` calls of `user`, one in six without an agent, five agents for the rest. */
+export async function createDriverSessions(url: string, user: string, count: number): Promise<DriverSession[]> {
+  const sessions: DriverSession[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const agent_id = i % 6 === 5 ? null : `agent-${i % 5}`;
+    const created = await call<{ id: string }>(url, 'POST', '/api/sessions/', {
+      room_name: `room-${randomUUID()}`,
+      user_id: user,
+      agent_id,
+    });
+    expect(created.status).toBe(201);
+    sessions.push({ id: created.body.id, user_id: user, agent_id });
+  }
+  return sessions;
+}
+
+/** A fault phase of a running load: its new events are marked with `name`, and it settles 2 s after the fault. */
+export async function inPhase(driver: LoadDriver, name: string, fault: () => Promise<unknown>): Promise<void> {
+  driver.phase = name;
+  await fault();
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
 }

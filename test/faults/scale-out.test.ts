@@ -18,7 +18,7 @@ import { CostLedger, expectViewsExact } from '../support/cost-ledger.ts';
 import { drained } from '../support/drained.ts';
 import { eventually } from '../support/harness.ts';
 import { expectedTotals, storedTotals } from '../support/rollups.ts';
-import { LoadDriver, type DriverSession } from './load-driver.ts';
+import { createDriverSessions, LoadDriver, type DriverSession } from './load-driver.ts';
 import { phaseReport } from './phase-report.ts';
 import { sumOf } from './stored-exactly-once.ts';
 
@@ -117,7 +117,7 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
       60_000,
       500,
     );
-    sessions = await createSessions(ingests()[0]!.url, USER, SESSIONS);
+    sessions = await createDriverSessions(ingests()[0]!.url, USER, SESSIONS);
     for (const session of sessions) ledger.addSession(session.id, session.user_id, session.agent_id);
     let turn = 0;
     // Through both ingest processes in turn: a retried or resent event often reaches the other one.
@@ -208,7 +208,7 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
 
   it('usage sent through both ingest processes at once, the same event ids to each, is counted once', async () => {
     const user = 'scale-out-duplicates';
-    const own = await createSessions(ingests()[1]!.url, user, 4);
+    const own = await createDriverSessions(ingests()[1]!.url, user, 4);
     for (const session of own) ledger.addSession(session.id, user, session.agent_id);
     for (let round = 0; round < 20; round += 1) {
       const bodies = Array.from({ length: round % 4 === 0 ? 1 : 25 }, (_, i) =>
@@ -250,21 +250,6 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
 function expectMembersWithPartitions(assignments: number[][], members: number): void {
   expect(assignments.length, `members of the group: ${JSON.stringify(assignments)}`).toBe(members);
   expect(assignments.filter((partitions) => partitions.length === 0)).toEqual([]);
-}
-
-async function createSessions(url: string, user: string, count: number): Promise<DriverSession[]> {
-  const sessions: DriverSession[] = [];
-  for (let i = 0; i < count; i += 1) {
-    const agent_id = i % 6 === 5 ? null : `agent-${i % 5}`;
-    const created = await call<{ id: string }>(url, 'POST', '/api/sessions/', {
-      room_name: `room-${randomUUID()}`,
-      user_id: user,
-      agent_id,
-    });
-    expect(created.status).toBe(201);
-    sessions.push({ id: created.body.id, user_id: user, agent_id });
-  }
-  return sessions;
 }
 
 /** A client's PATCH: retried while the answer says to retry (503 or 429 with Retry-After), else final. */
