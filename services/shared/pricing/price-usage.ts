@@ -1,8 +1,17 @@
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import type { Catalogs } from './catalogs.ts';
-import { computeCost, type ComputedCost, type CostDimension, type PriceScope } from './compute-cost.ts';
+import {
+  computeCost,
+  rateQuery,
+  type ComputedCost,
+  type CostDimension,
+  type LookUp,
+  type PriceScope,
+} from './compute-cost.ts';
 import { Exact, toStoredDecimal } from '../exact-decimal.ts';
-import type { TokenKind } from './token-kinds.ts';
+import { findRate } from './find-rate.ts';
+import { scaledCost } from './quantity-price.ts';
+import { TOKEN_KINDS, type TokenKind } from './token-kinds.ts';
 
 /** One usage event as the pricer needs it; every number is a plain decimal string. */
 export type UsageToPrice = {
@@ -56,22 +65,27 @@ const RECONCILE_TOLERANCE = new Exact('0.01');
  * The cost of one usage event: from the card when it has a rate, else the sender's own figures,
  * else zero and 'unpriced' (kept, so the usage is never lost and can be repriced later).
  * Throws only on inputs that are not decimal strings, which ingest has already ruled out.
+ * An event a card quantity rate prices takes the scaled path (BigInts, quantity-price.ts), which gives
+ * what priceUsageExactly gives to the last digit; every other event is priced by that.
  */
 export function priceUsage(card: RateCard, usage: UsageToPrice, catalogs: Catalogs | null = null): PricedUsage {
-  const service = Object.hasOwn(card.services, usage.event_type) ? card.services[usage.event_type] : undefined;
-  const described = { unit: service?.unit ?? '', service: service?.service ?? '' };
-  const lookUp = {
-    event_type: usage.event_type,
-    provider: usage.provider,
-    model: usage.model ?? null,
-    user_id: usage.user_id,
-    at: usage.occurred_at,
-  };
-  const computed = computeCost(card, lookUp, usage, catalogs);
-  if (computed !== null) return { ...described, ...fromCard(computed, usage.reported_total_cost ?? null) };
+  return priceScaled(card, usage) ?? priceUsageExactly(card, usage, catalogs);
+}
+
+/** priceUsage with Exact throughout: the reference the scaled path is proved against (price-usage.property.test.ts). */
+export function priceUsageExactly(card: RateCard, usage: UsageToPrice, catalogs: Catalogs | null = null): PricedUsage {
+  const described = describedOf(card, usage.event_type);
+  const computed = computeCost(card, lookUpOf(usage), usage, catalogs);
+  if (computed !== null) return fromCard(described, computed, usage.reported_total_cost ?? null);
+  const sent = fromSender(usage);
+  // Written out, never `{ ...described, ...sent }`: V8 (Node 20) takes microseconds over two spreads.
   return {
-    ...described,
-    ...fromSender(usage),
+    unit: described.unit,
+    service: described.service,
+    quantity: sent.quantity,
+    cost: sent.cost,
+    unit_cost: sent.unit_cost,
+    cost_source: sent.cost_source,
     rate_id: '',
     currency: card.currency,
     reconcile: false,
@@ -80,7 +94,64 @@ export function priceUsage(card: RateCard, usage: UsageToPrice, catalogs: Catalo
   };
 }
 
-function fromCard(computed: ComputedCost, reportedTotal: string | null): Omit<PricedUsage, 'unit' | 'service'> {
+function describedOf(card: RateCard, eventType: string): Pick<PricedUsage, 'unit' | 'service'> {
+  const service = Object.hasOwn(card.services, eventType) ? card.services[eventType] : undefined;
+  return { unit: service?.unit ?? '', service: service?.service ?? '' };
+}
+
+function lookUpOf(usage: UsageToPrice): LookUp {
+  return {
+    event_type: usage.event_type,
+    provider: usage.provider,
+    model: usage.model ?? null,
+    user_id: usage.user_id,
+    at: usage.occurred_at,
+  };
+}
+
+/**
+ * What priceUsageExactly gives an event without token counts that a card quantity rate prices, on
+ * the scaled path; null where that path does not apply (computeCost tries the token split first, and
+ * with no token counts finds this same rate).
+ */
+function priceScaled(card: RateCard, usage: UsageToPrice): PricedUsage | null {
+  for (const kind of TOKEN_KINDS) if (usage[kind] != null) return null;
+  const rate = findRate(card, rateQuery(lookUpOf(usage), 'quantity'));
+  if (rate === null) return null;
+  const scaled = scaledCost(rate, usage.quantity);
+  if (scaled === null) return null;
+  const reportedTotal = usage.reported_total_cost ?? null;
+  const described = describedOf(card, usage.event_type);
+  return {
+    unit: described.unit,
+    service: described.service,
+    quantity: scaled.quantity,
+    cost: scaled.cost,
+    unit_cost: scaled.unitCost,
+    cost_source: 'computed',
+    rate_id: rate.id,
+    currency: rate.currency ?? card.currency,
+    reconcile: reportedTotal !== null && disagrees(new Exact(scaled.cost), new Exact(reportedTotal)),
+    components: [
+      {
+        dimension: 'quantity',
+        quantity: scaled.quantity,
+        unit: rate.unit,
+        price: scaled.priceText,
+        per: scaled.perText,
+        cost: scaled.cost,
+        rate_id: rate.id,
+      },
+    ],
+    scope: rate.user_id === undefined ? 'card' : 'tenant',
+  };
+}
+
+function fromCard(
+  described: Pick<PricedUsage, 'unit' | 'service'>,
+  computed: ComputedCost,
+  reportedTotal: string | null,
+): PricedUsage {
   const components = computed.components.map((part) => ({
     dimension: part.dimension,
     quantity: toStoredDecimal(part.quantity),
@@ -93,6 +164,8 @@ function fromCard(computed: ComputedCost, reportedTotal: string | null): Omit<Pr
   // The event's cost is the sum of its stored parts, so that a view by part and a view by event agree to the last decimal.
   const cost = toStoredDecimal(Exact.sum(0, ...components.map((part) => part.cost)));
   return {
+    unit: described.unit,
+    service: described.service,
     quantity: toStoredDecimal(computed.quantity),
     cost,
     unit_cost: toStoredDecimal(computed.unit_cost),

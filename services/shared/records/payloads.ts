@@ -13,6 +13,7 @@ import { telephonyNumberRecordSchema, type TelephonyNumberRecord } from '../../.
 import { rateRecordSchema, type RateRecord } from '../../../schemas/records/rate.ts';
 import { transcriptRecordSchema, type TranscriptRecord } from '../../../schemas/records/transcript.ts';
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
+import { dateTimeFormat } from './date-time-format.ts';
 
 export type {
   AgentRecord,
@@ -26,7 +27,11 @@ export type {
 };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }));
+// date-time with a fast path for toISOString's form: the same verdicts, a usage record checked in a fraction of the time.
+export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, allowUnionTypes: true })).addFormat(
+  'date-time',
+  dateTimeFormat,
+);
 
 const validators: { [K in RecordKind]: ValidateFunction } = {
   session: recordAjv.compile(sessionRecordSchema),
