@@ -240,11 +240,16 @@ async function main(): Promise<void> {
     if (count !== stored) throw new Error(`the consumer stored ${count} of ${stored} events`);
     const consumerRate = Math.round(((stored - first!.count) / (performance.now() - first!.at)) * 1000);
     const rawRows = Math.min(stored, 200_000);
-    const rawInsert = await runJson<{ rows_per_s: number }>(
-      'bench/load/raw-insert.ts',
-      [JSON.stringify({ rows: rawRows, batchSize: 10_000 })],
-      { DATA_DIR: path.join(folder, 'raw-insert'), LOG_LEVEL: 'error' },
-    );
+    // The baseline inserts the rows the consumer stores (priced parts and all) as the consumer inserts
+    // them; the synthetic rows of the runs before 2026-11-26 are measured beside it, for their figures.
+    const rawInsertOf = (shape: 'consumer' | 'synthetic') =>
+      runJson<{ rows_per_s: number }>(
+        'bench/load/raw-insert.ts',
+        [JSON.stringify({ rows: rawRows, batchSize: 10_000, shape })],
+        { DATA_DIR: path.join(folder, `raw-insert-${shape}`), LOG_LEVEL: 'error' },
+      );
+    const rawInsert = await rawInsertOf('consumer');
+    const rawSynthetic = await rawInsertOf('synthetic');
     metrics.push({
       name: 'consumer_rows_per_s',
       value: consumerRate,
@@ -353,6 +358,12 @@ async function main(): Promise<void> {
     metrics.push({ name: 'bare_koa_4_connections_requests_per_s', value: bareFew.events_per_s, unit: 'requests/s' });
     metrics.push({ name: 'raw_kafka_send_batch_events_per_s', value: raw.events_per_s, unit: 'events/s' });
     metrics.push({ name: 'raw_clickhouse_insert_rows_per_s', value: rawInsert.rows_per_s, unit: 'rows/s' });
+    metrics.push({
+      name: 'raw_clickhouse_insert_synthetic_rows_per_s',
+      value: rawSynthetic.rows_per_s,
+      unit: 'rows/s',
+      ratio: ratioOf(consumerRate, rawSynthetic.rows_per_s),
+    });
   } finally {
     await Promise.allSettled(servers.map((server) => (server.child.exitCode === null ? server.stop() : undefined)));
     await backing.stop();
