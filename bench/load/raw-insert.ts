@@ -10,6 +10,7 @@ import { loadCatalogs } from '../../services/shared/pricing/catalogs.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/shared/pricing/load-rate-card.ts';
 import { priceUsage } from '../../services/shared/pricing/price-usage.ts';
 import type { UsageRecord } from '../../services/shared/records/payloads.ts';
+import { usageEnvelope } from './usage-records.ts';
 
 /**
  * The baseline of consumer_rows_per_s: usage_events rows inserted straight into a fresh embedded engine
@@ -54,26 +55,12 @@ process.stdout.write(
 async function consumerRows(): Promise<(n: number) => UsageEventRow> {
   const card = await loadRateCard(DEFAULT_RATE_CARD_URL);
   const catalogs = loadCatalogs();
-  const sessions = Array.from({ length: 50 }, () => randomUUID());
-  const at = new Date().toISOString();
+  const sessions = Array.from({ length: 50 }, () => ({ id: randomUUID(), user_id: 'bench-user' }));
+  const at = new Date();
   return (n) => {
-    const record: UsageRecord = {
-      event_id: randomUUID(),
-      session_id: sessions[n % sessions.length]!,
-      user_id: 'bench-user',
-      agent_id: 'agent-bench',
-      provider: 'resemble',
-      event_type: 'tts_characters',
-      model: null,
-      quantity: String(1 + (n % 997)),
-      input_tokens: null,
-      output_tokens: null,
-      reported_unit_cost: null,
-      reported_total_cost: null,
-      occurred_at: at,
-      received_at: at,
-    };
-    const priced = priceUsage(card, { ...record, occurred_at: new Date(at) }, catalogs);
+    // The record ingest publishes for the load's event n (bench/load/usage-records.ts), as the consumer decodes it.
+    const record = usageEnvelope(sessions[n % sessions.length]!, n, at).payload as UsageRecord;
+    const priced = priceUsage(card, { ...record, occurred_at: at }, catalogs);
     return usageEventRow(record, priced, { partition: n % 12, offset: String(n) });
   };
 }
