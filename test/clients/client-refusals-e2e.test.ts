@@ -169,3 +169,96 @@ describe('the Python client when the server refuses', () => {
     expect(await eventCount(server.url, 3)).toBe(3);
   });
 });
+
+interface TsWorkerResult {
+  readonly flushed: boolean;
+  readonly stats: { pending: number; sent: number; rejected: number; authErrors: number; deadLetters: number };
+  readonly authErrors: number[];
+  readonly rejected: string[];
+}
+
+async function tsWorker(args: Record<string, string | number>): Promise<TsWorkerResult> {
+  const flags = Object.entries(args).flatMap(([name, value]) => [`--${name}`, String(value)]);
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', 'tsx', 'clients/typescript/test/e2e-spool-worker.ts', ...flags],
+    { cwd: ROOT, timeout: 120_000 },
+  );
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as TsWorkerResult;
+}
+
+describe('the TypeScript client when the server refuses', () => {
+  it('keeps its spool through a revoked key, sends it with the right one, and dead-letters late usage for the command', async () => {
+    const isolation = isolate('ts-client-refusals');
+    const env = { DATA_DIR: isolation.dataDir, LOG_LEVEL: 'warn', AUTH_MODE: 'on', ADMIN_API_KEY: ADMIN_KEY };
+    server = await startCallmeter(env);
+    const url = server.url;
+    const sessionId = await session(url, 'room-ts-refusals');
+    const spool = mkdtempSync(path.join(os.tmpdir(), 'callmeter-ts-refusals-'));
+    const common = { 'base-url': url, 'spool-dir': spool, 'user-id': USER };
+
+    const created = await call<{ id: string; key: string }>(url, 'POST', '/api/admin/keys', { scope: 'ingest' }, admin);
+    expect(created.status, created.text).toBe(201);
+    const revoked = await call(url, 'DELETE', `/api/admin/keys/${created.body.id}`, undefined, admin);
+    expect(revoked.status, revoked.text).toBe(200);
+    const held = await tsWorker({
+      ...common,
+      'session-id': sessionId,
+      'api-key': created.body.key,
+      count: 250,
+      'wait-ms': 3000,
+    });
+    expect(held.flushed).toBe(false);
+    expect(held.stats).toMatchObject({ pending: 250, sent: 0, rejected: 0, deadLetters: 0 });
+    expect(held.authErrors).toEqual([401]);
+
+    const right = await call<{ key: string }>(url, 'POST', '/api/admin/keys', { scope: 'ingest' }, admin);
+    const fixed = await tsWorker({ ...common, 'session-id': sessionId, 'api-key': right.body.key, 'wait-ms': 60_000 });
+    expect(fixed.flushed).toBe(true);
+    expect(fixed.stats).toMatchObject({ pending: 0, sent: 250, rejected: 0 });
+    expect(await eventCount(url, 250)).toBe(250);
+
+    // Usage for a call that ended two hours ago is refused (409): a dead letter, in the file the command reads.
+    const ended = await session(url, 'room-ts-ended');
+    const patched = await call(
+      url,
+      'PATCH',
+      `/api/sessions/${ended}`,
+      { status: 'COMPLETED', ended_at: new Date(Date.now() - 2 * 3_600_000).toISOString() },
+      admin,
+    );
+    expect(patched.status, patched.text).toBe(200);
+    const late = await tsWorker({
+      ...common,
+      'session-id': ended,
+      'api-key': right.body.key,
+      count: 3,
+      'key-prefix': 'late',
+    });
+    expect(late.stats).toMatchObject({ pending: 0, sent: 0, rejected: 3, deadLetters: 3 });
+    const listed = await deadLetters('list', '--spool-dir', spool);
+    expect(
+      listed.stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' ')[0]),
+    ).toEqual(late.rejected);
+
+    await server.stop();
+    server = await startCallmeter({ ...env, USAGE_GRACE_AFTER_END_SECONDS: '10800' });
+    const resent = await deadLetters(
+      'resend',
+      '--all',
+      '--spool-dir',
+      spool,
+      '--base-url',
+      server.url,
+      '--api-key',
+      right.body.key,
+    );
+    expect(resent.code, resent.stderr).toBe(0);
+    expect(resent.stdout).toContain('3 accepted (removed), 0 refused again (kept)');
+    expect((await deadLetters('list', '--json', '--spool-dir', spool)).stdout).toBe('');
+    expect(await eventCount(server.url, 253)).toBe(253);
+  });
+});
