@@ -9,6 +9,8 @@ import { startCallmeter, type CallmeterProcess } from './callmeter-process.ts';
 import { eventually } from './harness.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
+/** The Python client of this checkout (the test venv's editable install may point at another one). */
+export const PYTHON_SRC = path.join(ROOT, 'clients/python/src');
 const BATCH_PATH = '/api/usage/events/batch';
 
 /**
@@ -158,7 +160,11 @@ export interface WorkerRun {
 /** Runs a client's e2e worker to its end. */
 export function runWorker(command: string, args: readonly string[], timeoutMs: number): Promise<WorkerRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PYTHONPATH: PYTHON_SRC },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

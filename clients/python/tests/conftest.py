@@ -24,6 +24,14 @@ class BatchServer:
         self.script: deque[Script] = deque()
         self.reject: Callable[[dict[str, Any]], bool] = lambda body: False
         self.hang_s = 2.0
+        # Per item: None for the usual answer, else the answer's status and errors.
+        self.item_answers: Callable[[dict[str, Any]], dict[str, Any] | None] = lambda body: None
+        # A whole batch answered 413 (as a body over the server's limit is).
+        self.too_large: Callable[[list[dict[str, Any]]], bool] = lambda bodies: False
+        self.headers: list[dict[str, str]] = []
+        self.fixed = False
+        # Bearer keys answered 401, as a revoked or mistyped key is.
+        self.refused_keys: set[str] = set()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -37,6 +45,13 @@ class BatchServer:
                     self.answer(201, {"id": "00000000-0000-4000-8000-000000000001", **body})
                     return
                 server.batches.append(body)
+                server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                if self.headers.get("authorization", "").removeprefix("Bearer ") in server.refused_keys:
+                    self.answer(401, {"detail": "Invalid API key"})
+                    return
+                if server.too_large(body):
+                    self.answer(413, {"detail": "Request body too large"})
+                    return
                 step = server.script.popleft() if server.script else None
                 if isinstance(step, tuple):
                     status, headers, answer = step
@@ -74,7 +89,10 @@ class BatchServer:
     def settle(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
         answers = []
         for index, body in enumerate(bodies):
-            if self.reject(body):
+            special = self.item_answers(body)
+            if special is not None:
+                answers.append({"index": index, "id": None, **special})
+            elif self.reject(body):
                 answers.append({"index": index, "id": None, "status": "rejected", "errors": [{"msg": "no"}]})
             elif body["event_id"] in self.stored:
                 answers.append({"index": index, "id": body["event_id"], "status": "duplicate"})

@@ -12,6 +12,7 @@ from decimal import Decimal
 import pytest
 
 from callmeter import AsyncCallmeter, Callmeter, QueueFull, event_id_for
+from callmeter._dead_letters import DeadLetterFile
 from callmeter._records import exact, timestamp_text, usage_body
 from conftest import usage
 
@@ -107,22 +108,118 @@ def test_a_batch_stored_but_not_answered_in_time_is_resent_with_the_same_ids_and
     client.close()
 
 
-def test_rejected_items_are_reported_once_and_never_resent(server):
-    server.reject = lambda body: body["quantity"] == 2
+def _conflict(body):
+    return body["quantity"] == 2
+
+
+def test_refused_items_go_to_the_dead_letter_file_and_never_leave_unkept(server, tmp_path):
+    # Three events in the spool; the server refuses one (as a late usage's 409 is answered in a batch).
+    server.reject = _conflict
     reported = []
-    client = Callmeter(server.url, batch_size=3, flush_interval=60, on_rejected=reported.append)
-    for i in range(3):
-        client.record(**usage(i))
+    client = Callmeter(server.url, batch_size=3, flush_interval=60, spool_dir=str(tmp_path), on_rejected=reported.append)
+    ids = [client.record(**usage(i)) for i in range(3)]
     assert client.flush(10)
     assert [r.body["quantity"] for r in reported] == [2]
-    assert client.rejected_count == 1 and client.pending == 0
+    assert reported[0].errors == [{"msg": "no"}] and reported[0].status is None
+    assert client.rejected_count == 1 and client.sent_count == 2 and client.pending == 0
     assert len(server.batches) == 1
-    # A batch refused as a whole (401) is every item rejected, not retried.
-    server.script.append((401, {}, {"detail": "Not authenticated"}))
-    client.record(**usage(9))
+    letters = DeadLetterFile(str(tmp_path / "callmeter-dead-letters.jsonl")).read()
+    assert [letter["event_id"] for letter in letters] == [ids[1]]
+    assert letters[0]["body"]["quantity"] == 2 and letters[0]["errors"] == [{"msg": "no"}]
+    assert client.dead_letter_count == 1
+    assert set(server.stored) == {ids[0], ids[2]}
+    client.close()
+
+
+def test_a_refused_key_keeps_every_spooled_event_and_sends_them_once_the_key_is_fixed(server, tmp_path):
+    server.refused_keys.add("cm_live_mistyped")
+    auth_errors = []
+    client = Callmeter(
+        server.url,
+        "cm_live_mistyped",
+        batch_size=100,
+        flush_interval=60,
+        spool_dir=str(tmp_path),
+        backoff_base=0.01,
+        auth_backoff_cap=0.2,
+        on_auth_error=auth_errors.append,
+    )
+    ids = [client.record(**usage(i)) for i in range(250)]
+    assert not client.flush(0.3)
+    assert client.pending == 250
+    assert client.rejected_count == 0 and client.auth_error_count >= 1
+    assert len(auth_errors) == 1 and auth_errors[0].status == 401 and 100 <= auth_errors[0].pending <= 250
+    assert auth_errors[0].detail == "Invalid API key"
+    assert not (tmp_path / "callmeter-dead-letters.jsonl").exists()
+    client.set_api_key("cm_live_right")
+    assert client.flush(20)
+    assert client.pending == 0 and client.sent_count == 250
+    assert set(server.stored) == set(ids)
+    assert server.headers[-1]["authorization"] == "Bearer cm_live_right"
+    assert client.stats()["auth_errors"] == client.auth_error_count == len(server.batches) - 3
+    client.close()
+
+
+def test_a_restarted_worker_sends_what_a_refused_key_left_in_the_spool(server, tmp_path):
+    server.refused_keys.add("revoked")
+    client = Callmeter(server.url, "revoked", batch_size=10, flush_interval=60, spool_dir=str(tmp_path))
+    ids = [client.record(**usage(i)) for i in range(3)]
+    assert not client.close(timeout=0.5)
+    again = Callmeter(server.url, "fixed", spool_dir=str(tmp_path), flush_interval=60)
+    assert again.pending == 3
+    assert again.close()
+    assert set(server.stored) == set(ids)
+
+
+def test_forbidden_items_are_held_like_a_refused_key_and_the_others_leave(server, tmp_path):
+    server.item_answers = lambda body: (
+        {"status": "rejected", "errors": [{"type": "forbidden", "loc": ["body", 0, "user_id"], "msg": "Forbidden"}]}
+        if body["user_id"] == "other" and not server.fixed
+        else None
+    )
+    server.fixed = False
+    auth_errors = []
+    client = Callmeter(
+        server.url, batch_size=10, flush_interval=60, spool_dir=str(tmp_path), backoff_base=0.01,
+        auth_backoff_cap=0.05, on_auth_error=auth_errors.append,
+    )
+    mine = client.record(**usage(0))
+    theirs = client.record(**usage(1, user_id="other"))
+    assert not client.flush(0.5)
+    assert client.pending == 1 and mine in server.stored and theirs not in server.stored
+    assert len(auth_errors) == 1 and auth_errors[0].status == 403
+    server.fixed = True
     assert client.flush(10)
-    assert reported[-1].errors == {"status": 401, "detail": "Not authenticated"}
-    assert len(server.batches) == 2
+    assert theirs in server.stored and client.rejected_count == 0
+    client.close()
+
+
+def test_a_batch_refused_whole_for_its_size_is_split_and_only_the_refused_event_is_dead(server, tmp_path):
+    server.too_large = lambda bodies: any(b["quantity"] == 3 for b in bodies)
+    client = Callmeter(server.url, batch_size=8, flush_interval=60, spool_dir=str(tmp_path))
+    ids = [client.record(**usage(i)) for i in range(8)]
+    assert client.flush(10)
+    assert set(server.stored) == set(ids) - {ids[2]}
+    letters = DeadLetterFile(str(tmp_path / "callmeter-dead-letters.jsonl")).read()
+    assert [(letter["event_id"], letter["status"]) for letter in letters] == [(ids[2], 413)]
+    client.close()
+
+
+def test_a_whole_batch_404_is_held_not_dead(server, tmp_path):
+    server.script.append((404, {}, {"detail": "Not Found"}))
+    client = Callmeter(server.url, batch_size=5, flush_interval=60, spool_dir=str(tmp_path), backoff_base=0.01, auth_backoff_cap=0.05)
+    ids = [client.record(**usage(i)) for i in range(5)]
+    assert client.flush(10)
+    assert set(server.stored) == set(ids) and client.rejected_count == 0 and client.retry_count == 1
+    client.close()
+
+
+def test_without_a_spool_dead_letters_stay_in_memory(server):
+    server.reject = _conflict
+    client = Callmeter(server.url, batch_size=3, flush_interval=60)
+    ids = [client.record(**usage(i)) for i in range(3)]
+    assert client.flush(10)
+    assert [letter["event_id"] for letter in client.dead_letters()] == [ids[1]]
     client.close()
 
 

@@ -9,6 +9,13 @@ export class BatchServer {
   readonly stored = new Map<string, Record<string, unknown>>();
   readonly script: Step[] = [];
   reject: (body: Record<string, unknown>) => boolean = () => false;
+  /** Per item: undefined for the usual answer, else the answer's status and errors. */
+  itemAnswer: (body: Record<string, unknown>) => { status: string; errors: unknown } | undefined = () => undefined;
+  /** A whole batch answered 413, as a body over the server's limit is. */
+  tooLarge: (bodies: Record<string, unknown>[]) => boolean = () => false;
+  /** Bearer keys answered 401, as a revoked or mistyped key is. */
+  readonly refusedKeys = new Set<string>();
+  readonly authorizations: (string | undefined)[] = [];
   hangMs = 1500;
   private readonly server = http.createServer((request, response) => void this.handle(request, response));
 
@@ -32,10 +39,16 @@ export class BatchServer {
     };
     if (request.url === '/api/sessions/') return answer(201, { id: 'session-1', ...body });
     this.batches.push(body);
+    this.authorizations.push(request.headers.authorization);
+    if (this.refusedKeys.has((request.headers.authorization ?? '').replace(/^Bearer /, '')))
+      return answer(401, { detail: 'Invalid API key' });
+    if (this.tooLarge(body)) return answer(413, { detail: 'Request body too large' });
     const step = this.script.shift();
     if (step !== undefined && step !== 'hang') return answer(step.status, step.body, step.headers);
     const answers = body.map((item, index) => {
       const id = item.event_id as string;
+      const special = this.itemAnswer(item);
+      if (special) return { index, id: null, ...special };
       if (this.reject(item)) return { index, id: null, status: 'rejected', errors: [{ msg: 'no' }] };
       if (this.stored.has(id)) return { index, id, status: 'duplicate' };
       this.stored.set(id, item);
@@ -46,9 +59,9 @@ export class BatchServer {
   }
 }
 
-export const usage = (i: number) => ({
+export const usage = (i: number, userId = 'user-1') => ({
   sessionId: 'session-1',
-  userId: 'user-1',
+  userId,
   provider: 'deepgram',
   eventType: 'stt_minutes',
   quantities: { quantity: i + 1 },

@@ -1,11 +1,16 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Callmeter, QueueFullError, type Rejected } from '../src/client.ts';
+import { Callmeter, QueueFullError, type AuthError, type Rejected } from '../src/client.ts';
+import { DEAD_LETTER_FILE } from '../src/dead-letters.ts';
 import { PROVIDER_IDS, providerId } from '../src/providers.ts';
 import { EVENT_NAMESPACE, eventIdFor, exact, shiftDecimal, usageBody } from '../src/records.ts';
 import { BatchServer, usage } from './batch-server.ts';
 
+const PYTHON = path.resolve(import.meta.dirname, '../../../.local/clients-python/bin/python');
 const quiet = { warn: () => undefined, error: () => undefined };
 let server: BatchServer;
 let url: string;
@@ -15,6 +20,13 @@ const client = (options: Partial<ConstructorParameters<typeof Callmeter>[0]> = {
   clients.push(made);
   return made;
 };
+
+const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'callmeter-ts-spool-'));
+const readLines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 
 beforeEach(async () => {
   server = new BatchServer();
@@ -56,7 +68,7 @@ describe('usage bodies', () => {
 
   it('map provider names by the same table as the Python client', () => {
     const python = spawnSync(
-      path.resolve(import.meta.dirname, '../../../.local/clients-python/bin/python'),
+      PYTHON,
       ['-c', 'import json; from callmeter.providers import PROVIDER_IDS; print(json.dumps(PROVIDER_IDS))'],
       { encoding: 'utf8' },
     );
@@ -100,19 +112,150 @@ describe('the client against a real HTTP server', () => {
     expect(server.stored.size).toBe(5);
   });
 
-  it('reports rejected items once and never resends them; a batch refused whole is every item rejected', async () => {
+  it('moves refused items to the dead-letter file beside the spool, reported once, never resent', async () => {
     server.reject = (body) => body.quantity === 2;
     const reported: Rejected[] = [];
-    const meter = client({ onRejected: (r) => reported.push(r) });
-    for (let i = 0; i < 3; i += 1) meter.record(usage(i));
+    const spoolDir = tempDir();
+    const meter = client({ spoolDir, onRejected: (r) => reported.push(r) });
+    const ids = [0, 1, 2].map((i) => meter.record(usage(i)));
     await meter.flush();
-    expect(reported.map((r) => r.body.quantity)).toEqual([2]);
-    server.script.push({ status: 401, body: { detail: 'Not authenticated' } });
-    meter.record(usage(9));
+    expect(reported.map((r) => [r.body.quantity, r.status, r.errors])).toEqual([[2, null, [{ msg: 'no' }]]]);
+    expect(meter.stats()).toMatchObject({ pending: 0, sent: 2, rejected: 1 });
+    expect(server.batches).toHaveLength(1);
+    const letters = readLines(path.join(spoolDir, DEAD_LETTER_FILE));
+    expect(letters.map((l) => [l.event_id, (l.body as { quantity: number }).quantity])).toEqual([[ids[1], 2]]);
+    expect(await meter.deadLetterCount()).toBe(1);
+    expect([...server.stored.keys()].sort()).toEqual([ids[0], ids[2]].sort());
+  });
+
+  it('keeps every spooled event while the key is refused and sends them once it is fixed', async () => {
+    server.refusedKeys.add('cm_live_mistyped');
+    const authErrors: AuthError[] = [];
+    const meter = client({
+      apiKey: 'cm_live_mistyped',
+      batchSize: 100,
+      spoolDir: tempDir(),
+      authBackoffCapMs: 200,
+      onAuthError: (e) => authErrors.push(e),
+    });
+    const ids = Array.from({ length: 250 }, (_, i) => meter.record(usage(i)));
+    const flushed = meter.flush();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(meter.pendingCount).toBe(250);
+    expect(meter.rejectedCount).toBe(0);
+    expect(authErrors).toHaveLength(1);
+    expect(authErrors[0]).toMatchObject({ status: 401, detail: 'Invalid API key' });
+    expect(authErrors[0]!.pending).toBeGreaterThanOrEqual(100);
+    meter.setApiKey('cm_live_right');
+    await flushed;
+    expect(meter.stats()).toMatchObject({ pending: 0, sent: 250, rejected: 0 });
+    expect(meter.authErrorCount).toBe(server.authorizations.filter((a) => a === 'Bearer cm_live_mistyped').length);
+    expect(new Set(server.stored.keys())).toEqual(new Set(ids));
+  });
+
+  it('leaves what a refused key kept in the spool for a restarted worker, which sends it', async () => {
+    server.refusedKeys.add('revoked');
+    const spoolDir = tempDir();
+    const first = new Callmeter({ baseUrl: url, apiKey: 'revoked', spoolDir, logger: quiet, flushIntervalMs: 60_000 });
+    const ids = [0, 1, 2].map((i) => first.record(usage(i)));
+    expect(await first.close(300)).toBe(false);
+    const again = client({ apiKey: 'fixed', spoolDir });
+    expect(again.pendingCount).toBe(3);
+    expect(await again.close()).toBe(true);
+    expect(new Set(server.stored.keys())).toEqual(new Set(ids));
+    expect(client({ spoolDir }).pendingCount).toBe(0);
+  });
+
+  it('holds items forbidden for the credential like a refused key, and lets the others go', async () => {
+    let fixed = false;
+    server.itemAnswer = (body) =>
+      body.user_id === 'other' && !fixed
+        ? { status: 'rejected', errors: [{ type: 'forbidden', loc: ['body', 0, 'user_id'], msg: 'Forbidden' }] }
+        : undefined;
+    const authErrors: AuthError[] = [];
+    const meter = client({ spoolDir: tempDir(), authBackoffCapMs: 50, onAuthError: (e) => authErrors.push(e) });
+    const mine = meter.record(usage(0));
+    const theirs = meter.record(usage(1, 'other'));
+    const flushed = meter.flush();
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect([meter.pendingCount, server.stored.has(mine), server.stored.has(theirs)]).toEqual([1, true, false]);
+    expect(authErrors.map((e) => e.status)).toEqual([403]);
+    fixed = true;
+    await flushed;
+    expect(server.stored.has(theirs)).toBe(true);
+    expect(meter.rejectedCount).toBe(0);
+  });
+
+  it('splits a batch refused whole for its size; only the event refused alone is dead', async () => {
+    server.tooLarge = (bodies) => bodies.some((b) => b.quantity === 3);
+    const spoolDir = tempDir();
+    const meter = client({ spoolDir, batchSize: 8 });
+    const ids = Array.from({ length: 8 }, (_, i) => meter.record(usage(i)));
     await meter.flush();
-    expect(reported.at(-1)!.errors).toEqual({ status: 401, detail: 'Not authenticated' });
-    expect(server.batches).toHaveLength(2);
-    expect([meter.rejectedCount, meter.pendingCount]).toEqual([2, 0]);
+    expect(new Set(server.stored.keys())).toEqual(new Set(ids.filter((_, i) => i !== 2)));
+    const letters = readLines(path.join(spoolDir, DEAD_LETTER_FILE));
+    expect(letters.map((l) => [l.event_id, l.status])).toEqual([[ids[2], 413]]);
+  });
+
+  it('holds a batch answered 404 as a whole (a wrong URL), never dead', async () => {
+    server.script.push({ status: 404, body: { detail: 'Not Found' } });
+    const meter = client({ spoolDir: tempDir(), authBackoffCapMs: 50 });
+    const ids = Array.from({ length: 5 }, (_, i) => meter.record(usage(i)));
+    await meter.flush();
+    expect(new Set(server.stored.keys())).toEqual(new Set(ids));
+    expect([meter.rejectedCount, meter.retryCount]).toEqual([0, 1]);
+  });
+
+  it('writes dead letters the Python command lists and resends (one format for both clients)', async () => {
+    server.reject = (body) => body.quantity === 2;
+    const spoolDir = tempDir();
+    const meter = client({ spoolDir });
+    const ids = [0, 1, 2].map((i) => meter.record(usage(i)));
+    await meter.flush();
+    // Run without blocking this process: the batch server the command sends to answers from it.
+    const python = (...args: string[]) =>
+      promisify(execFile)(PYTHON, ['-m', 'callmeter', 'dead-letters', ...args, '--spool-dir', spoolDir], {
+        env: { ...process.env, PYTHONPATH: path.resolve(import.meta.dirname, '../../python/src') },
+      });
+    const listed = await python('list');
+    expect(listed.stdout.split(' ')[0]).toBe(ids[1]);
+    server.reject = () => false;
+    const resent = await python('resend', '--all', '--base-url', url);
+    expect(resent.stdout).toContain('1 accepted (removed), 0 refused again (kept)');
+    expect(await meter.deadLetterCount()).toBe(0);
+    expect(server.stored.has(ids[1]!)).toBe(true);
+  });
+
+  it('keeps dead letters in memory without a spool', async () => {
+    server.reject = (body) => body.quantity === 2;
+    const meter = client();
+    const ids = [0, 1, 2].map((i) => meter.record(usage(i)));
+    await meter.flush();
+    expect((await meter.deadLetters()).map((l) => l.event_id)).toEqual([ids[1]]);
+  });
+
+  it("spools to disk before record() returns: a killed worker's events go out at its next start", async () => {
+    const spoolDir = tempDir();
+    const script = `
+      import { Callmeter } from ${JSON.stringify(path.resolve(import.meta.dirname, '../src/client.ts'))};
+      const meter = new Callmeter({ baseUrl: 'http://127.0.0.1:9', spoolDir: ${JSON.stringify(spoolDir)}, flushIntervalMs: 60000, timeoutMs: 200, logger: { warn() {}, error() {} } });
+      for (let i = 0; i < 40; i += 1)
+        meter.record({ sessionId: 's', userId: 'u', provider: 'deepgram', eventType: 'stt_minutes', key: 'k' + i, quantities: { quantity: 1 } });
+      process.exit(3);
+    `;
+    const killed = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      cwd: path.resolve(import.meta.dirname, '../../..'),
+    });
+    expect(killed.status, killed.stderr).toBe(3);
+    const meter = client({ spoolDir });
+    expect(meter.pendingCount).toBe(40);
+    await meter.flush();
+    expect(new Set(server.stored.keys())).toEqual(
+      new Set(Array.from({ length: 40 }, (_, i) => eventIdFor('u', `k${i}`))),
+    );
+    expect(await meter.close()).toBe(true);
+    expect(client({ spoolDir }).pendingCount).toBe(0);
   });
 
   it('bounds memory: past maxQueue record() throws, and close() says what was left', async () => {

@@ -3,7 +3,16 @@
 from ._pending import QueueFull
 from ._records import EVENT_NAMESPACE, event_id_for
 from .aio import AsyncCallmeter
-from .client import Callmeter, CallmeterError, Rejected
+from .client import AuthError, Callmeter, CallmeterError, Rejected
 
-__all__ = ["AsyncCallmeter", "Callmeter", "CallmeterError", "EVENT_NAMESPACE", "QueueFull", "Rejected", "event_id_for"]
+__all__ = [
+    "AsyncCallmeter",
+    "AuthError",
+    "Callmeter",
+    "CallmeterError",
+    "EVENT_NAMESPACE",
+    "QueueFull",
+    "Rejected",
+    "event_id_for",
+]
 __version__ = "0.1.0"

@@ -26,6 +26,14 @@ class AsyncCallmeter:
     def pending(self) -> int:
         return self.sync.pending
 
+    def stats(self) -> dict[str, int]:
+        """The counters (sent, rejected, dead_letters, auth_errors, retries, pending); see Callmeter.stats."""
+        return self.sync.stats()
+
+    def set_api_key(self, api_key: str | None) -> None:
+        """New credentials: events held after a 401 or 403 go with them at once."""
+        self.sync.set_api_key(api_key)
+
     async def start_session(
         self,
         room_name: str,
