@@ -160,3 +160,35 @@ export async function limitRequest(
   }
   return headers;
 }
+
+/**
+ * Failed authentications per source address, in this process's memory: `refusal` is asked before a
+ * credential's expensive check (a token's signature and JWKS), `failed` counts a refused credential.
+ * Kept per process rather than in Redis so that the check costs no round trip on the path it guards.
+ */
+export class FailedAuthLimiter {
+  private readonly addresses = new Map<string, { tokens: number; at: number }>();
+
+  constructor(private readonly policy: BucketPolicy | null) {}
+
+  /** Milliseconds until the address may try again; null: it is within its budget. */
+  refusal(address: string, nowMs: number): number | null {
+    if (this.policy === null) return null;
+    const state = this.addresses.get(address);
+    if (state === undefined) return null;
+    const tokens = Math.min(this.policy.burst, state.tokens + ((nowMs - state.at) * this.policy.perSecond) / 1000);
+    return tokens >= 1 ? null : Math.ceil(((1 - tokens) * 1000) / this.policy.perSecond);
+  }
+
+  failed(address: string, nowMs: number): void {
+    if (this.policy === null) return;
+    const { next } = takeToken(this.addresses.get(address), this.policy, nowMs);
+    this.addresses.set(address, next);
+    if (this.addresses.size > 100_000) {
+      for (const [key, state] of this.addresses) {
+        if (state.tokens + ((nowMs - state.at) * this.policy.perSecond) / 1000 >= this.policy.burst)
+          this.addresses.delete(key);
+      }
+    }
+  }
+}
