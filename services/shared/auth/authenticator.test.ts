@@ -93,6 +93,17 @@ describe('the credential authenticator', () => {
     expect((await as('a.b.c')).status).toBe(429);
   });
 
+  it('counts the token checks still in flight against the budget, and gives a good token its try back', async () => {
+    const { verified, as } = setup({ kind: 'invalid', reason: 'bad signature' });
+    const statuses = (await Promise.all(Array.from({ length: 8 }, () => as('a.b.c')))).map((answer) => answer.status);
+    expect(statuses.sort()).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    expect(verified).toHaveLength(5);
+    const good = setup();
+    const answers = [];
+    for (let i = 0; i < 20; i += 1) answers.push((await good.as('a.b.c')).status);
+    expect(new Set(answers)).toEqual(new Set([200]));
+  });
+
   it('answers a token 503 with Retry-After while the JWKS cannot be fetched, without counting a failure', async () => {
     const { as } = setup({ kind: 'unavailable', reason: 'Expected 200 OK', retryAfterMs: 3_200 });
     const answers = [];

@@ -51,14 +51,10 @@ export function credentialAuthenticator({
   failures = new FailedAuthLimiter(null),
   now = Date.now,
 }: CredentialDeps): Authenticator {
-  /** An address past its budget is refused before the check; a valid key never is (its check is a hash lookup). */
-  const mayTry = (source: string) => {
-    const retryAfterMs = failures.refusal(source, now());
+  /** A credential about to be refused, or checked at some cost, takes a try of its address first; none left: 429. */
+  const takeTry = (source: string) => {
+    const retryAfterMs = failures.take(source, now());
     if (retryAfterMs !== null) throw TOO_MANY_FAILURES(retryAfterMs);
-  };
-  const refuse = (source: string, error: AppError): never => {
-    failures.failed(source, now());
-    throw error;
   };
   return {
     async authenticate(headers, source) {
@@ -68,34 +64,34 @@ export function credentialAuthenticator({
         return { kind: 'bootstrap', id: 'bootstrap', scope: 'admin', tenant: null };
       if (looksLikeKey(credential)) {
         const found = keys.lookup(credential, now());
+        // A valid key is never limited: its check is a hash lookup, and a worker sharing an address with an attacker keeps working.
         if (found.kind === 'valid')
           return { kind: 'key', id: found.key.id, scope: found.key.scope, tenant: found.key.user_id };
-        mayTry(source);
+        takeTry(source);
         if (found.kind === 'auth_off') {
           log.warn({ key_id: found.key.id }, 'api_key_made_while_auth_off_refused');
-          return refuse(source, INVALID(MADE_WHILE_OFF));
+          throw INVALID(MADE_WHILE_OFF);
         }
-        return refuse(source, INVALID());
+        throw INVALID();
       }
-      mayTry(source);
-      if (tokens === null) return refuse(source, INVALID());
+      takeTry(source);
+      if (tokens === null) throw INVALID();
       const token = await tokens.verify(credential);
+      if (token.kind !== 'invalid') failures.giveBack(source);
       if (token.kind === 'unavailable') {
         log.warn({ reason: token.reason }, 'user_token_unchecked: the JWKS could not be fetched');
         const seconds = String(Math.max(1, Math.ceil(token.retryAfterMs / 1000)));
         throw AppError.of(
           'DEPENDENCY_UNAVAILABLE',
           `User tokens cannot be checked now: the issuer's JWKS could not be fetched; retry after ${seconds} s`,
-          {
-            headers: { 'Retry-After': seconds },
-          },
+          { headers: { 'Retry-After': seconds } },
         );
       }
       if (token.kind === 'invalid') {
         // The reason (expired, bad signature, wrong issuer) helps an operator; the client learns only "invalid",
         // unless the verifier gave a detail it may see (a token good for longer than this service allows).
         log.info({ reason: token.reason }, 'user_token_refused');
-        return refuse(source, INVALID(token.detail));
+        throw INVALID(token.detail);
       }
       return { kind: 'token', id: `token:${token.tenant}`, scope: 'read', tenant: token.tenant };
     },

@@ -162,33 +162,36 @@ export async function limitRequest(
 }
 
 /**
- * Failed authentications per source address, in this process's memory: `refusal` is asked before a
- * credential's expensive check (a token's signature and JWKS), `failed` counts a refused credential.
- * Kept per process rather than in Redis so that the check costs no round trip on the path it guards.
+ * Failed authentications per source address, in this process's memory. A credential that would be
+ * refused takes a token first (`take`), so that checks still in flight count against the budget
+ * too; one that turns out good gives it back. Kept per process rather than in Redis so that the
+ * check costs no round trip on the path it guards.
  */
 export class FailedAuthLimiter {
   private readonly addresses = new Map<string, { tokens: number; at: number }>();
 
   constructor(private readonly policy: BucketPolicy | null) {}
 
-  /** Milliseconds until the address may try again; null: it is within its budget. */
-  refusal(address: string, nowMs: number): number | null {
+  /** Takes one try from the address: null when taken, else the milliseconds until one is back. */
+  take(address: string, nowMs: number): number | null {
     if (this.policy === null) return null;
-    const state = this.addresses.get(address);
-    if (state === undefined) return null;
-    const tokens = Math.min(this.policy.burst, state.tokens + ((nowMs - state.at) * this.policy.perSecond) / 1000);
-    return tokens >= 1 ? null : Math.ceil(((1 - tokens) * 1000) / this.policy.perSecond);
+    const { next, take } = takeToken(this.addresses.get(address), this.policy, nowMs);
+    this.addresses.set(address, next);
+    if (this.addresses.size > 100_000) this.dropFull(nowMs);
+    return take.allowed ? null : take.retryAfterMs;
   }
 
-  failed(address: string, nowMs: number): void {
-    if (this.policy === null) return;
-    const { next } = takeToken(this.addresses.get(address), this.policy, nowMs);
-    this.addresses.set(address, next);
-    if (this.addresses.size > 100_000) {
-      for (const [key, state] of this.addresses) {
-        if (state.tokens + ((nowMs - state.at) * this.policy.perSecond) / 1000 >= this.policy.burst)
-          this.addresses.delete(key);
-      }
+  /** The try of a credential that was good after all (or could not be checked) is not a failure. */
+  giveBack(address: string): void {
+    const state = this.addresses.get(address);
+    if (this.policy === null || state === undefined) return;
+    state.tokens = Math.min(this.policy.burst, state.tokens + 1);
+  }
+
+  private dropFull(nowMs: number): void {
+    const policy = this.policy!;
+    for (const [key, state] of this.addresses) {
+      if (state.tokens + ((nowMs - state.at) * policy.perSecond) / 1000 >= policy.burst) this.addresses.delete(key);
     }
   }
 }
