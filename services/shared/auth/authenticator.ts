@@ -67,11 +67,13 @@ export function credentialAuthenticator({
         // A valid key is never limited: its check is a hash lookup, and a worker sharing an address with an attacker keeps working.
         if (found.kind === 'valid')
           return { kind: 'key', id: found.key.id, scope: found.key.scope, tenant: found.key.user_id };
-        takeTry(source);
+        // Not counted as a failure: the key is one of ours, and its holder (a worker not yet given its
+        // re-issued key) should keep reading why it is refused rather than a 429.
         if (found.kind === 'auth_off') {
           log.warn({ key_id: found.key.id }, 'api_key_made_while_auth_off_refused');
           throw INVALID(MADE_WHILE_OFF);
         }
+        takeTry(source);
         throw INVALID();
       }
       takeTry(source);
