@@ -166,7 +166,7 @@ export async function limitRequest(
  * refused takes a token first (`take`), so that checks still in flight count against the budget
  * too; one that turns out good gives it back. Kept per process rather than in Redis so that the
  * check costs no round trip on the path it guards. The buckets' arithmetic is `takeToken`'s, for the
- * reason given at the Redis script below.
+ * reason given at the Redis script above.
  */
 export class FailedAuthLimiter {
   private readonly addresses = new Map<string, { tokens: number; at: number }>();
