@@ -1,6 +1,6 @@
 import { OPEN, credentialAuthenticator, type Authenticator } from './shared/auth/authenticator.ts';
 import { KeyRegistry } from './shared/auth/key-registry.ts';
-import { limitRequest, MemoryTokenBuckets, RedisTokenBuckets } from './shared/auth/rate-limits.ts';
+import { FailedAuthLimiter, limitRequest, MemoryTokenBuckets, RedisTokenBuckets } from './shared/auth/rate-limits.ts';
 import type { RequestLimiter } from './shared/http/request-context.ts';
 import type { Infrastructure } from './shared/infrastructure.ts';
 import { createTokenVerifier } from './shared/auth/user-tokens.ts';
@@ -152,6 +152,7 @@ function authenticatorFor(config: Config, keys: KeyRegistry, log: Logger): Authe
     keys,
     tokens,
     log: log.child({ component: 'auth' }),
+    failures: new FailedAuthLimiter(config.auth.failedAuth),
   });
 }
 

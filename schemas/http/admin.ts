@@ -52,6 +52,11 @@ export const apiKeySchema = {
     expires_at: { type: ['string', 'null'], format: 'date-time' },
     revoked_at: { type: ['string', 'null'], format: 'date-time' },
     created_by: { type: 'string', description: 'the id of the admin key that created it, or bootstrap' },
+    created_while_auth_off: {
+      type: 'boolean',
+      description:
+        'made while AUTH_MODE=off, by anyone: refused with AUTH_MODE=on until re-issued (npm run keys -- reissue-auth-off)',
+    },
   },
 } as const;
 

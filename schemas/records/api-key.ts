@@ -42,6 +42,12 @@ export const apiKeyRecordSchema = {
     /** The id of the admin key that created it, or `bootstrap` (ADMIN_API_KEY). */
     created_by: { type: 'string', minLength: 1, maxLength: 64 },
     version: { type: 'integer', minimum: 1 },
+    /**
+     * Made by an anonymous caller while AUTH_MODE=off: refused with AUTH_MODE=on until re-issued
+     * (`npm run keys -- reissue-auth-off`). Absent in records written before the mark existed,
+     * where `created_by` `anonymous` says the same.
+     */
+    created_while_auth_off: { type: 'boolean' },
   },
 } as const;
 

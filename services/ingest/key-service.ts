@@ -4,7 +4,7 @@ import type { ApiKeyRecord } from '../../schemas/records/api-key.ts';
 import type { Caller } from '../shared/auth/access.ts';
 import { newSecret } from '../shared/auth/api-keys.ts';
 import { auditEnvelope } from '../shared/auth/audit.ts';
-import type { KeyRegistry } from '../shared/auth/key-registry.ts';
+import { createdWhileAuthOff, type KeyRegistry } from '../shared/auth/key-registry.ts';
 import { assertActsFor } from '../shared/auth/tenant.ts';
 import { AppError, type ValidationItem } from '../shared/errors.ts';
 import { makeEnvelope } from '../shared/records/envelope.ts';
@@ -13,6 +13,8 @@ import type { RecordSink } from '../shared/records/record-sink.ts';
 export interface KeyServiceDeps {
   readonly keys: KeyRegistry;
   readonly sink: RecordSink;
+  /** API_KEYS_PER_TENANT: active keys (neither revoked nor expired) one tenant may hold; the unbound keys count as one tenant. */
+  readonly perTenant: number;
   readonly now?: () => number;
 }
 
@@ -26,7 +28,7 @@ const NOT_FOUND = 'Key not found';
  * audit record beside it, and known to this process at once (every other process reads it within
  * AUTH_KEY_REFRESH_MS). An admin key bound to a tenant manages that tenant's keys only.
  */
-export function createKeyService({ keys, sink, now = Date.now }: KeyServiceDeps) {
+export function createKeyService({ keys, sink, perTenant, now = Date.now }: KeyServiceDeps) {
   async function publish(record: ApiKeyRecord, actor: Caller): Promise<void> {
     const at = new Date(now());
     const action = record.revoked_at === null ? 'key_created' : 'key_revoked';
@@ -54,19 +56,27 @@ export function createKeyService({ keys, sink, now = Date.now }: KeyServiceDeps)
         };
         throw AppError.validation([item]);
       }
+      const userId = body.user_id ?? actor.tenant;
+      // Checked against this process's copy: two processes creating at once may each pass with one left.
+      if (keys.activeOf(userId, nowMs) >= perTenant)
+        throw AppError.of(
+          'CONFLICT',
+          `${userId === null ? 'The unbound keys number' : `Tenant ${userId} has`} ${perTenant} active API keys, the most API_KEYS_PER_TENANT allows: revoke one first`,
+        );
       const secret = newSecret();
       const record: ApiKeyRecord = {
         id: randomUUID(),
         prefix: secret.prefix,
         name: body.name ?? null,
         scope: body.scope,
-        user_id: body.user_id ?? actor.tenant,
+        user_id: userId,
         salt: secret.salt,
         secret_hash: secret.secretHash,
         created_at: new Date(nowMs).toISOString(),
         expires_at: body.expires_at?.toISOString() ?? null,
         revoked_at: null,
         created_by: actor.id,
+        created_while_auth_off: actor.kind === 'anonymous',
         version: 1,
       };
       await publish(record, actor);
@@ -96,5 +106,5 @@ export function createKeyService({ keys, sink, now = Date.now }: KeyServiceDeps)
 export type KeyService = ReturnType<typeof createKeyService>;
 
 function listed({ salt: _salt, secret_hash: _hash, version: _version, ...key }: ApiKeyRecord): ListedKey {
-  return key;
+  return { ...key, created_while_auth_off: createdWhileAuthOff(key) };
 }

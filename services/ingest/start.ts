@@ -105,7 +105,7 @@ export async function startIngest({ config, infra, log, shutdown, journalSink, k
       }),
     ),
     ...rateRoutes(tenantRates),
-    ...adminRoutes(createKeyService({ keys, sink })),
+    ...adminRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),
   ];
 }
 

@@ -129,6 +129,25 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ USAGE_CLAIM_TTL_SECONDS: '60' })).toThrow(/USAGE_CLAIM_TTL_SECONDS/);
   });
 
+  it('bounds tokens to 24 hours, failed authentications to 100 then 10 a second per address, and keys to 100 a tenant by default, each configurable', () => {
+    const jwks = { AUTH_JWKS_URL: 'https://idp.example/jwks.json', AUTH_JWT_ISSUER: 'https://idp.example' };
+    const auth = loadConfig(jwks).auth;
+    expect([auth.jwt?.maxAgeMs, auth.failedAuth, auth.keysPerTenant]).toEqual([
+      86_400_000,
+      { name: 'failed-auth', perSecond: 10, burst: 100 },
+      100,
+    ]);
+    const set = loadConfig({
+      ...jwks,
+      AUTH_TOKEN_MAX_AGE_SECONDS: '3600',
+      AUTH_FAILURES_PER_SECOND: '0',
+      API_KEYS_PER_TENANT: '5',
+    }).auth;
+    expect([set.jwt?.maxAgeMs, set.failedAuth, set.keysPerTenant]).toEqual([3_600_000, null, 5]);
+    expect(() => loadConfig({ ...jwks, AUTH_TOKEN_MAX_AGE_SECONDS: '10' })).toThrow(/AUTH_TOKEN_MAX_AGE_SECONDS/);
+    expect(() => loadConfig({ API_KEYS_PER_TENANT: '0' })).toThrow(/API_KEYS_PER_TENANT/);
+  });
+
   it('returns a frozen object', () => {
     const config = loadConfig({ KAFKA_BROKERS: 'k:1' });
     expect(Object.isFrozen(config)).toBe(true);

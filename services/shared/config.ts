@@ -80,11 +80,23 @@ export interface AuthConfig {
     readonly audience: string | null;
     readonly tenantClaim: string;
     readonly clockToleranceS: number;
+    /**
+     * AUTH_TOKEN_MAX_AGE_SECONDS: a token whose `exp` lies further ahead, or whose `iat` lies further
+     * back, is refused: a leaked token is not good for longer than this whatever its issuer wrote.
+     */
+    readonly maxAgeMs: number;
   } | null;
   /** METRICS_TOKEN: /metrics then needs `Authorization: Bearer <it>`; null: /metrics is open. */
   readonly metricsToken: string | null;
   /** How often each process re-reads the stored keys (a revocation holds everywhere within this and a read). */
   readonly keyRefreshMs: number;
+  /** API_KEYS_PER_TENANT: active keys one tenant may hold; past it, creating one is a 409. */
+  readonly keysPerTenant: number;
+  /**
+   * Failed authentications per source address (AUTH_MODE=on): past the burst, refilled at perSecond,
+   * a credential that needs more than a key lookup is a 429 before it is checked.
+   */
+  readonly failedAuth: { readonly name: 'failed-auth'; readonly perSecond: number; readonly burst: number } | null;
   /** Token buckets per credential and per tenant (AUTH_MODE=on only); null: no limit. */
   readonly rateLimits: {
     readonly perKey: { readonly name: 'per-key'; readonly perSecond: number; readonly burst: number } | null;
@@ -240,9 +252,16 @@ function readAuth(read: EnvReader, problems: string[]): AuthConfig {
             audience: audience === '' ? null : audience,
             tenantClaim: read.string('AUTH_JWT_TENANT_CLAIM', 'sub'),
             clockToleranceS: read.integer('AUTH_JWT_CLOCK_SKEW_SECONDS', 30, 0, 600),
+            maxAgeMs: read.integer('AUTH_TOKEN_MAX_AGE_SECONDS', 86_400, 60, 30 * 86_400) * 1000,
           },
     metricsToken: secret('METRICS_TOKEN', read.string('METRICS_TOKEN', '')),
     keyRefreshMs: read.integer('AUTH_KEY_REFRESH_MS', 2_000, 100, 60_000),
+    keysPerTenant: read.integer('API_KEYS_PER_TENANT', 100, 1, 100_000),
+    failedAuth: bucket(
+      'failed-auth',
+      read.integer('AUTH_FAILURES_PER_SECOND', 10, 0, 1_000_000),
+      read.integer('AUTH_FAILURES_BURST', 100, 1, 10_000_000),
+    ),
     rateLimits: {
       perKey: bucket(
         'per-key',

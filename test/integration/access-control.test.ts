@@ -485,6 +485,9 @@ describe.each(MODES)('AUTH_MODE=on: $name', ({ start }) => {
       AUTH_JWT_ISSUER: jwks.issuer,
       AUTH_KEY_REFRESH_MS: '500',
       METRICS_TOKEN: `metrics-${randomUUID()}`,
+      // The table sends bad credentials to every route from one address on purpose: the limit of failed
+      // authentications is test/integration/hostile-auth.test.ts's.
+      AUTH_FAILURES_PER_SECOND: '0',
     });
     admin = {
       session: (user) => created('ingest', '/api/sessions/', makeSessionBody({ user_id: user })),

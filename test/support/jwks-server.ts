@@ -12,39 +12,58 @@ interface SigningKey {
 export interface JwksServer {
   readonly url: string;
   readonly issuer: string;
-  /** A token of `tenant` signed with the current key; `expiresIn` as jose takes it (default 10m). */
-  token(tenant: string, options?: { readonly expiresIn?: string | number; readonly issuer?: string }): Promise<string>;
+  /**
+   * A token of `tenant` signed with the current key; `expiresIn` and `issuedAt` as jose takes them
+   * (default 10m and now).
+   */
+  token(
+    tenant: string,
+    options?: { readonly expiresIn?: string | number; readonly issuer?: string; readonly issuedAt?: number },
+  ): Promise<string>;
   /** A token of `tenant` whose kid is the current key's but whose signature is another key's. */
   forged(tenant: string): Promise<string>;
   /** A new current key; the JWKS then lists only it. */
   rotate(): Promise<void>;
+  /** From now on the JWKS is answered with this status and no keys; null: answered normally again. */
+  failWith(status: number | null): void;
+  /** How many times the JWKS has been fetched. */
+  fetches(): number;
   close(): Promise<void>;
 }
 
 export async function startJwksServer(issuer = 'https://issuer.callmeter.test'): Promise<JwksServer> {
   let current = await newKey(1);
   let generation = 1;
+  let failing: number | null = null;
+  let fetches = 0;
   const server: Server = createServer((request, response) => {
+    fetches += 1;
     response.setHeader('content-type', 'application/json');
-    response.end(JSON.stringify({ keys: [current.jwk] }));
+    if (failing !== null) response.statusCode = failing;
+    response.end(JSON.stringify(failing === null ? { keys: [current.jwk] } : { error: 'unavailable' }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const sign = (key: SigningKey, tenant: string, expiresIn: string | number, iss: string) =>
+  const sign = (key: SigningKey, tenant: string, expiresIn: string | number, iss: string, issuedAt?: number) =>
     new SignJWT({ sub: tenant })
       .setProtectedHeader({ alg: 'ES256', kid: key.kid })
       .setIssuer(iss)
-      .setIssuedAt()
+      .setIssuedAt(issuedAt)
       .setExpirationTime(expiresIn)
       .sign(key.privateKey);
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`,
     issuer,
-    token: (tenant, options = {}) => sign(current, tenant, options.expiresIn ?? '10m', options.issuer ?? issuer),
+    token: (tenant, options = {}) =>
+      sign(current, tenant, options.expiresIn ?? '10m', options.issuer ?? issuer, options.issuedAt),
     forged: async (tenant) => sign({ ...(await newKey(0)), kid: current.kid }, tenant, '10m', issuer),
     rotate: async () => {
       generation += 1;
       current = await newKey(generation);
     },
+    failWith: (status) => {
+      failing = status;
+    },
+    fetches: () => fetches,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

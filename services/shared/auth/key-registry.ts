@@ -5,7 +5,14 @@ import { prefixOf, secretMatches } from './api-keys.ts';
 import { readStoredKeys } from '../clickhouse/tables/api-keys.ts';
 
 export type KeyLookup =
-  { readonly kind: 'valid'; readonly key: ApiKeyRecord } | { readonly kind: 'unknown' | 'revoked' | 'expired' };
+  | { readonly kind: 'valid'; readonly key: ApiKeyRecord }
+  | { readonly kind: 'unknown' | 'revoked' | 'expired' }
+  | { readonly kind: 'auth_off'; readonly key: ApiKeyRecord };
+
+/** A key made by the anonymous caller of AUTH_MODE=off: anyone who reached the port may hold its secret. */
+export function createdWhileAuthOff(key: Pick<ApiKeyRecord, 'created_by' | 'created_while_auth_off'>): boolean {
+  return key.created_while_auth_off ?? key.created_by === 'anonymous';
+}
 
 /**
  * Every process's copy of the stored keys: read whole from ClickHouse every `refreshMs` (a few
@@ -66,12 +73,23 @@ export class KeyRegistry {
       .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   }
 
+  /** The keys of one tenant (null: the unbound keys) that still open routes: neither revoked nor expired. */
+  activeOf(tenant: string | null, nowMs: number): number {
+    return this.all().filter(
+      (key) =>
+        key.user_id === tenant &&
+        (key.revoked_at === null || Date.parse(key.revoked_at) > nowMs) &&
+        (key.expires_at === null || Date.parse(key.expires_at) > nowMs),
+    ).length;
+  }
+
   lookup(secret: string, nowMs: number): KeyLookup {
     const prefix = prefixOf(secret);
     for (const key of this.all()) {
       if (key.prefix !== prefix || !secretMatches(key.salt, key.secret_hash, secret)) continue;
       if (key.revoked_at !== null && Date.parse(key.revoked_at) <= nowMs) return { kind: 'revoked' };
       if (key.expires_at !== null && Date.parse(key.expires_at) <= nowMs) return { kind: 'expired' };
+      if (createdWhileAuthOff(key)) return { kind: 'auth_off', key };
       return { kind: 'valid', key };
     }
     return { kind: 'unknown' };

@@ -160,3 +160,39 @@ export async function limitRequest(
   }
   return headers;
 }
+
+/**
+ * Failed authentications per source address, in this process's memory. A credential that would be
+ * refused takes a token first (`take`), so that checks still in flight count against the budget
+ * too; one that turns out good gives it back. Kept per process rather than in Redis so that the
+ * check costs no round trip on the path it guards. The buckets' arithmetic is `takeToken`'s, for the
+ * reason given at the Redis script above.
+ */
+export class FailedAuthLimiter {
+  private readonly addresses = new Map<string, { tokens: number; at: number }>();
+
+  constructor(private readonly policy: BucketPolicy | null) {}
+
+  /** Takes one try from the address: null when taken, else the milliseconds until one is back. */
+  take(address: string, nowMs: number): number | null {
+    if (this.policy === null) return null;
+    const { next, take } = takeToken(this.addresses.get(address), this.policy, nowMs);
+    this.addresses.set(address, next);
+    if (this.addresses.size > 100_000) this.dropFull(nowMs);
+    return take.allowed ? null : take.retryAfterMs;
+  }
+
+  /** The try of a credential that was good after all (or could not be checked) is not a failure. */
+  giveBack(address: string): void {
+    const state = this.addresses.get(address);
+    if (this.policy === null || state === undefined) return;
+    state.tokens = Math.min(this.policy.burst, state.tokens + 1);
+  }
+
+  private dropFull(nowMs: number): void {
+    const policy = this.policy!;
+    for (const [key, state] of this.addresses) {
+      if (state.tokens + ((nowMs - state.at) * policy.perSecond) / 1000 >= policy.burst) this.addresses.delete(key);
+    }
+  }
+}

@@ -127,7 +127,7 @@ export function defineRoute<const P extends string, const S extends RouteRequest
       bodySchema === undefined ? undefined : await readBody(ctx, definition.bodyLimitBytes ?? DEFAULT_BODY_LIMIT);
     // FastAPI's order: the body is read (a malformed one is a 422), then security dependencies run, then validation.
     const state = ctx.state as RequestState;
-    const caller = await state.authenticator.authenticate(ctx.headers);
+    const caller = await state.authenticator.authenticate(ctx.headers, ctx.ip);
     const tenant = authorize(caller, definition.access, ctx.get('x-user-id'));
     ctx.set(await state.limit(caller, tenant ?? (ctx.get('x-user-id') || null)));
     const request = validateRequest(validate, {

@@ -16,7 +16,7 @@ export async function readStoredKeys(ch: ClickHouse): Promise<ApiKeyRecord[]> {
         toString(toUnixTimestamp64Milli(created_at)) AS created_ms,
         if(expires_at IS NULL, NULL, toString(toUnixTimestamp64Milli(assumeNotNull(expires_at)))) AS expires_ms,
         if(revoked_at IS NULL, NULL, toString(toUnixTimestamp64Milli(assumeNotNull(revoked_at)))) AS revoked_ms,
-        created_by, toString(version) AS version
+        created_by, created_while_auth_off, toString(version) AS version
       FROM ${tableName(ch, 'apiKeys')} FINAL
       ORDER BY created_at, id`,
     format: 'JSONEachRow',
