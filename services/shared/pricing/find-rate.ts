@@ -72,7 +72,8 @@ interface Indexed {
 const indexes = new WeakMap<RateCard, Map<string, Indexed>>();
 
 /**
- * The card's rates of one event type and pricing that can apply to the user, in card order: an index
+ * The card's rates of one event type and pricing that can apply to the user (the general ones, then the
+ * user's own, each in card order): an index
  * built once per card (a card is frozen), so a lookup walks the few entries that can apply rather than
  * the whole card, and never another user's.
  */
@@ -85,7 +86,11 @@ function ratesOf(card: RateCard, eventType: string, pricing: RatePricing, userId
       let indexed = index.get(key);
       if (indexed === undefined) index.set(key, (indexed = { shared: [], byUser: new Map() }));
       if (rate.user_id === undefined) indexed.shared.push(rate);
-      else indexed.byUser.set(rate.user_id, [...(indexed.byUser.get(rate.user_id) ?? []), rate]);
+      else {
+        const own = indexed.byUser.get(rate.user_id);
+        if (own === undefined) indexed.byUser.set(rate.user_id, [rate]);
+        else own.push(rate);
+      }
     }
     // A user's rates follow the general ones: only rates of one rank can tie, and those keep their order.
     for (const indexed of index.values())
