@@ -13,6 +13,8 @@ import { faultRoutes } from './consumer/fault-routes.ts';
 import { startConsumer } from './consumer/start.ts';
 import { startIngest } from './ingest/start.ts';
 import { startQuery } from './query/start.ts';
+import { TenantRateCard } from './shared/pricing/tenant-rates.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from './shared/pricing/load-rate-card.ts';
 import type { Route } from './shared/http/define-route.ts';
 import { buildOpenApi } from './shared/http/openapi.ts';
 import { journalRecordSink, type RecordSink } from './shared/records/record-sink.ts';
@@ -78,6 +80,15 @@ async function main(): Promise<void> {
           clickhouseReads: fencedReads(infra.clickhouseReads, caughtUp),
           clickhouseIngestReads: fencedReads(infra.clickhouseIngestReads, caughtUp),
         };
+  // One reader of the card and the tenants' entries for every service of this process, reading past the
+  // journal's fence: the consumer prices with it, and the consumer is what the fence waits for.
+  const tenantRates = TenantRateCard.over(
+    await loadRateCard(config.rateCardPath ?? DEFAULT_RATE_CARD_URL),
+    infra.clickhouseIngestReads,
+    log.child({ component: 'tenant-rates' }),
+  );
+  await tenantRates.start();
+  shutdown.add('tenant-rates', async () => tenantRates.stop());
   let consumer: Awaited<ReturnType<typeof startConsumer>> | null = null;
   if (config.services.includes('consumer')) {
     consumer = await startConsumer({
@@ -85,7 +96,7 @@ async function main(): Promise<void> {
       log,
       shutdown,
       groupId: config.kafka?.groupId ?? 'embedded',
-      rateCardPath: config.rateCardPath,
+      tenantRates,
       redisKeyPrefix: config.redis?.keyPrefix ?? '',
       liveUsage,
       announcements,
@@ -106,11 +117,11 @@ async function main(): Promise<void> {
   }
   const authenticator = authenticatorFor(config, keys, log);
   const query = config.services.includes('query')
-    ? await startQuery({ infra: fencedInfra, liveUsage, announcements, log, shutdown, config })
+    ? await startQuery({ infra: fencedInfra, liveUsage, announcements, log, shutdown, config, tenantRates })
     : null;
   const routes: Route[] = [
     ...(config.services.includes('ingest')
-      ? await startIngest({ config, infra: fencedInfra, log, shutdown, journalSink, keys })
+      ? await startIngest({ config, infra: fencedInfra, log, shutdown, journalSink, keys, tenantRates })
       : []),
     ...(query?.routes ?? []),
     ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),

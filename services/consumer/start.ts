@@ -11,8 +11,7 @@ import { startBatchRunner } from './batch-runner.ts';
 import { StoreWatch } from './store-watch.ts';
 import { plannedTokens } from './offset-plan.ts';
 import { loadCatalogs } from '../shared/pricing/catalogs.ts';
-import { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
-import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate-card.ts';
+import type { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
 import { PendingReplays } from './pending-replays.ts';
 import { rebuildViews } from './rebuild-views.ts';
 import { RedisEventClaims } from './usage/event-claims.ts';
@@ -25,8 +24,8 @@ export interface ConsumerDeps {
   readonly log: Logger;
   readonly shutdown: Shutdown;
   readonly groupId: string;
-  /** null: the card shipped in infra/rate-card/rate-card.json. */
-  readonly rateCardPath: string | null;
+  /** The process's one reader of the card and the tenants' entries, read without waiting for the journal. */
+  readonly tenantRates: TenantRateCard;
   readonly redisKeyPrefix: string;
   readonly liveUsage: LiveUsageStore;
   /** Told what each stored batch touched, for the live cost streams. */
@@ -62,7 +61,7 @@ export async function startConsumer({
   log,
   shutdown,
   groupId,
-  rateCardPath,
+  tenantRates,
   redisKeyPrefix,
   liveUsage,
   announcements,
@@ -73,14 +72,7 @@ export async function startConsumer({
   journal = null,
 }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
-  const tenantCard = new TenantRateCard(
-    await loadRateCard(rateCardPath ?? DEFAULT_RATE_CARD_URL),
-    infra.clickhouseIngestReads,
-    consumerLog,
-  );
-  await tenantCard.start();
-  shutdown.add('consumer-tenant-rates', async () => tenantCard.stop());
-  const card = () => tenantCard.current();
+  const card = () => tenantRates.current();
   const catalogs = loadCatalogs();
   const recovery = infra.clickhouseRecovery;
   // The writer's own reads (the stored-id lookup) never wait for the embedded journal: they are what it waits for.

@@ -8,8 +8,9 @@ import { Exact, MONEY_SCALE } from '../shared/exact-decimal.ts';
 import type { Catalogs } from '../shared/pricing/catalogs.ts';
 import { listRateCardProblems } from '../shared/pricing/rate-card-problems.ts';
 import type { RateListing } from '../shared/pricing/rate-listing.ts';
-import { readRateEntries, type StoredRate } from '../shared/clickhouse/tables/rate-entries.ts';
+import { readRateEntry, type StoredRate } from '../shared/clickhouse/tables/rate-entries.ts';
 import { toCardEntry } from '../shared/pricing/tenant-rates.ts';
+import type { TenantRateIndex } from '../shared/pricing/tenant-rate-index.ts';
 import type { RateEntryStore } from './rates/rate-entry-store.ts';
 import { makeEnvelope } from '../shared/records/envelope.ts';
 import { ANONYMOUS, type Caller } from '../shared/auth/access.ts';
@@ -25,6 +26,10 @@ export interface TenantRateServiceDeps {
   readonly catalogs: Catalogs;
   /** Where an entry is read before it is ended: ingest's own copy first, then the store (the highest version wins). */
   readonly entries: RateEntryStore;
+  /** The entries as this process last read them from the store: the durable count, should the entry store have lost its own. */
+  readonly tenants: TenantRateIndex;
+  /** How many entries not yet ended a tenant may hold (RATE_ENTRIES_PER_TENANT). */
+  readonly perTenant: number;
   readonly reads: ClickHouse;
   readonly sink: RecordSink;
   readonly now?: () => number;
@@ -38,13 +43,13 @@ export function createTenantRateService({
   card,
   catalogs,
   entries,
+  tenants,
+  perTenant,
   reads,
   sink,
   now = Date.now,
 }: TenantRateServiceDeps) {
   async function publish(record: RateRecord, atMs: number, actor: Caller): Promise<RateListing> {
-    // Kept first: a failed publish leaves a copy that no price reads (a DELETE of it only writes it ended).
-    await entries.save(record);
     const at = new Date(atMs);
     const action = record.version === 1 ? 'rate_created' : 'rate_ended';
     await sink.publish([
@@ -64,12 +69,26 @@ export function createTenantRateService({
       assertActsFor(actor.tenant, body.user_id, 'set prices');
       const nowMs = now();
       const record = toRecord(body, card(), nowMs);
-      return publish(record, nowMs, actor);
+      // Kept first: a failed publish leaves a copy that no price reads (a DELETE of it only writes it ended).
+      if (
+        tenants.countLive(record.user_id, nowMs) >= perTenant ||
+        (await entries.admit(record, perTenant, nowMs)) === null
+      )
+        throw AppError.of(
+          'CONFLICT',
+          `User ${record.user_id} already has ${perTenant} rate entries in force, the most one user may hold: end one (DELETE /api/rates/{id}) before adding another`,
+        );
+      try {
+        return await publish(record, nowMs, actor);
+      } catch (error) {
+        await entries.release(record).catch(() => undefined);
+        throw error;
+      }
     },
 
     async end(id: string, actor: Caller = ANONYMOUS): Promise<RateListing> {
       const nowMs = now();
-      const found = (await entries.find(id)) ?? (await readRateEntries(reads, id))[0];
+      const found = (await entries.find(id)) ?? (await readRateEntry(reads, id)) ?? undefined;
       // Another tenant's entry is, for a bound credential, one that does not exist.
       const stored = found !== undefined && actor.tenant !== null && found.user_id !== actor.tenant ? undefined : found;
       if (stored === undefined) {
@@ -91,6 +110,7 @@ export function createTenantRateService({
         effective_to: new Date(Math.max(nowMs, Date.parse(stored.effective_from))).toISOString(),
         version: stored.version + 1,
       };
+      await entries.save(ended);
       return publish(ended, nowMs, actor);
     },
   };

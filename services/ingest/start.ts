@@ -6,10 +6,9 @@ import type { Shutdown } from '../shared/lifecycle.ts';
 import type { Logger } from '../shared/logger.ts';
 import { kafkaRecordSink, type RecordSink } from '../shared/records/record-sink.ts';
 import { loadCatalogs } from '../shared/pricing/catalogs.ts';
-import { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
+import type { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
 import { createTenantRateService } from './rate-service.ts';
 import { MemoryRateEntryStore, RedisRateEntryStore } from './rates/rate-entry-store.ts';
-import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate-card.ts';
 import { createAgentService } from './agent-service.ts';
 import { createKeyService } from './key-service.ts';
 import type { KeyRegistry } from '../shared/auth/key-registry.ts';
@@ -48,10 +47,20 @@ export interface IngestDeps {
   readonly journalSink: RecordSink | null;
   /** This process's copy of the API keys (the authenticator reads the same one). */
   readonly keys: KeyRegistry;
+  /** The process's one reader of the card and the tenants' entries (the 201's cost is priced as the consumer prices). */
+  readonly tenantRates: TenantRateCard;
 }
 
 /** Builds the ingest routes over live state (Redis, else memory) and the record sink (Kafka, else direct). */
-export async function startIngest({ config, infra, log, shutdown, journalSink, keys }: IngestDeps): Promise<Route[]> {
+export async function startIngest({
+  config,
+  infra,
+  log,
+  shutdown,
+  journalSink,
+  keys,
+  tenantRates,
+}: IngestDeps): Promise<Route[]> {
   const ingestLog = log.child({ component: 'ingest' });
   const sink = infra.kafka === null ? journalSink : await kafkaSink(infra.kafka, ingestLog, shutdown);
   if (sink === null) throw new Error('ingest needs KAFKA_BROKERS, or the consumer in the same process (embedded mode)');
@@ -71,16 +80,14 @@ export async function startIngest({ config, infra, log, shutdown, journalSink, k
   // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
   const provider = new RecordingTelephonyProvider();
   const sessionService = createSessionService({ store: sessions, sink, log: ingestLog });
-  // A tenant entry is checked against the card it adds to (event types, units, the bound on a price).
-  const card = await loadRateCard(config.rateCardPath ?? DEFAULT_RATE_CARD_URL);
-  const pricing = { card: () => card, catalogs: loadCatalogs() };
-  // The 201 carries the cost as priced at acceptance: the card with the tenants' entries, as the consumer prices.
-  const tenantCard = new TenantRateCard(card, infra.clickhouseIngestReads, ingestLog);
-  await tenantCard.start();
-  shutdown.add('ingest-tenant-rates', async () => tenantCard.stop());
+  // A tenant entry is checked against the card it adds to (event types, units, the bound on a price); the
+  // 201 of usage carries the cost as priced at acceptance, with the tenants' entries, as the consumer prices.
+  const pricing = { card: () => tenantRates.current(), catalogs: loadCatalogs() };
   const rateEntries = redis === null ? new MemoryRateEntryStore() : new RedisRateEntryStore(redis.client, redis.prefix);
-  const tenantRates = createTenantRateService({
+  const rateService = createTenantRateService({
     ...pricing,
+    tenants: tenantRates.index,
+    perTenant: config.rateEntriesPerTenant,
     entries: rateEntries,
     reads: infra.clickhouseIngestReads,
     sink,
@@ -101,10 +108,10 @@ export async function startIngest({ config, infra, log, shutdown, journalSink, k
         sessions,
         sink,
         ...config.usage,
-        pricing: { card: () => tenantCard.current(), catalogs: pricing.catalogs },
+        pricing,
       }),
     ),
-    ...rateRoutes(tenantRates),
+    ...rateRoutes(rateService),
     ...adminRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),
   ];
 }

@@ -6,8 +6,7 @@ import type { LiveUsageStore } from '../shared/redis/live-usage.ts';
 import type { Shutdown } from '../shared/lifecycle.ts';
 import type { Logger } from '../shared/logger.ts';
 import { loadCatalogs } from '../shared/pricing/catalogs.ts';
-import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate-card.ts';
-import { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
+import type { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
 import { auditRoutes } from './routes/audit-routes.ts';
 import { costRoutes } from './routes/cost-routes.ts';
 import { liveRoutes } from './routes/live-routes.ts';
@@ -25,7 +24,9 @@ export interface QueryDeps {
   readonly announcements: StoredAnnouncements;
   readonly log: Logger;
   readonly shutdown: Shutdown;
-  readonly config: Pick<Config, 'rateCardPath' | 'liveStreams' | 'auth' | 'queryCache'>;
+  readonly config: Pick<Config, 'liveStreams' | 'auth' | 'queryCache'>;
+  /** The process's one reader of the card and the tenants' entries: quotes price as the consumer does. */
+  readonly tenantRates: TenantRateCard;
 }
 
 /** The cost routes over ClickHouse (and the live usage of calls in progress), and the prices in force. */
@@ -36,15 +37,8 @@ export async function startQuery({
   log,
   shutdown,
   config,
+  tenantRates,
 }: QueryDeps): Promise<{ routes: Route[]; pages: RouteRegistrar[] }> {
-  // The same card, tenant entries and catalogs the consumer prices with, so that a quote is what an event costs.
-  const tenantCard = new TenantRateCard(
-    await loadRateCard(config.rateCardPath ?? DEFAULT_RATE_CARD_URL),
-    infra.clickhouseReads,
-    log.child({ component: 'query' }),
-  );
-  await tenantCard.start();
-  shutdown.add('query-tenant-rates', async () => tenantCard.stop());
   // Ended when shutdown begins (shutdown.signal), so that the HTTP server can drain its connections.
   const streams = new LiveStreams(announcements, config.liveStreams, shutdown.signal);
   shutdown.add('live-streams', () => streams.close());
@@ -55,7 +49,7 @@ export async function startQuery({
     ...costRoutes({ ch: infra.clickhouseReads, liveUsage, answers }),
     ...liveRoutes({ ch: infra.clickhouseReads, liveUsage, streams }),
     ...unpricedRoutes(infra.clickhouseReads),
-    ...rateReadRoutes({ card: () => tenantCard.current(), catalogs: loadCatalogs() }),
+    ...rateReadRoutes({ card: () => tenantRates.current(), catalogs: loadCatalogs() }),
     ...auditRoutes(infra.clickhouseReads),
   ];
   // The dashboard page and its files (no credential: the page asks for one before it reads the API).

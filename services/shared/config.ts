@@ -16,6 +16,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** The rate card file; null: the card shipped in infra/rate-card/rate-card.json. */
   readonly rateCardPath: string | null;
+  /** RATE_ENTRIES_PER_TENANT: how many entries not yet ended one tenant may hold (POST /api/rates past it is a 409). */
+  readonly rateEntriesPerTenant: number;
   /** Absent: records go straight from ingest to the writer in this process (embedded mode). */
   readonly kafka: {
     readonly brokers: readonly string[];
@@ -138,6 +140,7 @@ export function loadConfig(env: Env): Config {
   const corsOrigins = [...new Set([...read.list('CORS_ORIGINS', []), ...read.list('FRONTEND_URL', [])])];
   const rateCard = read.string('RATE_CARD_PATH', '');
   const rateCardPath = rateCard === '' ? null : path.resolve(rateCard);
+  const rateEntriesPerTenant = read.integer('RATE_ENTRIES_PER_TENANT', 1_000, 1, 100_000);
 
   const brokers = read.list('KAFKA_BROKERS', []);
   for (const broker of brokers) {
@@ -214,6 +217,7 @@ export function loadConfig(env: Env): Config {
     shutdownTimeoutMs,
     corsOrigins,
     rateCardPath,
+    rateEntriesPerTenant,
     kafka,
     clickhouse,
     redis,

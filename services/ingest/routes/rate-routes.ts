@@ -12,6 +12,12 @@ export function rateRoutes(tenantRates: TenantRateService): Route[] {
       summary: 'A tenant’s own price, from effective_from on (never earlier than now)',
       status: 201,
       request: { body: rateCreateBody },
+      responses: {
+        409: errorDoc(
+          'The user already holds the most rate entries in force one user may (RATE_ENTRIES_PER_TENANT)',
+          'User tenant-1 already has 1000 rate entries in force, the most one user may hold: end one (DELETE /api/rates/{id}) before adding another',
+        ),
+      },
       response: { schema: rateEntrySchema },
       handle: async ({ body, caller }) => tenantRates.create(body, caller),
     }),

@@ -10,9 +10,11 @@ async function waits(method: string, path: string): Promise<boolean> {
 }
 
 describe('readAfterWrite', () => {
-  it('lets usage posts through at once and makes every other request wait for the journal', async () => {
+  it('lets usage posts and new rate entries through at once and makes every other request wait for the journal', async () => {
     expect(await waits('POST', '/api/usage/events')).toBe(false);
     expect(await waits('POST', '/api/usage/events/batch')).toBe(false);
+    expect(await waits('POST', '/api/rates')).toBe(false);
+    expect(await waits('DELETE', '/api/rates/tenant-1')).toBe(true);
     expect(await waits('GET', '/healthz')).toBe(false);
     expect(await waits('GET', '/readyz')).toBe(false);
     expect(await waits('GET', '/api/costs/summary')).toBe(true);

@@ -1,14 +1,18 @@
 import type { Middleware } from 'koa';
 
-/** Routes that only append records: they wait for nothing stored before them. */
-const APPEND_ONLY = new Set(['POST /api/usage/events', 'POST /api/usage/events/batch']);
+/**
+ * Routes that only append records: they wait for nothing stored before them. A new rate entry reads
+ * nothing stored either (its tenant's count is ingest's own, in memory or Redis): waiting made every
+ * create of a tenant adding many wait for the round of the one before it.
+ */
+const APPEND_ONLY = new Set(['POST /api/usage/events', 'POST /api/usage/events/batch', 'POST /api/rates']);
 const OPERATIONAL = new Set(['/healthz', '/health', '/readyz', '/metrics']);
 
 /**
  * The embedded mode answers a write once its records are in the journal, before they are stored; every
  * other request waits until what was acknowledged before it is stored, so that a read (of ClickHouse, of
  * an answer kept in the cache, of the calls' live usage) shows every write answered before it, as when a
- * 201 waited for the insert. Usage posts, the hot path, wait for nothing.
+ * 201 waited for the insert. Usage posts, the hot path, and new rate entries wait for nothing.
  */
 export function readAfterWrite(caughtUp: () => Promise<unknown>): Middleware {
   return async (ctx, next) => {

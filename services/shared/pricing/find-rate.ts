@@ -1,5 +1,6 @@
 import type { Rate, RateCard, RatePricing } from '../../../schemas/rate-card.ts';
 import { resolveProvider } from './provider-names.ts';
+import { tenantIndexOf } from './tenant-rate-index.ts';
 
 export interface RateQuery {
   readonly event_type: string;
@@ -18,22 +19,26 @@ export interface RateQuery {
  * entries resolved to their event types).
  */
 export function findRate(card: RateCard, query: RateQuery): Rate | null {
-  const candidates = ratesOf(card, query.event_type, query.pricing);
-  if (candidates.length === 0) return null;
   const at = query.at.getTime();
   if (Number.isNaN(at)) return null;
+  const own = ratesOf(card, query.event_type, query.pricing, query.user_id);
+  const tenants = tenantIndexOf(card);
+  // The card's own entries first, then the tenant's: the order in which two equal entries have always been met.
+  const tenant = tenants === null ? EMPTY : tenants.candidates(query.user_id, query.event_type, query.pricing, at);
+  if (own.length === 0 && tenant.length === 0) return null;
   const wanted = {
     provider: resolveProvider(card.provider_aliases, query.provider),
     model: query.model?.toLowerCase() ?? null,
     user_id: query.user_id,
   };
   let best: { rate: Rate; rank: number; from: number } | null = null;
-  for (const rate of candidates) {
-    const rank = specificity(rate, wanted);
-    const { from, to } = timesOf(rate);
-    if (rank < 0 || from > at || to <= at) continue;
-    if (best === null || rank > best.rank || (rank === best.rank && from > best.from)) best = { rate, rank, from };
-  }
+  for (const candidates of [own, tenant])
+    for (const rate of candidates) {
+      const rank = specificity(rate, wanted);
+      const { from, to } = timesOf(rate);
+      if (rank < 0 || from > at || to <= at) continue;
+      if (best === null || rank > best.rank || (rank === best.rank && from > best.from)) best = { rate, rank, from };
+    }
   return best?.rate ?? null;
 }
 
@@ -56,26 +61,45 @@ function specificity(rate: Rate, wanted: { provider: string; model: string | nul
   );
 }
 
-const indexes = new WeakMap<RateCard, Map<string, Rate[]>>();
+const EMPTY: readonly Rate[] = Object.freeze([]);
+
+/** A card's rates of one event type and pricing: those for every user, and for each user with its own, the general ones and its own. */
+interface Indexed {
+  readonly shared: Rate[];
+  readonly byUser: Map<string, Rate[]>;
+}
+
+const indexes = new WeakMap<RateCard, Map<string, Indexed>>();
 
 /**
- * The card's rates of one event type and pricing: an index built once per card (a card is frozen, and a
- * card with tenants' entries is a new object), so a lookup walks the few entries that can apply rather
- * than the whole card.
+ * The card's rates of one event type and pricing that can apply to the user (the general ones, then the
+ * user's own, each in card order): an index
+ * built once per card (a card is frozen), so a lookup walks the few entries that can apply rather than
+ * the whole card, and never another user's.
  */
-function ratesOf(card: RateCard, eventType: string, pricing: RatePricing): readonly Rate[] {
+function ratesOf(card: RateCard, eventType: string, pricing: RatePricing, userId: string): readonly Rate[] {
   let index = indexes.get(card);
   if (index === undefined) {
     index = new Map();
     for (const rate of card.rates) {
       const key = `${rate.event_type}\u0000${rate.pricing}`;
-      const list = index.get(key);
-      if (list === undefined) index.set(key, [rate]);
-      else list.push(rate);
+      let indexed = index.get(key);
+      if (indexed === undefined) index.set(key, (indexed = { shared: [], byUser: new Map() }));
+      if (rate.user_id === undefined) indexed.shared.push(rate);
+      else {
+        const own = indexed.byUser.get(rate.user_id);
+        if (own === undefined) indexed.byUser.set(rate.user_id, [rate]);
+        else own.push(rate);
+      }
     }
+    // A user's rates follow the general ones: only rates of one rank can tie, and those keep their order.
+    for (const indexed of index.values())
+      for (const [user, own] of indexed.byUser) indexed.byUser.set(user, [...indexed.shared, ...own]);
     indexes.set(card, index);
   }
-  return index.get(`${eventType}\u0000${pricing}`) ?? [];
+  const indexed = index.get(`${eventType}\u0000${pricing}`);
+  if (indexed === undefined) return EMPTY;
+  return indexed.byUser.get(userId) ?? indexed.shared;
 }
 
 const times = new WeakMap<Rate, { readonly from: number; readonly to: number }>();

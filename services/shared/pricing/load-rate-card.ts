@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { rateCardSchema, type RateCard, type RateCardFile, type RateEntry } from '../../../schemas/rate-card.ts';
+import { rateCardSchema, type RateCard, type RateCardFile } from '../../../schemas/rate-card.ts';
 import { listEntryEventTypes } from './entry-event-types.ts';
 import { listRateCardProblems } from './rate-card-problems.ts';
 import { lowerCaseAliases, resolveProvider } from './provider-names.ts';
@@ -59,24 +59,6 @@ function normalize(card: RateCardFile): RateCard {
     })),
   );
   return { ...card, services: structuredClone(card.services), provider_aliases: aliases, rates };
-}
-
-/**
- * The card with tenants' own entries added, each resolved as the card's own are (one rate per event type
- * of a service entry, provider aliases resolved, model lower-cased). The entries were checked when they
- * were created (POST /api/rates); the card is not changed.
- */
-export function withTenantEntries(card: RateCard, entries: readonly RateEntry[]): RateCard {
-  if (entries.length === 0) return card;
-  const rates = entries.flatMap((entry) =>
-    listEntryEventTypes(card.services, entry).map((event_type) => ({
-      ...entry,
-      event_type,
-      provider: resolveProvider(card.provider_aliases, entry.provider),
-      ...(entry.model === undefined ? {} : { model: entry.model.toLowerCase() }),
-    })),
-  );
-  return { ...card, rates: [...card.rates, ...rates] };
 }
 
 function describeSchemaError(error: ErrorObject): string {

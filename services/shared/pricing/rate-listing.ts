@@ -2,6 +2,7 @@ import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
 import type { Catalogs } from './catalogs.ts';
 import { LISTED_LLM_PROVIDERS, LLM_CATALOG_VERSION, llmPriceKey } from './llm-catalog.ts';
 import { resolveProvider } from './provider-names.ts';
+import { tenantIndexOf } from './tenant-rate-index.ts';
 import type { SpeechEntry } from './speech-catalog.ts';
 import { TOKEN_KINDS } from './token-kinds.ts';
 
@@ -63,7 +64,11 @@ function cardListings(card: RateCard, filter: RateFilter): RateListing[] {
       rate.service === undefined ? 'e' : 's',
     ].join('\u0000');
   const seen = new Set<string>();
-  return inForce(card.rates, keyOf, (rate) => rate.effective_from, filter.at)
+  // A tenant's entries come from the tenant index by its user_id only: another tenant's are never walked.
+  const tenants = tenantIndexOf(card);
+  const rates =
+    tenants === null || filter.user_id === undefined ? card.rates : [...card.rates, ...tenants.ratesOf(filter.user_id)];
+  return inForce(rates, keyOf, (rate) => rate.effective_from, filter.at)
     .filter(({ entry: rate }) => {
       const service = card.services[rate.event_type]?.service ?? '';
       return (
