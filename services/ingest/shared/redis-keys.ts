@@ -1,3 +1,5 @@
+import { tenantRoom } from '../sessions/session-store.ts';
+
 /**
  * Every Redis key of the ingest service, built from the configured prefix (REDIS_KEY_PREFIX).
  * Callers never concatenate keys. Each family's name is not a prefix of another's followed by
@@ -6,10 +8,12 @@
 export interface IngestRedisKeys {
   /** Hash { version, session (JSON) }; expires a retention period after its last change (ended or idle). */
   session(id: string): string;
-  /** Hash { id, created_at } of the latest session created for this room. */
+  /** Hash { id, created_at } of the latest session created for this room, of any tenant. */
   roomLatest(roomName: string): string;
-  /** String: the token of the create that holds the room's lock; expires by itself. */
-  roomLock(roomName: string): string;
+  /** Hash { id, created_at } of the latest session created for this tenant's room. */
+  tenantRoomLatest(userId: string, roomName: string): string;
+  /** String: the token of the create that holds the tenant's room's lock; expires by itself. */
+  tenantRoomLock(userId: string, roomName: string): string;
   /** Sorted set: the user's session ids scored by created_at (ms). */
   userSessions(userId: string): string;
   /** Sorted set: the user's ended session ids scored by the time their hash expires (ms). */
@@ -26,7 +30,8 @@ export function createIngestRedisKeys(prefix: string): IngestRedisKeys {
   return {
     session: (id) => `${prefix}session:${id}`,
     roomLatest: (roomName) => `${prefix}session-room:${roomName}`,
-    roomLock: (roomName) => `${prefix}session-room-lock:${roomName}`,
+    tenantRoomLatest: (userId, roomName) => `${prefix}tenant-room:${tenantRoom(userId, roomName)}`,
+    tenantRoomLock: (userId, roomName) => `${prefix}tenant-room-lock:${tenantRoom(userId, roomName)}`,
     userSessions: (userId) => `${prefix}user-sessions:${userId}`,
     userExpiring: (userId) => `${prefix}user-expiring:${userId}`,
     telephonyAgent: (agentId) => `${prefix}telephony-agent:${agentId}`,
