@@ -67,9 +67,11 @@ export async function startIngest({ config, infra, log, shutdown, journalSink, k
     numbers,
     sink,
     log: ingestLog,
+    agentsPerTenant: config.agentCaps.agentsPerTenant,
   });
   // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
   const provider = new RecordingTelephonyProvider();
+  const telephony = createTelephonyService({ store: numbers, provider, sink });
   const sessionService = createSessionService({ store: sessions, sink, log: ingestLog });
   // A tenant entry is checked against the card it adds to (event types, units, the bound on a price).
   const card = await loadRateCard(config.rateCardPath ?? DEFAULT_RATE_CARD_URL);
@@ -92,8 +94,8 @@ export async function startIngest({ config, infra, log, shutdown, journalSink, k
     log: ingestLog,
   });
   return [
-    ...agentRoutes(agents),
-    ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink }), agents),
+    ...agentRoutes(agents, telephony.release),
+    ...telephonyRoutes(telephony, agents, { numbersPerTenant: config.agentCaps.numbersPerTenant }),
     ...sessionRoutes(sessionService, agents.names),
     ...transcriptRoutes(transcripts),
     ...usageRoutes(

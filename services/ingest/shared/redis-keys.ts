@@ -24,6 +24,8 @@ export interface IngestRedisKeys {
   telephonyNumber(phoneNumber: string): string;
   /** Hash { version, agent (JSON) }; no TTL. */
   agent(agentId: string): string;
+  /** Set: the ids of the tenant's active agents (the per-tenant cap counts them); no TTL. */
+  tenantAgents(userId: string): string;
 }
 
 export function createIngestRedisKeys(prefix: string): IngestRedisKeys {
@@ -37,5 +39,6 @@ export function createIngestRedisKeys(prefix: string): IngestRedisKeys {
     telephonyAgent: (agentId) => `${prefix}telephony-agent:${agentId}`,
     telephonyNumber: (phoneNumber) => `${prefix}telephony-number:${phoneNumber}`,
     agent: (agentId) => `${prefix}agent:${agentId}`,
+    tenantAgents: (userId) => `${prefix}tenant-agents:${userId}`,
   };
 }
