@@ -34,6 +34,8 @@ export class SteadyTenant {
     private readonly url: string,
     readonly userId: string,
     readonly sessionId: string,
+    /** Sent with every request: its credential where the process runs with AUTH_MODE=on. */
+    private readonly headers: Record<string, string> = {},
   ) {}
 
   startedAt = 0;
@@ -72,7 +74,7 @@ export class SteadyTenant {
     try {
       const response = await fetch(`${this.url}/api/usage/events${what === 'batch' ? '/batch' : ''}`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...this.headers },
         body: JSON.stringify(what === 'batch' ? bodies : bodies[0]),
         signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       });
