@@ -17,7 +17,9 @@ export interface AgentServiceDeps {
   /** AGENTS_PER_TENANT (config.agentCaps.agentsPerTenant); absent: no cap. */
   readonly agentsPerTenant?: number;
   /** The numbers agents hold: an agent's phone_number is read from here, so it follows assign and release. */
-  readonly numbers: Pick<NumberStore, 'get' | 'holder'>;
+  readonly numbers: Pick<NumberStore, 'get' | 'holder' | 'holders'>;
+  /** AUTH_MODE=on: a known agent's number is unique among its tenant's only (its scope is the tenant). */
+  readonly tenantNumbers?: boolean;
   readonly sink: RecordSink;
   readonly log: Logger;
   readonly now?: () => number;
@@ -43,6 +45,7 @@ export function createAgentService({
   sink,
   log,
   agentsPerTenant = Infinity,
+  tenantNumbers = false,
   now = Date.now,
 }: AgentServiceDeps) {
   const inTurn = changeQueue(() => 'agent');
@@ -152,16 +155,31 @@ export function createAgentService({
       live(async () => Promise.all((await store.active(userId)).map(withNumber))),
     /**
      * The active agent that holds this number (normalised as assign normalises it), of the tenant
-     * named (`userId`: a bound credential's, or x-user-id); another tenant's is the same 404.
+     * named (`userId`: a bound credential's, or x-user-id); another tenant's is the same 404. None
+     * named: the one active agent that holds it in any tenant, and a 409 asking for the tenant when
+     * several tenants' agents hold it (only with tenantNumbers: otherwise a number has one holder).
      */
     lookup: (rawPhoneNumber: string, userId: string | null = null): Promise<Agent> =>
       live(async () => {
         const normalized = normalizePhoneNumber(rawPhoneNumber);
-        const holder = normalized.ok ? await numbers.holder(normalized.phone_number) : null;
-        const agent = holder === null ? null : await store.get(holder);
-        if (agent === null || !agent.is_active || (userId !== null && agent.user_id !== userId))
-          throw AppError.of('NOT_FOUND', 'No agent found for this phone number');
-        return agent;
+        const notFound = () => AppError.of('NOT_FOUND', 'No agent found for this phone number');
+        if (!normalized.ok) throw notFound();
+        const number = normalized.phone_number;
+        if (userId !== null) {
+          const holder = (tenantNumbers ? await numbers.holder(number, userId) : null) ?? (await numbers.holder(number));
+          const agent = holder === null ? null : await store.get(holder);
+          if (agent === null || !agent.is_active || agent.user_id !== userId) throw notFound();
+          return agent;
+        }
+        const ids = tenantNumbers ? await numbers.holders(number) : [await numbers.holder(number)];
+        const agents = (await store.getMany(ids.filter((id) => id !== null))).filter((agent) => agent.is_active);
+        if (agents.length === 0) throw notFound();
+        if (agents.length > 1)
+          throw AppError.of(
+            'CONFLICT',
+            `Agents of several tenants hold ${number}; name the tenant (x-user-id) whose agent to look up`,
+          );
+        return agents[0]!;
       }),
     /**
      * The names of these agents that exist: what a session that carries no agent_name is named. Best

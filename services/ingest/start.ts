@@ -61,9 +61,17 @@ export async function startIngest({ config, infra, log, shutdown, journalSink, k
   const liveNumbers = redis === null ? new MemoryNumberStore() : new RedisNumberStore(redis.client, redis.prefix);
   const liveAgents = redis === null ? new MemoryAgentStore() : new RedisAgentStore(redis.client, redis.prefix);
   const sessions = new HistoryBackedSessionStore(liveSessions, new SessionHistory(infra.clickhouseIngestReads));
-  const numbers = new HistoryBackedNumberStore(liveNumbers, new NumberHistory(infra.clickhouseIngestReads));
+  // AUTH_MODE=on: a number is unique among its agent's tenant's numbers; off: among all, as the replaced service kept them.
+  const tenantNumbers = config.auth.mode === 'on';
+  const agentStore = new HistoryBackedAgentStore(liveAgents, new AgentHistory(infra.clickhouseIngestReads));
+  const numbers = new HistoryBackedNumberStore(
+    liveNumbers,
+    new NumberHistory(infra.clickhouseIngestReads),
+    tenantNumbers ? async (agentId) => (await agentStore.get(agentId))?.user_id ?? '' : undefined,
+  );
   const agents = createAgentService({
-    store: new HistoryBackedAgentStore(liveAgents, new AgentHistory(infra.clickhouseIngestReads)),
+    store: agentStore,
+    tenantNumbers,
     numbers,
     sink,
     log: ingestLog,
@@ -95,7 +103,7 @@ export async function startIngest({ config, infra, log, shutdown, journalSink, k
   });
   return [
     ...agentRoutes(agents, telephony.release),
-    ...telephonyRoutes(telephony, agents, { numbersPerTenant: config.agentCaps.numbersPerTenant }),
+    ...telephonyRoutes(telephony, agents, { numbersPerTenant: config.agentCaps.numbersPerTenant, tenantNumbers }),
     ...sessionRoutes(sessionService, agents.names),
     ...transcriptRoutes(transcripts),
     ...usageRoutes(

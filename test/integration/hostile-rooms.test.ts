@@ -220,6 +220,36 @@ describe.each(MODES)('hostile rooms and numbers beside a steady tenant, on $name
     expect((await as('tenant-a', 'DELETE', `/api/agents/${agentA}`)).status).toBe(204);
   }, 60_000);
 
+  it('gives two tenants the same number at once, each found by its own worker, and asks an unbound one for the tenant', async () => {
+    const agentB = await agentOf('tenant-b');
+    const agentA = await agentOf('tenant-a');
+    const number = phone();
+    const assign = (user: string, agent: string) =>
+      as(user, 'POST', '/api/telephony/numbers/assign', { agent_id: agent, phone_number: number });
+    // B takes the number first, as in the reproduction; A's assign is no 409 and tells A nothing of B.
+    expect((await assign('tenant-b', agentB)).status).toBe(200);
+    expect((await assign('tenant-a', agentA)).status).toBe(200);
+    const lookup = (headers: Record<string, string>) =>
+      call<{ agent_id: string; detail: string }>(
+        running.ingest.url,
+        'GET',
+        `/api/telephony/lookup?phone_number=${encodeURIComponent(number)}`,
+        undefined,
+        headers,
+      );
+    expect((await lookup(tenants['tenant-a']!)).body.agent_id).toBe(agentA);
+    expect((await lookup(tenants['tenant-b']!)).body.agent_id).toBe(agentB);
+    // A credential bound to no tenant names one with x-user-id, or is told to.
+    expect((await lookup({ ...admin, 'x-user-id': 'tenant-b' })).body.agent_id).toBe(agentB);
+    const ambiguous = await lookup(admin);
+    expect([ambiguous.status, ambiguous.body.detail]).toEqual([409, expect.stringContaining('name the tenant')]);
+    // B's release leaves A's number alone; then the number has one holder again.
+    expect((await as('tenant-b', 'POST', '/api/telephony/numbers/release', { agent_id: agentB })).status).toBe(200);
+    expect((await lookup(tenants['tenant-b']!)).status).toBe(404);
+    expect((await lookup(admin)).body.agent_id).toBe(agentA);
+    expect((await lookup(tenants['tenant-a']!)).body.agent_id).toBe(agentA);
+  }, 60_000);
+
   it('caps a tenant’s agents and numbers with a 409 naming the cap, frees a place on delete, and leaves other tenants alone', async () => {
     const agents: string[] = [];
     for (let i = 0; i < AGENTS_PER_TENANT; i += 1) agents.push(await agentOf('tenant-capped'));

@@ -26,12 +26,14 @@ const ACTIONS = new Set(['release', 'assign']);
 export interface TelephonyRouteOptions {
   /** NUMBERS_PER_TENANT; absent: no cap. */
   readonly numbersPerTenant?: number;
+  /** AUTH_MODE=on: a known agent's number is unique among its tenant's numbers only. */
+  readonly tenantNumbers?: boolean;
 }
 
 export function telephonyRoutes(
   telephony: TelephonyService,
   agents: AgentService,
-  { numbersPerTenant = Infinity }: TelephonyRouteOptions = {},
+  { numbersPerTenant = Infinity, tenantNumbers = false }: TelephonyRouteOptions = {},
 ): Route[] {
   // A tenant's assigns from this process run one at a time, so none passes the cap beside another.
   const tenantTurn = changeQueue(() => 'tenant');
@@ -40,7 +42,7 @@ export function telephonyRoutes(
    * only an unbound credential or AUTH_MODE=off may name) has no owner to count, as before agents
    * existed here; a deleted agent may hold no number.
    */
-  async function assignChecked(agentId: string, tenant: string | null, assign: () => Promise<HeldNumber>) {
+  async function assignChecked(agentId: string, tenant: string | null, assign: (scope?: string) => Promise<HeldNumber>) {
     const agent = await agents.find(agentId, tenant);
     if (agent === null) {
       if (tenant !== null) throw AppError.of('NOT_FOUND', 'Agent not found');
@@ -55,7 +57,7 @@ export function telephonyRoutes(
           'CONFLICT',
           `This user's agents hold ${held} phone numbers, the most one user may hold (NUMBERS_PER_TENANT=${numbersPerTenant}); release one first`,
         );
-      return assign();
+      return assign(tenantNumbers ? agent.user_id : undefined);
     });
   }
 
@@ -85,11 +87,12 @@ export function telephonyRoutes(
       request: { body: numberAssignBody },
       response: { schema: numberAssignedSchema },
       handle: async ({ body, tenant }) => {
-        const held = await assignChecked(body.agent_id, tenant, () =>
+        const held = await assignChecked(body.agent_id, tenant, (scope) =>
           telephony.assign({
             agent_id: body.agent_id,
             phone_number: body.phone_number,
             provider: body.provider ?? 'default',
+            ...(scope === undefined ? {} : { scope }),
           }),
         );
         return {
@@ -124,6 +127,10 @@ export function telephonyRoutes(
         'The active agent that holds a phone number (the worker answers a phone call with it): of the tenant named (bound credential or x-user-id), else of any tenant',
       responses: {
         404: errorDoc('No active agent (of the tenant named) holds the number', 'No agent found for this phone number'),
+        409: errorDoc(
+          'AUTH_MODE=on, no tenant named, and agents of several tenants hold the number',
+          'Agents of several tenants hold +15551230001; name the tenant (x-user-id) whose agent to look up',
+        ),
       },
       request: { query: phoneLookupQuery },
       response: {
@@ -131,7 +138,7 @@ export function telephonyRoutes(
         example: { agent_id: '3f0c…', name: 'Front desk', config: { system_prompt: 'Be brief.' } },
       },
       // No tenant named (AUTH_MODE=off, or an unbound credential, which reads any tenant's agents by
-      // id too): the number's holder of any tenant, which numbers' global uniqueness makes one agent.
+      // id too): the number's one active holder of any tenant.
       handle: async ({ query, userId }) => toPhoneLookupResponse(await agents.lookup(query.phone_number, userId)),
     }),
   ];

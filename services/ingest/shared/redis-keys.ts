@@ -20,8 +20,12 @@ export interface IngestRedisKeys {
   userExpiring(userId: string): string;
   /** Hash { agent_id, phone_number, provider, assigned_at }; empty strings once released. */
   telephonyAgent(agentId: string): string;
-  /** String: the agent that holds this E.164 number. */
+  /** String: the agent that holds this E.164 number among the unscoped (AUTH_MODE=off, unknown agents). */
   telephonyNumber(phoneNumber: string): string;
+  /** String: the agent that holds this E.164 number among the tenant's (`scope`) numbers. */
+  tenantNumber(scope: string, phoneNumber: string): string;
+  /** Set: every agent that holds this number, in any scope. */
+  numberHolders(phoneNumber: string): string;
   /** Hash { version, agent (JSON) }; no TTL. */
   agent(agentId: string): string;
   /** Set: the ids of the tenant's active agents (the per-tenant cap counts them); no TTL. */
@@ -38,6 +42,8 @@ export function createIngestRedisKeys(prefix: string): IngestRedisKeys {
     userExpiring: (userId) => `${prefix}user-expiring:${userId}`,
     telephonyAgent: (agentId) => `${prefix}telephony-agent:${agentId}`,
     telephonyNumber: (phoneNumber) => `${prefix}telephony-number:${phoneNumber}`,
+    tenantNumber: (scope, phoneNumber) => `${prefix}tenant-number:${encodeURIComponent(scope)}:${phoneNumber}`,
+    numberHolders: (phoneNumber) => `${prefix}number-holders:${phoneNumber}`,
     agent: (agentId) => `${prefix}agent:${agentId}`,
     tenantAgents: (userId) => `${prefix}tenant-agents:${userId}`,
   };
