@@ -166,7 +166,8 @@ export function createAgentService({
         if (!normalized.ok) throw notFound();
         const number = normalized.phone_number;
         if (userId !== null) {
-          const holder = (tenantNumbers ? await numbers.holder(number, userId) : null) ?? (await numbers.holder(number));
+          const holder =
+            (tenantNumbers ? await numbers.holder(number, userId) : null) ?? (await numbers.holder(number));
           const agent = holder === null ? null : await store.get(holder);
           if (agent === null || !agent.is_active || agent.user_id !== userId) throw notFound();
           return agent;

@@ -42,7 +42,11 @@ export function telephonyRoutes(
    * only an unbound credential or AUTH_MODE=off may name) has no owner to count, as before agents
    * existed here; a deleted agent may hold no number.
    */
-  async function assignChecked(agentId: string, tenant: string | null, assign: (scope?: string) => Promise<HeldNumber>) {
+  async function assignChecked(
+    agentId: string,
+    tenant: string | null,
+    assign: (scope?: string) => Promise<HeldNumber>,
+  ) {
     const agent = await agents.find(agentId, tenant);
     if (agent === null) {
       if (tenant !== null) throw AppError.of('NOT_FOUND', 'Agent not found');
