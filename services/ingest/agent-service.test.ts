@@ -32,7 +32,7 @@ class MemoryDirectory extends MemoryAgentStore {
   }
 }
 
-function makeService() {
+function makeService(agentsPerTenant?: number) {
   let refusing = false;
   const published: Envelope[] = [];
   const sink: RecordSink = {
@@ -44,9 +44,39 @@ function makeService() {
   const store = new MemoryDirectory();
   const numbers = new MemoryNumberStore();
   let clock = T0;
-  const service = createAgentService({ store, numbers, sink, log, now: () => clock++ });
+  const service = createAgentService({
+    store,
+    numbers,
+    sink,
+    log,
+    now: () => clock++,
+    ...(agentsPerTenant === undefined ? {} : { agentsPerTenant }),
+  });
   return { service, store, numbers, published, refuse: (on: boolean) => (refusing = on) };
 }
+
+describe('agent service: AGENTS_PER_TENANT', () => {
+  it('refuses a tenant’s agent past its cap with a 409 naming it, counts only active agents, and leaves other tenants alone', async () => {
+    const { service, published } = makeService(2);
+    const first = await service.create(input);
+    const second = await service.create(input);
+    const refused = service.create(input);
+    await expect(refused).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(refused).rejects.toThrow(/AGENTS_PER_TENANT=2/);
+    expect(published).toHaveLength(2);
+    expect((await service.create({ ...input, user_id: 'tenant-2' })).agent.user_id).toBe('tenant-2');
+    await service.remove(first.agent.id);
+    await service.create(input);
+    await expect(service.update(first.agent.id, { is_active: true })).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect((await service.update(second.agent.id, { name: 'still active' })).agent.name).toBe('still active');
+  });
+
+  it('lets concurrent creates of one tenant pass the cap together no further than it', async () => {
+    const { service } = makeService(3);
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => service.create(input)));
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(3);
+  });
+});
 
 describe('agent service', () => {
   it('publishes every change as an agent record keyed by the agent, and a change of nothing as none', async () => {

@@ -57,22 +57,28 @@ describe('session service: one session per live room', () => {
     expect(third).toEqual(second);
   });
 
-  it('refuses another user’s create for the live room with a conflict naming the room', async () => {
+  it('gives another tenant its own session of a live room of the same name, and each tenant reads and ends its own', async () => {
     const { service } = makeService(makeSink().sink);
-    await service.create({ room_name: 'room-x', user_id: 'u' });
-    await expect(service.create({ room_name: 'room-x', user_id: 'v' })).rejects.toMatchObject({
-      code: 'CONFLICT',
-      message: 'Room room-x has a live session of another user',
-    });
+    const mine = await service.create({ room_name: 'room-x', user_id: 'u' });
+    const theirs = await service.create({ room_name: 'room-x', user_id: 'v' });
+    expect(theirs.id).not.toBe(mine.id);
+    expect((await service.create({ room_name: 'room-x', user_id: 'u' })).id).toBe(mine.id);
+    expect((await service.getByRoom('room-x', 'u')).id).toBe(mine.id);
+    expect((await service.getByRoom('room-x', 'v')).id).toBe(theirs.id);
+    await expect(service.getByRoom('room-x', 'w')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect((await service.endByRoom('room-x', 'v')).status).toBe('COMPLETED');
+    expect((await service.getByRoom('room-x', 'u')).status).toBe('ACTIVE');
   });
 
-  it('makes a new session for a room whose sessions all ended', async () => {
+  it('makes a new session for a room whose sessions all ended, and answers a read naming no tenant with the room’s latest', async () => {
     const { service } = makeService(makeSink().sink);
     const first = await service.create({ room_name: 'r', user_id: 'u' });
     await service.endByRoom('r');
-    const next = await service.create({ room_name: 'r', user_id: 'v' });
+    const next = await service.create({ room_name: 'r', user_id: 'u' });
     expect(next.id).not.toBe(first.id);
     expect((await service.getByRoom('r')).id).toBe(next.id);
+    const other = await service.create({ room_name: 'r', user_id: 'v' });
+    expect((await service.getByRoom('r')).id).toBe(other.id);
   });
 
   it('makes one session of 20 concurrent creates for one room', async () => {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
 import { sessionEnvelope } from './session-record.ts';
@@ -70,24 +69,29 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
     return ownedBy(await live(() => getSession(store, id)), tenant, SESSION_NOT_FOUND);
   }
 
-  async function getByRoom(roomName: string, tenant: string | null = null): Promise<Session> {
-    return ownedBy(await live(() => getSessionByRoom(store, roomName)), tenant, SESSION_NOT_FOUND);
+  /**
+   * The room's latest session of the tenant the request names (`userId`: a bound credential's
+   * tenant, else x-user-id): rooms belong to their tenant, and another tenant's session of the same
+   * room name is never seen. No tenant named (AUTH_MODE=off or an unbound credential without
+   * x-user-id): the room's latest session of any tenant, as the replaced service answered.
+   */
+  async function getByRoom(roomName: string, userId: string | null = null): Promise<Session> {
+    return live(() => getSessionByRoom(store, roomName, userId));
   }
 
   return {
     /**
      * The room's live session of the same user (filled with what it lacked), else a new one; under
-     * the room's lock, so concurrent creates for a room make one session in every process. A bound
-     * credential (`tenant`) creates for its own tenant only.
+     * the lock of the user's room, so concurrent creates for a room make one session in every
+     * process. Another tenant's session in a room of the same name is neither joined nor refused:
+     * rooms belong to their tenant. A bound credential (`tenant`) creates for its own tenant only.
      */
     create: async (input: Omit<NewSessionInput, 'id'>, tenant: string | null = null): Promise<Session> => {
       assertActsFor(tenant, input.user_id, 'create a session');
       return live(() =>
-        store.withRoomLock(input.room_name, async () => {
-          const latest = await store.getByRoom(input.room_name);
+        store.withRoomLock(input.user_id, input.room_name, async () => {
+          const latest = await store.getByRoom(input.room_name, input.user_id);
           const join = roomJoin(latest, input);
-          if (join.kind === 'other_user')
-            throw AppError.of('CONFLICT', `Room ${input.room_name} has a live session of another user`);
           if (join.kind === 'join') return applyInTurn(latest!.id, () => joinSession(store, latest!.id, input, now()));
           const session = newBoundedSession({ ...input, id: randomUUID() }, now());
           await sink.publish([sessionEnvelope(session, now())]);
@@ -104,8 +108,9 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
       if (tenant !== null) await get(id, tenant);
       return applyInTurn(id, () => updateSession(store, id, update, now()));
     },
-    async endByRoom(roomName: string, tenant: string | null = null): Promise<Session> {
-      const latest = await getByRoom(roomName, tenant);
+    /** The room as getByRoom finds it (`userId`: the tenant the request names, or null). */
+    async endByRoom(roomName: string, userId: string | null = null): Promise<Session> {
+      const latest = await getByRoom(roomName, userId);
       return applyInTurn(latest.id, () => endSession(store, latest.id, now()));
     },
     get,

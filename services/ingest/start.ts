@@ -70,15 +70,25 @@ export async function startIngest({
   const liveNumbers = redis === null ? new MemoryNumberStore() : new RedisNumberStore(redis.client, redis.prefix);
   const liveAgents = redis === null ? new MemoryAgentStore() : new RedisAgentStore(redis.client, redis.prefix);
   const sessions = new HistoryBackedSessionStore(liveSessions, new SessionHistory(infra.clickhouseIngestReads));
-  const numbers = new HistoryBackedNumberStore(liveNumbers, new NumberHistory(infra.clickhouseIngestReads));
+  // AUTH_MODE=on: a number is unique among its agent's tenant's numbers; off: among all, as the replaced service kept them.
+  const tenantNumbers = config.auth.mode === 'on';
+  const agentStore = new HistoryBackedAgentStore(liveAgents, new AgentHistory(infra.clickhouseIngestReads));
+  const numbers = new HistoryBackedNumberStore(
+    liveNumbers,
+    new NumberHistory(infra.clickhouseIngestReads),
+    tenantNumbers ? async (agentId) => (await agentStore.get(agentId))?.user_id ?? '' : undefined,
+  );
   const agents = createAgentService({
-    store: new HistoryBackedAgentStore(liveAgents, new AgentHistory(infra.clickhouseIngestReads)),
+    store: agentStore,
+    tenantNumbers,
     numbers,
     sink,
     log: ingestLog,
+    agentsPerTenant: config.agentCaps.agentsPerTenant,
   });
   // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
   const provider = new RecordingTelephonyProvider();
+  const telephony = createTelephonyService({ store: numbers, provider, sink });
   const sessionService = createSessionService({ store: sessions, sink, log: ingestLog });
   // A tenant entry is checked against the card it adds to (event types, units, the bound on a price); the
   // 201 of usage carries the cost as priced at acceptance, with the tenants' entries, as the consumer prices.
@@ -99,8 +109,8 @@ export async function startIngest({
     log: ingestLog,
   });
   return [
-    ...agentRoutes(agents),
-    ...telephonyRoutes(createTelephonyService({ store: numbers, provider, sink }), agents),
+    ...agentRoutes(agents, telephony.release),
+    ...telephonyRoutes(telephony, agents, { numbersPerTenant: config.agentCaps.numbersPerTenant, tenantNumbers }),
     ...sessionRoutes(sessionService, agents.names),
     ...transcriptRoutes(transcripts),
     ...usageRoutes(

@@ -53,8 +53,9 @@ export function createTranscriptService({ sessions, history, sink, log, now = Da
   return {
     add: async (sessionId: string, turn: TranscriptTurn, tenant: string | null = null) =>
       add(await sessions.get(sessionId, tenant), turn),
-    addByRoom: async (roomName: string, turn: TranscriptTurn, tenant: string | null = null) =>
-      add(await sessions.getByRoom(roomName, tenant), turn),
+    /** `userId`: the tenant the request names, whose room it is (SessionService.getByRoom). */
+    addByRoom: async (roomName: string, turn: TranscriptTurn, userId: string | null = null) =>
+      add(await sessions.getByRoom(roomName, userId), turn),
     /**
      * Oldest first, at most MAX_TRANSCRIPT_TURNS; an unknown session has none (as the old service
      * answered), and so has another tenant's for a bound credential (`tenant`): the same answer.

@@ -62,6 +62,13 @@ export interface Config {
    * next batch is stored; null: QUERY_CACHE_SECONDS=0, every answer read afresh.
    */
   readonly queryCache: { readonly maxAgeMs: number; readonly maxBytes: number } | null;
+  /** What one tenant may hold, so that none costs the others: past a cap, a 4xx naming it. */
+  readonly agentCaps: {
+    /** AGENTS_PER_TENANT: active agents (a deleted one no longer counts). */
+    readonly agentsPerTenant: number;
+    /** NUMBERS_PER_TENANT: phone numbers held by the tenant's agents. */
+    readonly numbersPerTenant: number;
+  };
   readonly liveStreams: {
     /** LIVE_STREAMS_PER_TENANT: open streams one tenant may hold in one process; past it, 429. */
     readonly perTenant: number;
@@ -199,6 +206,11 @@ export function loadConfig(env: Env): Config {
     cacheSeconds === 0
       ? null
       : { maxAgeMs: cacheSeconds * 1000, maxBytes: read.integer('QUERY_CACHE_MB', 64, 1, 65_536) * 1024 * 1024 };
+  // The list of a tenant's agents shows at most 1,000: a cap above it would hide agents from their owner.
+  const agentCaps = {
+    agentsPerTenant: read.integer('AGENTS_PER_TENANT', 1_000, 1, 1_000),
+    numbersPerTenant: read.integer('NUMBERS_PER_TENANT', 1_000, 1, 1_000),
+  };
   const liveStreams = {
     perTenant: read.integer('LIVE_STREAMS_PER_TENANT', 20, 1, 10_000),
     heartbeatMs: read.integer('LIVE_STREAM_HEARTBEAT_SECONDS', 15, 1, 3_600) * 1000,
@@ -228,6 +240,7 @@ export function loadConfig(env: Env): Config {
     usageClaimTtlSeconds,
     queryCache,
     liveStreams,
+    agentCaps,
     auth,
   });
 }

@@ -33,6 +33,24 @@ afterAll(async () => {
 numberStoreContract('RedisNumberStore', (options) => new RedisNumberStore(shared, prefix(), options));
 
 describe('RedisNumberStore on the real Redis', () => {
+  it('keeps the numbers of a deployment from before scopes: found by number, released from the old key', async () => {
+    const keyPrefix = prefix();
+    const store = new RedisNumberStore(shared, keyPrefix);
+    // The layout of the earlier release: the agent hash without a scope, the unscoped pointer, no holders' set.
+    await shared.hset(`${keyPrefix}telephony-agent:old`, {
+      agent_id: 'old',
+      phone_number: '+15551239999',
+      provider: 'twilio',
+      assigned_at: '1',
+    });
+    await shared.set(`${keyPrefix}telephony-number:+15551239999`, 'old');
+    expect(await store.holder('+15551239999')).toBe('old');
+    expect(await store.holders('+15551239999')).toEqual(['old']);
+    expect(await store.release('old')).toMatchObject({ kind: 'released' });
+    expect(await shared.exists(`${keyPrefix}telephony-number:+15551239999`)).toBe(0);
+    expect(await store.holders('+15551239999')).toEqual([]);
+  });
+
   it('of agents racing for one number from several processes (own connections) exactly one gets it', async () => {
     const keyPrefix = prefix();
     const processes = await Promise.all(

@@ -35,6 +35,24 @@ afterAll(async () => {
 sessionStoreContract('RedisSessionStore', (options) => new RedisSessionStore(shared, prefix(), options));
 
 describe('RedisSessionStore on the real Redis', () => {
+  it('keeps answering by room the sessions a deployment created before rooms were kept per tenant', async () => {
+    const keyPrefix = prefix();
+    const store = new RedisSessionStore(shared, keyPrefix);
+    const session = makeSession({ user_id: 'before', room_name: 'legacy-room' });
+    await store.create(session);
+    // The layout of the earlier release: only the room's pointer, no tenant's pointer.
+    await shared.del(`${keyPrefix}tenant-room:before:legacy-room`);
+    expect(await shared.exists(`${keyPrefix}session-room:legacy-room`)).toBe(1);
+    expect(await store.getByRoom('legacy-room', 'someone-else')).toBeNull();
+    expect(await store.getByRoom('legacy-room', 'before')).toEqual(session);
+    // Adopted: the tenant's pointer now exists, with the session's lifetime, and updates keep it.
+    const ttl = await shared.pttl(`${keyPrefix}tenant-room:before:legacy-room`);
+    expect(ttl).toBeGreaterThan(0);
+    await store.update(session.id, sessionMutation({ status: 'COMPLETED' }, T0 + 1));
+    expect(await shared.pttl(`${keyPrefix}tenant-room:before:legacy-room`)).toBeGreaterThan(ttl);
+    expect((await store.getByRoom('legacy-room', 'before'))?.status).toBe('COMPLETED');
+  });
+
   it('runs its scripts again after the server forgot them (SCRIPT FLUSH, as after a restart)', async () => {
     const store = new RedisSessionStore(shared, prefix());
     const session = makeSession();

@@ -24,6 +24,21 @@ export function agentStoreContract(name: string, makeStore: () => AgentStore | P
       expect(await store.get('unknown')).toBeNull();
     });
 
+    it('knows a tenant’s active agents: a create adds one, a delete takes it out, a reactivation puts it back', async () => {
+      const store = await makeStore();
+      const a = makeAgent({ user_id: 'cap-a' });
+      const b = makeAgent({ user_id: 'cap-a' });
+      const other = makeAgent({ user_id: 'cap-b' });
+      for (const agent of [a, b, other]) await store.create(agent);
+      expect((await store.activeIds('cap-a')).sort()).toEqual([a.id, b.id].sort());
+      await store.update(a.id, change({ is_active: false }));
+      expect(await store.activeIds('cap-a')).toEqual([b.id]);
+      await store.update(a.id, change({ is_active: true }, T0 + 2_000));
+      expect((await store.activeIds('cap-a')).sort()).toEqual([a.id, b.id].sort());
+      expect(await store.activeIds('cap-b')).toEqual([other.id]);
+      expect(await store.activeIds('nobody')).toEqual([]);
+    });
+
     it('refuses a second agent with the same id and keeps the first', async () => {
       const store = await makeStore();
       const first = makeAgent();

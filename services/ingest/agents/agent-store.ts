@@ -15,6 +15,8 @@ export interface AgentStore {
    * or null for "no change". What it throws propagates, and nothing is written.
    */
   update(id: string, mutate: AgentMutation): Promise<AgentUpdateOutcome>;
+  /** The ids of this tenant's active agents that this store holds (what the per-tenant cap counts). */
+  activeIds(userId: string): Promise<string[]>;
 }
 
 export type AgentMutation = (current: Agent) => Agent | null;

@@ -24,4 +24,8 @@ export class MemoryAgentStore implements AgentStore {
     this.agents.set(id, after);
     return { kind: 'changed', before, after };
   }
+
+  async activeIds(userId: string): Promise<string[]> {
+    return [...this.agents.values()].filter((a) => a.user_id === userId && a.is_active).map((a) => a.id);
+  }
 }

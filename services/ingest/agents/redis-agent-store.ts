@@ -7,23 +7,31 @@ import { LuaScript, unavailableOnError } from '../../shared/redis/redis-script.t
 import { assertValidAgentRevision, type Agent } from './agent.ts';
 import type { AgentMutation, AgentStore, AgentUpdateOutcome } from './agent-store.ts';
 
-/** KEYS agent; ARGV version, agent JSON. */
+// The tenant's set of active agent ids follows each write, in the same script.
+const INDEX = `
+local function index(tenant_key, id, active)
+  if active == '1' then redis.call('SADD', tenant_key, id) else redis.call('SREM', tenant_key, id) end
+end`;
+
+/** KEYS agent, tenant's active agents; ARGV version, agent JSON, id, active ('1' or '0'). */
 const createScript = new LuaScript(
   'createAgent',
-  1,
-  `
+  2,
+  `${INDEX}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[1], 'agent', ARGV[2])
+index(KEYS[2], ARGV[3], ARGV[4])
 return 1`,
 );
 
-/** KEYS agent; ARGV expected version, next version, next agent JSON. */
+/** KEYS agent, tenant's active agents; ARGV expected version, next version, next agent JSON, id, active ('1' or '0'). */
 const compareAndSetScript = new LuaScript(
   'compareAndSetAgent',
-  1,
-  `
+  2,
+  `${INDEX}
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'agent', ARGV[3])
+index(KEYS[2], ARGV[4], ARGV[5])
 return 1`,
 );
 
@@ -45,9 +53,9 @@ export class RedisAgentStore implements AgentStore {
   }
 
   async create(agent: Agent): Promise<void> {
-    const created = await guard(() =>
-      createScript.run(this.redis, [this.keys.agent(agent.id)], [agent.version, JSON.stringify(agent)]),
-    );
+    const keys = [this.keys.agent(agent.id), this.keys.tenantAgents(agent.user_id)];
+    const args = [agent.version, JSON.stringify(agent), agent.id, agent.is_active ? '1' : '0'];
+    const created = await guard(() => createScript.run(this.redis, keys, args));
     if (created !== 1) throw AppError.of('CONFLICT', `Agent ${agent.id} already exists`);
   }
 
@@ -60,6 +68,10 @@ export class RedisAgentStore implements AgentStore {
     return this.queue.run(id, () => this.compareAndSet(id, mutate));
   }
 
+  activeIds(userId: string): Promise<string[]> {
+    return guard(() => this.redis.smembers(this.keys.tenantAgents(userId)));
+  }
+
   private async compareAndSet(id: string, mutate: AgentMutation): Promise<AgentUpdateOutcome> {
     // null: another process wrote first, so the mutation is decided again on what it wrote.
     const outcome = await retry<AgentUpdateOutcome>(
@@ -69,8 +81,9 @@ export class RedisAgentStore implements AgentStore {
         const after = mutate(before);
         if (after === null) return { kind: 'unchanged', agent: before };
         assertValidAgentRevision(before, after);
-        const args = [before.version, after.version, JSON.stringify(after)];
-        return (await guard(() => compareAndSetScript.run(this.redis, [this.keys.agent(id)], args))) === 1
+        const keys = [this.keys.agent(id), this.keys.tenantAgents(after.user_id)];
+        const args = [before.version, after.version, JSON.stringify(after), id, after.is_active ? '1' : '0'];
+        return (await guard(() => compareAndSetScript.run(this.redis, keys, args))) === 1
           ? { kind: 'changed', before, after }
           : null;
       },

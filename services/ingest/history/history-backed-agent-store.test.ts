@@ -20,6 +20,18 @@ function storedHistory(stored: Agent[]) {
 }
 
 describe('HistoryBackedAgentStore', () => {
+  it('counts a tenant’s active agents from live state and from the history it lacks, never one live state holds deleted', async () => {
+    const created = makeAgent({ user_id: 'capped' });
+    const storedOnly = makeAgent({ user_id: 'capped' });
+    const deletedLive = makeAgent({ user_id: 'capped' });
+    const live = new MemoryAgentStore();
+    await live.create(created);
+    await live.create({ ...deletedLive, is_active: false, version: 2 });
+    // The history trails: it has not seen the new agent, nor the delete.
+    const store = new HistoryBackedAgentStore(live, storedHistory([storedOnly, deletedLive]).history);
+    expect((await store.activeIds('capped')).sort()).toEqual([created.id, storedOnly.id].sort());
+  });
+
   it('restores an agent the live store lost, on read and on update', async () => {
     const kept = makeAgent();
     const live = new MemoryAgentStore();

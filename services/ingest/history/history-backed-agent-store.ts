@@ -14,10 +14,10 @@ export class HistoryBackedAgentStore
   private readonly misses = new Map<string, number>();
 
   constructor(
-    live: AgentStore,
+    private readonly liveAgents: AgentStore,
     private readonly history: AgentHistory,
   ) {
-    super(live, history);
+    super(liveAgents, history);
   }
 
   /**
@@ -41,5 +41,21 @@ export class HistoryBackedAgentStore
 
   active(userId: string): Promise<Agent[]> {
     return this.history.active(userId);
+  }
+
+  /**
+   * The tenant's active agents, for its cap: those live state holds active (a create is there at
+   * once, before the history has it), and those the history holds active that live state does not
+   * know at all (after an embedded restart, a flushed Redis, or an upgrade from a release without
+   * the live index). An agent live state knows as deleted is not counted, whatever the history says yet.
+   */
+  async activeIds(userId: string): Promise<string[]> {
+    const [live, stored] = await Promise.all([this.liveAgents.activeIds(userId), this.history.active(userId)]);
+    const known = new Set(live);
+    const storedOnly = stored.filter((agent) => !known.has(agent.id));
+    const unknownLive = await Promise.all(
+      storedOnly.map(async (agent) => ((await this.liveAgents.get(agent.id)) === null ? agent.id : null)),
+    );
+    return [...live, ...unknownLive.filter((id) => id !== null)];
   }
 }

@@ -6,16 +6,22 @@ import type {
   HeldNumber,
   ReleaseOutcome,
 } from '../telephony/number-rules.ts';
+import { scopeOf } from '../telephony/number-rules.ts';
 import type { NumberHistory } from './number-history.ts';
+
+/** The scope an agent's numbers are unique in ('' for all): the stored records do not carry it. */
+export type NumberScopeOf = (agentId: string) => Promise<string>;
 
 /**
  * Live state first, history second, as for sessions: before the live store decides, what it has
- * lost (an agent's number, or who holds a number) is put back from the latest stored state.
+ * lost (an agent's number, or who holds a number) is put back from the latest stored state, in the
+ * scope `scopeOfAgent` names for its agent (its tenant when numbers are unique per tenant).
  */
 export class HistoryBackedNumberStore implements NumberStore {
   constructor(
     private readonly live: NumberStore,
     private readonly history: NumberHistory,
+    private readonly scopeOfAgent: NumberScopeOf = async () => '',
   ) {}
 
   async get(agentId: string): Promise<AgentNumber | null> {
@@ -24,8 +30,8 @@ export class HistoryBackedNumberStore implements NumberStore {
 
   async assign(request: AssignRequest): Promise<AssignOutcome> {
     await this.restoreAgent(request.agent_id);
-    const holder = await this.history.holderOf(request.phone_number);
-    if (holder !== null && holder.agent_id !== request.agent_id) await this.restoreAgent(holder.agent_id);
+    const holder = await this.storedHolder(request.phone_number, scopeOf(request));
+    if (holder !== null && holder !== request.agent_id) await this.restoreAgent(holder);
     return this.live.assign(request);
   }
 
@@ -43,13 +49,14 @@ export class HistoryBackedNumberStore implements NumberStore {
    * Live state first; a number live state does not know is looked up in the history, unless live
    * state holds that agent with another number (then the history is behind it).
    */
-  async holder(phoneNumber: string): Promise<string | null> {
-    const live = await this.live.holder(phoneNumber);
-    if (live !== null) return live;
-    const stored = await this.history.holderOf(phoneNumber);
-    if (stored === null) return null;
-    const current = await this.live.get(stored.agent_id);
-    return current === null || current.phone_number === phoneNumber ? stored.agent_id : null;
+  async holder(phoneNumber: string, scope = ''): Promise<string | null> {
+    return (await this.live.holder(phoneNumber, scope)) ?? this.storedHolder(phoneNumber, scope);
+  }
+
+  /** Live state's holders and the history's, less those live state shows with another number. */
+  async holders(phoneNumber: string): Promise<string[]> {
+    const [live, stored] = await Promise.all([this.live.holders(phoneNumber), this.current(phoneNumber)]);
+    return [...new Set([...live, ...stored])];
   }
 
   /** Live state only: the assignment being undone was refused by the record path, so history never had it. */
@@ -61,11 +68,32 @@ export class HistoryBackedNumberStore implements NumberStore {
     if ((await this.live.get(agentId)) !== null) return;
     const stored = await this.history.agent(agentId);
     if (stored?.phone_number == null || stored.provider === null || stored.assigned_at === null) return;
+    const scope = await this.scopeOfAgent(agentId);
     await this.live.assign({
       agent_id: agentId,
       phone_number: stored.phone_number,
       provider: stored.provider,
       assigned_at: stored.assigned_at,
+      ...(scope === '' ? {} : { scope }),
     });
+  }
+
+  /** The history's holder of the number in this scope, unless live state holds that agent with another number. */
+  private async storedHolder(phoneNumber: string, scope: string): Promise<string | null> {
+    for (const agentId of await this.current(phoneNumber))
+      if ((await this.scopeOfAgent(agentId)) === scope) return agentId;
+    return null;
+  }
+
+  /** The agents whose stored latest state holds the number, less those live state shows with another number. */
+  private async current(phoneNumber: string): Promise<string[]> {
+    const stored = await this.history.holdersOf(phoneNumber);
+    const current = await Promise.all(
+      stored.map(async ({ agent_id }) => {
+        const live = await this.live.get(agent_id);
+        return live === null || live.phone_number === phoneNumber ? agent_id : null;
+      }),
+    );
+    return current.filter((id) => id !== null);
   }
 }

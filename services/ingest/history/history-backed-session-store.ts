@@ -26,9 +26,9 @@ export class HistoryBackedSessionStore
     super(live, history);
   }
 
-  async getByRoom(roomName: string): Promise<Session | null> {
-    const live = await this.live.getByRoom(roomName);
-    const stored = await this.history.byRoom(roomName);
+  async getByRoom(roomName: string, userId: string | null): Promise<Session | null> {
+    const live = await this.live.getByRoom(roomName, userId);
+    const stored = await this.history.byRoom(roomName, userId);
     if (stored === null || (live !== null && live.created_at >= stored.created_at)) return live;
     return (await this.live.get(stored.id)) ?? this.restore(stored);
   }
@@ -37,7 +37,7 @@ export class HistoryBackedSessionStore
     return this.history.list(userId, query);
   }
 
-  withRoomLock<T>(roomName: string, work: () => Promise<T>): Promise<T> {
-    return this.live.withRoomLock(roomName, work);
+  withRoomLock<T>(userId: string, roomName: string, work: () => Promise<T>): Promise<T> {
+    return this.live.withRoomLock(userId, roomName, work);
   }
 }

@@ -29,11 +29,16 @@ export class NumberHistory {
    * of telephony_numbers, instead of FINAL over every agent's numbers.
    */
   async holderOf(phoneNumber: string): Promise<AgentNumber | null> {
+    return (await this.holdersOf(phoneNumber))[0] ?? null;
+  }
+
+  /** Every agent whose latest state holds this number (several when numbers are unique per tenant). */
+  async holdersOf(phoneNumber: string): Promise<AgentNumber[]> {
     const holders = `SELECT agent_id FROM ${tableName(this.ch, 'telephonyNumberHolders')} WHERE phone_number = {number:String}`;
     const rows = await this.select(`WHERE agent_id IN (${holders}) ORDER BY version DESC LIMIT 1 BY agent_id`, {
       number: phoneNumber,
     });
-    return rows.find((row) => row.phone_number === phoneNumber) ?? null;
+    return rows.filter((row) => row.phone_number === phoneNumber);
   }
 
   private async select(clause: string, params: Record<string, string>): Promise<AgentNumber[]> {

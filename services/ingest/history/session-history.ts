@@ -31,11 +31,13 @@ export class SessionHistory {
     return rows[0] ?? null;
   }
 
-  async byRoom(roomName: string): Promise<Session | null> {
+  /** The room's latest session of this tenant, or of any tenant when `userId` is null. */
+  async byRoom(roomName: string, userId: string | null): Promise<Session | null> {
     // A search of the room's key range in sessions_by_room (011), not a scan of sessions (ordered by id).
+    const tenant = userId === null ? '' : 'AND user_id = {user:String} ';
     const rows = await this.select(
-      `WHERE room_name = {room:String} ORDER BY created_at DESC, version DESC LIMIT 1`,
-      { room: roomName },
+      `WHERE room_name = {room:String} ${tenant}ORDER BY created_at DESC, version DESC LIMIT 1`,
+      { room: roomName, user: userId ?? '' },
       tableName(this.ch, 'sessionsByRoom'),
     );
     return rows[0] ?? null;

@@ -1,3 +1,4 @@
+import { AppError } from '../../shared/errors.ts';
 import { agentCreateBody, agentUpdateBody, type AgentUpdateBody } from '../../../schemas/http/agent-bodies.ts';
 import { agentListResponseSchema, agentResponseSchema } from '../../../schemas/http/responses.ts';
 import { WORKER_DATA } from '../../shared/auth/access.ts';
@@ -14,7 +15,11 @@ const NOT_FOUND = { 404: errorDoc('Unknown agent', 'Agent not found') };
 const TOO_MANY_WAITING = tooManyWaitingDoc('agent');
 
 /** The replaced service's agents router, in its declaration order (it decides the Allow header of a 405). */
-export function agentRoutes(agents: AgentService): Route[] {
+/**
+ * `releaseNumber`: what DELETE frees of the agent's number (the telephony service's release, which
+ * publishes it); an agent without one answers NOT_FOUND or BAD_REQUEST, which DELETE ignores.
+ */
+export function agentRoutes(agents: AgentService, releaseNumber: (agentId: string) => Promise<unknown>): Route[] {
   return [
     routes.get('/api/agents/', {
       summary: 'The caller’s active agents, newest first',
@@ -56,10 +61,16 @@ export function agentRoutes(agents: AgentService): Route[] {
         toAgentResponse(await agents.update(path.agent_id, toAgentUpdate(body), tenant)),
     }),
     routes.delete('/api/agents/{agent_id}', {
-      summary: 'Delete an agent: it becomes inactive, leaves the list and its number’s lookup',
+      summary: 'Delete an agent: it becomes inactive, leaves the list, and releases its phone number',
       status: 204,
       responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
-      handle: async ({ path, tenant }) => agents.remove(path.agent_id, tenant),
+      handle: async ({ path, tenant }) => {
+        await agents.remove(path.agent_id, tenant);
+        // After the delete, so that a release that fails (503) is retried with the DELETE, which finds it again.
+        await releaseNumber(path.agent_id).catch((error: unknown) => {
+          if (!(error instanceof AppError && (error.code === 'NOT_FOUND' || error.code === 'BAD_REQUEST'))) throw error;
+        });
+      },
     }),
   ];
 }

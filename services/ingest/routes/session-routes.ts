@@ -45,29 +45,23 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       },
     }),
     routes.post('/api/sessions/', {
-      summary: 'Create a session, or answer the room’s live session of the same user',
+      summary: 'Create a session, or answer the live session of the same user’s room',
       status: 201,
-      responses: {
-        409: errorDoc(
-          'The room has a live (CREATED or ACTIVE) session of another user',
-          'Room room-1 has a live session of another user',
-        ),
-      },
       request: { body: sessionCreateBody },
       response: SESSION,
       handle: async ({ body, tenant }) => respond(await sessions.create(body, tenant)),
     }),
     routes.get('/api/sessions/by-room/{room_name}', {
-      summary: 'The latest session of a room',
+      summary: 'The latest session of a room of the tenant named (credential or x-user-id), else of any tenant',
       responses: NOT_FOUND,
       response: SESSION,
-      handle: async ({ path, tenant }) => respond(await sessions.getByRoom(path.room_name, tenant)),
+      handle: async ({ path, userId }) => respond(await sessions.getByRoom(path.room_name, userId)),
     }),
     routes.post('/api/sessions/by-room/{room_name}/end', {
       summary: 'End the room’s ACTIVE session as COMPLETED',
       responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
       response: SESSION,
-      handle: async ({ path, tenant }) => respond(await sessions.endByRoom(path.room_name, tenant)),
+      handle: async ({ path, userId }) => respond(await sessions.endByRoom(path.room_name, userId)),
     }),
     routes.get('/api/sessions/{session_id}', {
       summary: 'Read a session',

@@ -13,6 +13,8 @@ import { routeGroup } from '../../shared/http/route-group.ts';
 import type { AgentService } from '../agent-service.ts';
 import { toPhoneLookupResponse } from '../agents/agent-response.ts';
 import type { TelephonyService } from '../telephony-service.ts';
+import type { HeldNumber } from '../telephony/number-rules.ts';
+import { changeQueue } from '../shared/keyed-queue.ts';
 import { tooManyWaitingDoc } from './waiting-doc.ts';
 
 const routes = routeGroup({ tags: ['telephony'], access: WORKER_DATA });
@@ -21,7 +23,48 @@ const TOO_MANY_WAITING = tooManyWaitingDoc('agent or number', 'agent');
 // The replaced service had only POST routes under /numbers/: these names answer as it did.
 const ACTIONS = new Set(['release', 'assign']);
 
-export function telephonyRoutes(telephony: TelephonyService, agents: AgentService): Route[] {
+export interface TelephonyRouteOptions {
+  /** NUMBERS_PER_TENANT; absent: no cap. */
+  readonly numbersPerTenant?: number;
+  /** AUTH_MODE=on: a known agent's number is unique among its tenant's numbers only. */
+  readonly tenantNumbers?: boolean;
+}
+
+export function telephonyRoutes(
+  telephony: TelephonyService,
+  agents: AgentService,
+  { numbersPerTenant = Infinity, tenantNumbers = false }: TelephonyRouteOptions = {},
+): Route[] {
+  // A tenant's assigns from this process run one at a time, so none passes the cap beside another.
+  const tenantTurn = changeQueue(() => 'tenant');
+  /**
+   * The agent's owner is counted against NUMBERS_PER_TENANT. An agent callmeter does not know (an id
+   * only an unbound credential or AUTH_MODE=off may name) has no owner to count, as before agents
+   * existed here; a deleted agent may hold no number.
+   */
+  async function assignChecked(
+    agentId: string,
+    tenant: string | null,
+    assign: (scope?: string) => Promise<HeldNumber>,
+  ) {
+    const agent = await agents.find(agentId, tenant);
+    if (agent === null) {
+      if (tenant !== null) throw AppError.of('NOT_FOUND', 'Agent not found');
+      return assign();
+    }
+    if (!agent.is_active)
+      throw AppError.of('BAD_REQUEST', `Agent ${agentId} is deleted; a deleted agent holds no number`);
+    return tenantTurn.run(agent.user_id, async () => {
+      const held = await agents.numbersHeld(agent.user_id);
+      if (held >= numbersPerTenant)
+        throw AppError.of(
+          'CONFLICT',
+          `This user's agents hold ${held} phone numbers, the most one user may hold (NUMBERS_PER_TENANT=${numbersPerTenant}); release one first`,
+        );
+      return assign(tenantNumbers ? agent.user_id : undefined);
+    });
+  }
+
   return [
     routes.post('/api/telephony/numbers/release', {
       summary: 'Release the phone number an agent holds',
@@ -41,19 +84,21 @@ export function telephonyRoutes(telephony: TelephonyService, agents: AgentServic
     routes.post('/api/telephony/numbers/assign', {
       summary: 'Assign a phone number (E.164) to an agent',
       responses: {
-        400: { description: 'The agent already holds a number' },
-        409: { description: 'Another agent holds the number' },
+        400: { description: 'The agent already holds a number, or is deleted' },
+        409: { description: 'Another agent holds the number, or the tenant holds NUMBERS_PER_TENANT numbers' },
         ...TOO_MANY_WAITING,
       },
       request: { body: numberAssignBody },
       response: { schema: numberAssignedSchema },
       handle: async ({ body, tenant }) => {
-        if (tenant !== null) await agents.get(body.agent_id, tenant);
-        const held = await telephony.assign({
-          agent_id: body.agent_id,
-          phone_number: body.phone_number,
-          provider: body.provider ?? 'default',
-        });
+        const held = await assignChecked(body.agent_id, tenant, (scope) =>
+          telephony.assign({
+            agent_id: body.agent_id,
+            phone_number: body.phone_number,
+            provider: body.provider ?? 'default',
+            ...(scope === undefined ? {} : { scope }),
+          }),
+        );
         return {
           status: 'assigned',
           phone_number: held.phone_number,
@@ -82,16 +127,23 @@ export function telephonyRoutes(telephony: TelephonyService, agents: AgentServic
       },
     }),
     routes.get('/api/telephony/lookup', {
-      summary: 'The active agent that holds a phone number (the worker answers a phone call with it)',
+      summary:
+        'The active agent that holds a phone number (the worker answers a phone call with it): of the tenant named (bound credential or x-user-id), else of any tenant',
       responses: {
-        404: errorDoc('No active agent holds the number', 'No agent found for this phone number'),
+        404: errorDoc('No active agent (of the tenant named) holds the number', 'No agent found for this phone number'),
+        409: errorDoc(
+          'AUTH_MODE=on, no tenant named, and agents of several tenants hold the number',
+          'Agents of several tenants hold +15551230001; name the tenant (x-user-id) whose agent to look up',
+        ),
       },
       request: { query: phoneLookupQuery },
       response: {
         schema: phoneLookupResponseSchema,
         example: { agent_id: '3f0c…', name: 'Front desk', config: { system_prompt: 'Be brief.' } },
       },
-      handle: async ({ query, tenant }) => toPhoneLookupResponse(await agents.lookup(query.phone_number, tenant)),
+      // No tenant named (AUTH_MODE=off, or an unbound credential, which reads any tenant's agents by
+      // id too): the number's one active holder of any tenant.
+      handle: async ({ query, userId }) => toPhoneLookupResponse(await agents.lookup(query.phone_number, userId)),
     }),
   ];
 }

@@ -31,10 +31,10 @@ export function transcriptRoutes(transcripts: TranscriptService): Route[] {
         toTranscriptResponse(await transcripts.add(path.session_id, body, tenant)),
     }),
     addTurn.post('/api/sessions/by-room/{room_name}/transcripts', {
-      summary: 'Add a turn to the transcript of the room’s latest session',
+      summary: 'Add a turn to the transcript of the room’s latest session (of the tenant named, as by-room reads)',
       request: { body: transcriptCreateByRoomBody },
-      handle: async ({ path, body, tenant }) =>
-        toTranscriptResponse(await transcripts.addByRoom(path.room_name, body, tenant)),
+      handle: async ({ path, body, userId }) =>
+        toTranscriptResponse(await transcripts.addByRoom(path.room_name, body, userId)),
     }),
   ];
 }

@@ -16,7 +16,10 @@ const SWEEP_INTERVAL_MS = 60_000;
  */
 export class MemorySessionStore implements store.SessionStore {
   private readonly entries = new Map<string, Entry>();
+  /** The latest session of a room, of any tenant (reads that name none). */
   private readonly latestByRoom = new Map<string, string>();
+  /** The latest session of a tenant's room (store.tenantRoom). */
+  private readonly latestByTenantRoom = new Map<string, string>();
   private readonly rooms = roomQueue();
   private readonly retention: store.SessionStoreOptions;
   private readonly now: () => number;
@@ -31,19 +34,19 @@ export class MemorySessionStore implements store.SessionStore {
     this.sweepNowAndThen();
     if (this.live(session.id) !== null) throw AppError.of('CONFLICT', `Session ${session.id} already exists`);
     this.put(session);
-    const latest = this.latestByRoom.get(session.room_name);
-    const current = latest === undefined ? null : this.live(latest);
-    // A session restored from the history can be older than the room's latest: it must not take over.
-    if (current === null || session.created_at >= current.created_at)
-      this.latestByRoom.set(session.room_name, session.id);
+    this.point(this.latestByRoom, session.room_name, session);
+    this.point(this.latestByTenantRoom, store.tenantRoom(session.user_id, session.room_name), session);
   }
 
   async get(id: string): Promise<Session | null> {
     return this.live(id);
   }
 
-  async getByRoom(roomName: string): Promise<Session | null> {
-    const id = this.latestByRoom.get(roomName);
+  async getByRoom(roomName: string, userId: string | null): Promise<Session | null> {
+    const id =
+      userId === null
+        ? this.latestByRoom.get(roomName)
+        : this.latestByTenantRoom.get(store.tenantRoom(userId, roomName));
     return id === undefined ? null : this.live(id);
   }
 
@@ -71,8 +74,15 @@ export class MemorySessionStore implements store.SessionStore {
     return { sessions: matching.slice(offset, offset + query.limit), total: matching.length };
   }
 
-  withRoomLock<T>(roomName: string, work: () => Promise<T>): Promise<T> {
-    return this.rooms.run(roomName, work);
+  withRoomLock<T>(userId: string, roomName: string, work: () => Promise<T>): Promise<T> {
+    return this.rooms.run(store.tenantRoom(userId, roomName), work);
+  }
+
+  private point(index: Map<string, string>, key: string, session: Session): void {
+    const latest = index.get(key);
+    const current = latest === undefined ? null : this.live(latest);
+    // A session restored from the history can be older than the room's latest: it must not take over.
+    if (current === null || session.created_at >= current.created_at) index.set(key, session.id);
   }
 
   private put(session: Session): void {
@@ -92,6 +102,8 @@ export class MemorySessionStore implements store.SessionStore {
   private forget(session: Session): void {
     this.entries.delete(session.id);
     if (this.latestByRoom.get(session.room_name) === session.id) this.latestByRoom.delete(session.room_name);
+    const key = store.tenantRoom(session.user_id, session.room_name);
+    if (this.latestByTenantRoom.get(key) === session.id) this.latestByTenantRoom.delete(key);
   }
 
   // Expired sessions are dropped on access; this pass bounds memory for sessions nobody reads again.

@@ -6,7 +6,13 @@ import { KeyedQueue, roomQueue } from '../shared/keyed-queue.ts';
 import { unavailableOnError } from '../../shared/redis/redis-script.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-keys.ts';
 import type { Session } from './session.ts';
-import { createSessionScript, listSessionsScript, releaseLockScript, updateSessionScript } from './session-scripts.ts';
+import {
+  createSessionScript,
+  listSessionsScript,
+  releaseLockScript,
+  tenantRoomScript,
+  updateSessionScript,
+} from './session-scripts.ts';
 import {
   liveRetentionMs,
   reviseSession,
@@ -58,6 +64,7 @@ export class RedisSessionStore implements SessionStore {
     const keys = [
       this.keys.session(session.id),
       this.keys.roomLatest(session.room_name),
+      this.keys.tenantRoomLatest(session.user_id, session.room_name),
       this.keys.userSessions(session.user_id),
       this.keys.userExpiring(session.user_id),
     ];
@@ -77,8 +84,17 @@ export class RedisSessionStore implements SessionStore {
     return json === null ? null : (JSON.parse(json) as Session);
   }
 
-  async getByRoom(roomName: string): Promise<Session | null> {
-    const id = await guard(() => this.redis.hget(this.keys.roomLatest(roomName), 'id'));
+  async getByRoom(roomName: string, userId: string | null): Promise<Session | null> {
+    const id =
+      userId === null
+        ? await guard(() => this.redis.hget(this.keys.roomLatest(roomName), 'id'))
+        : ((await guard(() =>
+            tenantRoomScript.run(
+              this.redis,
+              [this.keys.tenantRoomLatest(userId, roomName), this.keys.roomLatest(roomName)],
+              [userId, this.keys.session('')],
+            ),
+          )) as string | null);
     return id === null ? null : this.get(id);
   }
 
@@ -112,9 +128,9 @@ export class RedisSessionStore implements SessionStore {
    * A lock key set with NX and a TTL, released by its own token only. Creates of one room from this
    * process queue in memory first, so only creates of other processes poll for the key.
    */
-  withRoomLock<T>(roomName: string, work: () => Promise<T>): Promise<T> {
-    return this.rooms.run(roomName, async () => {
-      const key = this.keys.roomLock(roomName);
+  withRoomLock<T>(userId: string, roomName: string, work: () => Promise<T>): Promise<T> {
+    const key = this.keys.tenantRoomLock(userId, roomName);
+    return this.rooms.run(key, async () => {
       const token = randomUUID();
       const take = async () =>
         (await guard(() => this.redis.set(key, token, 'PX', this.roomLockTtlMs, 'NX'))) === 'OK' ? true : null;
@@ -142,6 +158,7 @@ export class RedisSessionStore implements SessionStore {
         const keys = [
           this.keys.session(id),
           this.keys.roomLatest(after.room_name),
+          this.keys.tenantRoomLatest(after.user_id, after.room_name),
           this.keys.userExpiring(after.user_id),
         ];
         const args = [id, before.version, after.version, JSON.stringify(after), liveRetentionMs(after, this.retention)];

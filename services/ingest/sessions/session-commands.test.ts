@@ -14,7 +14,7 @@ async function createSession(store: SessionStore, nowMs: number) {
 
 /** What the session service does for POST /end: the room's latest session, then its end. */
 async function endRoomSession(store: SessionStore, roomName: string, nowMs: number) {
-  return endSession(store, (await getSessionByRoom(store, roomName)).id, nowMs);
+  return endSession(store, (await getSessionByRoom(store, roomName, 'u-1')).id, nowMs);
 }
 
 describe('session commands', () => {
@@ -22,14 +22,15 @@ describe('session commands', () => {
     const store = new MemorySessionStore();
     const session = await createSession(store, T0);
     expect(await getSession(store, 's-1')).toEqual(session);
-    expect(await getSessionByRoom(store, 'room-1')).toEqual(session);
+    expect(await getSessionByRoom(store, 'room-1', 'u-1')).toEqual(session);
+    expect(await getSessionByRoom(store, 'room-1', null)).toEqual(session);
   });
 
   it('answers an unknown session with NOT_FOUND "Session not found"', async () => {
     const store = new MemorySessionStore();
     const notFound = { code: 'NOT_FOUND', detail: 'Session not found' };
     await expect(getSession(store, 'nope')).rejects.toMatchObject(notFound);
-    await expect(getSessionByRoom(store, 'nope')).rejects.toMatchObject(notFound);
+    await expect(getSessionByRoom(store, 'nope', 'u-1')).rejects.toMatchObject(notFound);
     await expect(updateSession(store, 'nope', { status: 'FAILED' }, T0)).rejects.toMatchObject(notFound);
     await expect(endRoomSession(store, 'nope', T0)).rejects.toMatchObject(notFound);
   });

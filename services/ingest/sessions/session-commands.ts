@@ -38,8 +38,9 @@ export async function getSession(store: SessionStore, id: string): Promise<Sessi
   return session;
 }
 
-export async function getSessionByRoom(store: SessionStore, roomName: string): Promise<Session> {
-  const session = await store.getByRoom(roomName);
+/** The room's latest session of this tenant (`userId`), or of any tenant when null. */
+export async function getSessionByRoom(store: SessionStore, roomName: string, userId: string | null): Promise<Session> {
+  const session = await store.getByRoom(roomName, userId);
   if (session === null) throw AppError.of('NOT_FOUND', SESSION_NOT_FOUND);
   return session;
 }

@@ -3,13 +3,11 @@ import { makeSession, T0 } from './session.fixtures.ts';
 import { fillFromJoin, roomJoin } from './session-join.ts';
 
 describe('roomJoin', () => {
-  it('joins a CREATED or ACTIVE session of the same user, refuses another user, and starts anew after an end', () => {
+  it('joins a CREATED or ACTIVE session of the same user, never another tenant’s, and starts anew after an end', () => {
     expect(roomJoin(null, { user_id: 'u' })).toEqual({ kind: 'new' });
     expect(roomJoin(makeSession({ status: 'CREATED', user_id: 'u' }), { user_id: 'u' })).toEqual({ kind: 'join' });
     expect(roomJoin(makeSession({ status: 'ACTIVE', user_id: 'u' }), { user_id: 'u' })).toEqual({ kind: 'join' });
-    expect(roomJoin(makeSession({ status: 'ACTIVE', user_id: 'u' }), { user_id: 'other' })).toEqual({
-      kind: 'other_user',
-    });
+    expect(roomJoin(makeSession({ status: 'ACTIVE', user_id: 'u' }), { user_id: 'other' })).toEqual({ kind: 'new' });
     expect(roomJoin(makeSession({ status: 'COMPLETED', user_id: 'u' }), { user_id: 'other' })).toEqual({ kind: 'new' });
     expect(roomJoin(makeSession({ status: 'FAILED', user_id: 'u' }), { user_id: 'u' })).toEqual({ kind: 'new' });
   });

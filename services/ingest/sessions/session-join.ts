@@ -7,16 +7,18 @@ export interface RoomJoin {
   readonly session_data?: JsonObject;
 }
 
-export type RoomJoinResult = { readonly kind: 'new' } | { readonly kind: 'other_user' } | { readonly kind: 'join' };
+export type RoomJoinResult = { readonly kind: 'new' } | { readonly kind: 'join' };
 
 /**
- * One session per live room: the dashboard's token route and the worker both create a session for
- * the room of one call. A room whose latest session is CREATED or ACTIVE is joined by the same user
- * and refused to another; a room without one (never used, or every session ended) gets a new one.
+ * One session per live room of a tenant: the dashboard's token route and the worker both create a
+ * session for the room of one call. `latest` is the room's latest session of the creating user
+ * (rooms belong to their tenant: another tenant's session of the same name is no business of this
+ * one). A CREATED or ACTIVE one is joined; a room without one (never used, or every session ended)
+ * gets a new one.
  */
 export function roomJoin(latest: Session | null, join: RoomJoin): RoomJoinResult {
-  if (latest === null || isFinalStatus(latest.status)) return { kind: 'new' };
-  return latest.user_id === join.user_id ? { kind: 'join' } : { kind: 'other_user' };
+  if (latest === null || isFinalStatus(latest.status) || latest.user_id !== join.user_id) return { kind: 'new' };
+  return { kind: 'join' };
 }
 
 /**

@@ -9,14 +9,26 @@ local function now_ms()
 end`;
 
 // A session lives retention_ms after its last change (the ended and the idle retention are chosen by
-// the caller); its room pointer goes with it unless a newer session of the room took the pointer over.
-// The expiring index lets list() drop it from the user's index.
+// the caller); its room pointers (the room's and the tenant's room's) go with it unless a newer
+// session of the room took a pointer over. The expiring index lets list() drop it from the user's index.
 const RETAIN = `
-local function retain(session_key, room_key, expiring_key, id, retention_ms)
+local function retain(session_key, room_keys, expiring_key, id, retention_ms)
   local expire_at = string.format('%d', now_ms() + tonumber(retention_ms))
   redis.call('PEXPIREAT', session_key, expire_at)
-  if redis.call('HGET', room_key, 'id') == id then redis.call('PEXPIREAT', room_key, expire_at) end
+  for i = 1, #room_keys do
+    if redis.call('HGET', room_keys[i], 'id') == id then redis.call('PEXPIREAT', room_keys[i], expire_at) end
+  end
   redis.call('ZADD', expiring_key, expire_at, id)
+end`;
+
+// A session restored from the history can be older than the room's latest: it must not take over.
+const POINT = `
+local function point(room_key, id, created_at)
+  local latest = redis.call('HGET', room_key, 'created_at')
+  if not latest or tonumber(created_at) >= tonumber(latest) then
+    redis.call('HSET', room_key, 'id', id, 'created_at', created_at)
+    redis.call('PERSIST', room_key)
+  end
 end`;
 
 // Sorted-set members cannot expire: drop from the user's index the sessions whose hash has expired.
@@ -30,35 +42,31 @@ local function prune(index_key, expiring_key)
   end
 end`;
 
-/** KEYS session, room, user index, user expiring; ARGV id, version, json, created_at, retention_ms. 1, or 0 if the id exists. */
+/** KEYS session, room, tenant's room, user index, user expiring; ARGV id, version, json, created_at, retention_ms. 1, or 0 if the id exists. */
 export const createSessionScript = new LuaScript(
   'createSession',
-  4,
-  `${NOW_MS}${RETAIN}${PRUNE}
+  5,
+  `${NOW_MS}${RETAIN}${PRUNE}${POINT}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-prune(KEYS[3], KEYS[4])
+prune(KEYS[4], KEYS[5])
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'session', ARGV[3])
--- A session restored from the history can be older than the room's latest: it must not take over.
-local latest = redis.call('HGET', KEYS[2], 'created_at')
-if not latest or tonumber(ARGV[4]) >= tonumber(latest) then
-  redis.call('HSET', KEYS[2], 'id', ARGV[1], 'created_at', ARGV[4])
-  redis.call('PERSIST', KEYS[2])
-end
-redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
-retain(KEYS[1], KEYS[2], KEYS[4], ARGV[1], ARGV[5])
+point(KEYS[2], ARGV[1], ARGV[4])
+point(KEYS[3], ARGV[1], ARGV[4])
+redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
+retain(KEYS[1], { KEYS[2], KEYS[3] }, KEYS[5], ARGV[1], ARGV[5])
 return 1`,
 );
 
-/** KEYS session, room, user expiring; ARGV id, expected version, next version, json, retention_ms. 1, 0 on a version mismatch, -1 if gone. */
+/** KEYS session, room, tenant's room, user expiring; ARGV id, expected version, next version, json, retention_ms. 1, 0 on a version mismatch, -1 if gone. */
 export const updateSessionScript = new LuaScript(
   'updateSession',
-  3,
+  4,
   `${NOW_MS}${RETAIN}
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return -1 end
 if current ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[3], 'session', ARGV[4])
-retain(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[5])
+retain(KEYS[1], { KEYS[2], KEYS[3] }, KEYS[4], ARGV[1], ARGV[5])
 return 1`,
 );
 
@@ -97,4 +105,28 @@ export const releaseLockScript = new LuaScript(
   `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`,
+);
+
+/**
+ * KEYS tenant's room, room; ARGV user_id, session key prefix. The id the tenant's room points to.
+ * A deployment whose sessions were created before rooms were kept per tenant has only the room's
+ * pointer: when that names a live session of this tenant, the tenant's pointer is made from it (with
+ * the session's remaining lifetime), so those sessions keep answering by room. Else false.
+ */
+export const tenantRoomScript = new LuaScript(
+  'tenantRoom',
+  2,
+  `
+local id = redis.call('HGET', KEYS[1], 'id')
+if id then return id end
+id = redis.call('HGET', KEYS[2], 'id')
+if not id then return false end
+local session_key = ARGV[2] .. id
+local json = redis.call('HGET', session_key, 'session')
+if not json or cjson.decode(json).user_id ~= ARGV[1] then return false end
+local ttl = redis.call('PTTL', session_key)
+if ttl <= 0 then return false end
+redis.call('HSET', KEYS[1], 'id', id, 'created_at', redis.call('HGET', KEYS[2], 'created_at'))
+redis.call('PEXPIRE', KEYS[1], ttl)
+return id`,
 );

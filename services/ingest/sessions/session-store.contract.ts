@@ -18,9 +18,11 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
       const session = makeSession({ session_data: { lang: 'en', nested: { a: [1, 2] } } });
       await store.create(session);
       expect(await store.get(session.id)).toEqual(session);
-      expect(await store.getByRoom(session.room_name)).toEqual(session);
+      expect(await store.getByRoom(session.room_name, session.user_id)).toEqual(session);
+      expect(await store.getByRoom(session.room_name, null)).toEqual(session);
       expect(await store.get('unknown')).toBeNull();
-      expect(await store.getByRoom('unknown-room')).toBeNull();
+      expect(await store.getByRoom('unknown-room', null)).toBeNull();
+      expect(await store.getByRoom('unknown-room', session.user_id)).toBeNull();
     });
 
     it('refuses a second session with the same id and keeps the first', async () => {
@@ -37,7 +39,8 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
       const newer = makeSession({ room_name: 'room-a', created_at: T0 + 1_000 });
       await store.create(older);
       await store.create(newer);
-      expect((await store.getByRoom('room-a'))?.id).toBe(newer.id);
+      expect((await store.getByRoom('room-a', older.user_id))?.id).toBe(newer.id);
+      expect((await store.getByRoom('room-a', null))?.id).toBe(newer.id);
     });
 
     it('an older session created later (restored from history) does not take its room over', async () => {
@@ -52,7 +55,8 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
       });
       await store.create(newer);
       await store.create(restored);
-      expect((await store.getByRoom('room-b'))?.id).toBe(newer.id);
+      expect((await store.getByRoom('room-b', newer.user_id))?.id).toBe(newer.id);
+      expect((await store.getByRoom('room-b', null))?.id).toBe(newer.id);
       expect(await store.get(restored.id)).toEqual(restored);
     });
 
@@ -149,11 +153,43 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
         await new Promise((resolve) => setTimeout(resolve, 5));
         running -= 1;
       };
-      await Promise.all(Array.from({ length: 5 }, () => store.withRoomLock('room-lock', work)));
+      await Promise.all(Array.from({ length: 5 }, () => store.withRoomLock('u', 'room-lock', work)));
       expect(most).toBe(1);
       let other = false;
-      await store.withRoomLock('room-a', () => store.withRoomLock('room-b', async () => void (other = true)));
+      await store.withRoomLock('u', 'room-a', () => store.withRoomLock('u', 'room-b', async () => void (other = true)));
       expect(other).toBe(true);
+      let otherTenant = false;
+      await store.withRoomLock('u', 'room-a', () =>
+        store.withRoomLock('v', 'room-a', async () => void (otherTenant = true)),
+      );
+      expect(otherTenant).toBe(true);
+    });
+
+    it('keeps a room per tenant: two tenants’ sessions of one room name live at once, each its own', async () => {
+      const store = await makeStore();
+      const mine = makeSession({ user_id: 'alice', room_name: 'shared', created_at: T0 });
+      const theirs = makeSession({ user_id: 'bob', room_name: 'shared', created_at: T0 + 1_000 });
+      await store.create(mine);
+      await store.create(theirs);
+      expect(await store.getByRoom('shared', 'alice')).toEqual(mine);
+      expect(await store.getByRoom('shared', 'bob')).toEqual(theirs);
+      expect(await store.getByRoom('shared', 'carol')).toBeNull();
+      // No tenant named: the room's latest of any tenant.
+      expect((await store.getByRoom('shared', null))?.id).toBe(theirs.id);
+      await store.update(mine.id, sessionMutation({ status: 'COMPLETED' }, T0 + 2_000));
+      expect((await store.getByRoom('shared', 'alice'))?.status).toBe('COMPLETED');
+      expect(await store.getByRoom('shared', 'bob')).toEqual(theirs);
+    });
+
+    it('tells tenants apart whatever their ids and room names hold', async () => {
+      const store = await makeStore();
+      const a = makeSession({ user_id: 'a:b', room_name: 'c' });
+      const b = makeSession({ user_id: 'a', room_name: 'b:c' });
+      await store.create(a);
+      await store.create(b);
+      expect((await store.getByRoom('c', 'a:b'))?.id).toBe(a.id);
+      expect((await store.getByRoom('b:c', 'a'))?.id).toBe(b.id);
+      expect(await store.getByRoom('b:c', 'a:b')).toBeNull();
     });
 
     listContract(makeStore);
@@ -225,7 +261,8 @@ function retentionContract(makeStore: MakeSessionStore): void {
     await store.update(ended.id, sessionMutation({ status: 'FAILED' }, T0 + 1_000));
     expect((await store.get(ended.id))?.status).toBe('FAILED');
     await waitUntil(async () => (await store.get(ended.id)) === null, 5_000);
-    expect(await store.getByRoom('room-ended')).toBeNull();
+    expect(await store.getByRoom('room-ended', 'erin')).toBeNull();
+    expect(await store.getByRoom('room-ended', null)).toBeNull();
     expect(await store.list('erin', { page: 1, limit: 10 })).toEqual({ sessions: [live], total: 1 });
     expect(await store.get(live.id)).toEqual(live);
   });
@@ -236,9 +273,10 @@ function idleContract(makeStore: MakeSessionStore): void {
     const store = await makeStore({ idleRetentionMs: 1_000 });
     const idle = makeSession({ user_id: 'fred', room_name: 'room-idle' });
     await store.create(idle);
-    expect(await store.getByRoom('room-idle')).toEqual(idle);
+    expect(await store.getByRoom('room-idle', 'fred')).toEqual(idle);
     await waitUntil(async () => (await store.get(idle.id)) === null, 5_000);
-    expect(await store.getByRoom('room-idle')).toBeNull();
+    expect(await store.getByRoom('room-idle', 'fred')).toBeNull();
+    expect(await store.getByRoom('room-idle', null)).toBeNull();
     expect(await store.list('fred', { page: 1, limit: 10 })).toEqual({ sessions: [], total: 0 });
   });
 

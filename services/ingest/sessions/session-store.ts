@@ -11,8 +11,12 @@ export interface SessionStore {
   /** Throws AppError CONFLICT when a session with this id exists. */
   create(session: Session): Promise<void>;
   get(id: string): Promise<Session | null>;
-  /** The latest session created for this room, if any. */
-  getByRoom(roomName: string): Promise<Session | null>;
+  /**
+   * The latest session created for this room by this tenant (`userId`), if any: two tenants may use
+   * one room name at once. `userId` null: the room's latest session of any tenant (a request that
+   * names no tenant, as the replaced service answered every one).
+   */
+  getByRoom(roomName: string, userId: string | null): Promise<Session | null>;
   /**
    * Atomic read-modify-write: no concurrent update of the same session is lost. `mutate` may run
    * more than once (on contention), so it must be pure; it returns the next session with
@@ -24,10 +28,18 @@ export interface SessionStore {
   list(userId: string, query: SessionListQuery): Promise<SessionPage>;
   /**
    * Runs `work` while no other call of this store (in any process sharing it) runs work for the
-   * same room: one session per live room is decided under it, from the room's latest session to
-   * the new one's record and live write.
+   * same tenant's room: one session per live room of a tenant is decided under it, from the room's
+   * latest session to the new one's record and live write.
    */
-  withRoomLock<T>(roomName: string, work: () => Promise<T>): Promise<T>;
+  withRoomLock<T>(userId: string, roomName: string, work: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * One string per (tenant, room): the user id is URI-encoded, so it holds no ':' and the first ':'
+ * separates the two whatever either contains.
+ */
+export function tenantRoom(userId: string, roomName: string): string {
+  return `${encodeURIComponent(userId)}:${roomName}`;
 }
 
 export type SessionMutation = (current: Session) => Session | null;

@@ -1,4 +1,4 @@
-import { decideAssign, decideRelease, releasedAgent } from './number-rules.ts';
+import { decideAssign, decideRelease, releasedAgent, scopeOf } from './number-rules.ts';
 import type { AgentNumber, AssignOutcome, AssignRequest, HeldNumber, ReleaseOutcome } from './number-rules.ts';
 import { DEFAULT_RELEASED_RETENTION_MS, type NumberStore, type NumberStoreOptions } from './number-store.ts';
 
@@ -8,7 +8,8 @@ import { DEFAULT_RELEASED_RETENTION_MS, type NumberStore, type NumberStoreOption
  */
 export class MemoryNumberStore implements NumberStore {
   private readonly agents = new Map<string, AgentNumber>();
-  private readonly holders = new Map<string, string>();
+  /** By scoped number (scopedNumber): the agent holding it. */
+  private readonly holderOf = new Map<string, string>();
   /** Agents that released their number, by when they are forgotten; in release order, so expired ones lead. */
   private readonly releasedUntil = new Map<string, number>();
   private readonly releasedRetentionMs: number;
@@ -21,15 +22,12 @@ export class MemoryNumberStore implements NumberStore {
 
   async assign(request: AssignRequest): Promise<AssignOutcome> {
     this.forgetExpired();
-    const outcome = decideAssign(
-      this.agents.get(request.agent_id) ?? null,
-      this.holders.get(request.phone_number) ?? null,
-      request,
-    );
+    const key = scopedNumber(scopeOf(request), request.phone_number);
+    const outcome = decideAssign(this.agents.get(request.agent_id) ?? null, this.holderOf.get(key) ?? null, request);
     if (outcome.kind === 'assigned') {
       this.agents.set(request.agent_id, outcome.assignment);
       this.releasedUntil.delete(request.agent_id);
-      this.holders.set(request.phone_number, request.agent_id);
+      this.holderOf.set(key, request.agent_id);
     }
     return outcome;
   }
@@ -41,8 +39,7 @@ export class MemoryNumberStore implements NumberStore {
       this.agents.set(agentId, releasedAgent(agentId));
       this.releasedUntil.delete(agentId);
       this.releasedUntil.set(agentId, this.now() + this.releasedRetentionMs);
-      if (this.holders.get(outcome.released.phone_number) === agentId)
-        this.holders.delete(outcome.released.phone_number);
+      this.unhold(outcome.released);
     }
     return outcome;
   }
@@ -50,7 +47,7 @@ export class MemoryNumberStore implements NumberStore {
   async forget(held: HeldNumber): Promise<boolean> {
     if (this.agents.get(held.agent_id)?.phone_number !== held.phone_number) return false;
     this.agents.delete(held.agent_id);
-    if (this.holders.get(held.phone_number) === held.agent_id) this.holders.delete(held.phone_number);
+    this.unhold(held);
     return true;
   }
 
@@ -59,8 +56,17 @@ export class MemoryNumberStore implements NumberStore {
     return this.agents.get(agentId) ?? null;
   }
 
-  async holder(phoneNumber: string): Promise<string | null> {
-    return this.holders.get(phoneNumber) ?? null;
+  async holder(phoneNumber: string, scope = ''): Promise<string | null> {
+    return this.holderOf.get(scopedNumber(scope, phoneNumber)) ?? null;
+  }
+
+  async holders(phoneNumber: string): Promise<string[]> {
+    return [...this.agents.values()].filter((a) => a.phone_number === phoneNumber).map((a) => a.agent_id);
+  }
+
+  private unhold(held: HeldNumber): void {
+    const key = scopedNumber(scopeOf(held), held.phone_number);
+    if (this.holderOf.get(key) === held.agent_id) this.holderOf.delete(key);
   }
 
   private forgetExpired(): void {
@@ -71,4 +77,9 @@ export class MemoryNumberStore implements NumberStore {
       this.agents.delete(agentId);
     }
   }
+}
+
+/** One string per (scope, number): the scope is URI-encoded, so the first ':' separates the two. */
+function scopedNumber(scope: string, phoneNumber: string): string {
+  return `${encodeURIComponent(scope)}:${phoneNumber}`;
 }

@@ -14,6 +14,8 @@ export interface AssignNumberInput {
   /** As typed by the client; normalized to E.164 here. */
   readonly phone_number: string;
   readonly provider: string;
+  /** The tenant among whose numbers this one is unique; absent: among all. */
+  readonly scope?: string;
 }
 
 /** A number now held, and the agent as it was before: what undoing the assignment restores. */
@@ -47,6 +49,7 @@ export async function assignNumber(deps: TelephonyDeps, input: AssignNumberInput
     phone_number: normalized.phone_number,
     provider: input.provider,
     assigned_at: nowMs,
+    ...(input.scope === undefined ? {} : { scope: input.scope }),
   };
   const outcome = await deps.store.assign(request);
   if (outcome.kind === 'agent_has_number') throw AppError.of('BAD_REQUEST', outcome.detail);

@@ -9,12 +9,19 @@ export interface AgentNumber {
   readonly provider: string | null;
   /** Epoch milliseconds. */
   readonly assigned_at: number | null;
+  /**
+   * The tenant among whose numbers a held number is unique (AUTH_MODE=on, an agent callmeter knows);
+   * absent: unique among all (AUTH_MODE=off, as the replaced service kept them, or an unknown agent).
+   */
+  readonly scope?: string;
 }
 
 export interface HeldNumber extends AgentNumber {
   readonly phone_number: string;
   readonly provider: string;
   readonly assigned_at: number;
+  /** As AgentNumber.scope. */
+  readonly scope?: string;
 }
 
 export type AssignOutcome =
@@ -34,9 +41,14 @@ export interface AssignRequest {
   readonly phone_number: string;
   readonly provider: string;
   readonly assigned_at: number;
+  /** As AgentNumber.scope. */
+  readonly scope?: string;
 }
 
-/** `holder`: the agent the number is held by, if any. One number per agent, one agent per number. */
+/**
+ * `holder`: the agent that holds the number in the request's scope, if any. One number per agent,
+ * one agent per number within a scope.
+ */
 export function decideAssign(agent: AgentNumber | null, holder: string | null, request: AssignRequest): AssignOutcome {
   if (agent !== null && agent.phone_number !== null) {
     return {
@@ -65,4 +77,9 @@ export function decideRelease(agent: AgentNumber | null): ReleaseOutcome {
 
 export function releasedAgent(agentId: string): AgentNumber {
   return { agent_id: agentId, phone_number: null, provider: null, assigned_at: null };
+}
+
+/** The scope a held number is unique in, as the stores key it: '' for all. */
+export function scopeOf(number: { readonly scope?: string }): string {
+  return number.scope ?? '';
 }

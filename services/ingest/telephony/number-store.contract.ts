@@ -31,6 +31,38 @@ export function numberStoreContract(name: string, makeStore: MakeNumberStore): v
       expect(await store.holder('+15551230001')).toBeNull();
     });
 
+    it('keeps a number unique within its scope only: two tenants’ agents hold it at once, each found in its own', async () => {
+      const store = await makeStore();
+      const a = makeAssignRequest({ agent_id: 'agent-a', scope: 'tenant-a' });
+      const b = makeAssignRequest({ agent_id: 'agent-b', scope: 'tenant-b' });
+      expect((await store.assign(a)).kind).toBe('assigned');
+      expect((await store.assign(b)).kind).toBe('assigned');
+      expect(await store.get('agent-b')).toEqual(b);
+      expect((await store.assign(makeAssignRequest({ agent_id: 'agent-a2', scope: 'tenant-a' }))).kind).toBe(
+        'number_taken',
+      );
+      expect(await store.holder(a.phone_number, 'tenant-a')).toBe('agent-a');
+      expect(await store.holder(a.phone_number, 'tenant-b')).toBe('agent-b');
+      expect(await store.holder(a.phone_number)).toBeNull();
+      expect((await store.holders(a.phone_number)).sort()).toEqual(['agent-a', 'agent-b']);
+      // The unscoped holder of the same number is a third, apart from both.
+      expect((await store.assign(makeAssignRequest({ agent_id: 'agent-u' }))).kind).toBe('assigned');
+      expect(await store.holder(a.phone_number)).toBe('agent-u');
+      expect(await store.release('agent-a')).toMatchObject({ kind: 'released', released: a });
+      expect(await store.holder(a.phone_number, 'tenant-a')).toBeNull();
+      expect(await store.holder(a.phone_number, 'tenant-b')).toBe('agent-b');
+      expect((await store.holders(a.phone_number)).sort()).toEqual(['agent-b', 'agent-u']);
+      expect(await store.forget(b)).toBe(true);
+      expect(await store.holders(a.phone_number)).toEqual(['agent-u']);
+    });
+
+    it('tells scopes apart whatever the tenant ids hold', async () => {
+      const store = await makeStore();
+      await store.assign(makeAssignRequest({ agent_id: 'x', scope: 'a:+1555' }));
+      expect(await store.holder('+15551230001', 'a')).toBeNull();
+      expect(await store.holder('+15551230001', 'a:+1555')).toBe('x');
+    });
+
     it('names the agent as it was before an assignment: null if it never held a number, else known with none', async () => {
       const store = await makeStore();
       await store.assign(makeAssignRequest());
