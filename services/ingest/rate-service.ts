@@ -138,6 +138,14 @@ function toRecord(body: RateCreateBody, card: RateCard, nowMs: number): RateReco
   }
   if (body.per !== undefined && new Exact(body.per).isZero())
     problems.push(valueError('per', 'per must be greater than 0', body.per));
+  if (body.currency !== undefined && body.currency !== card.currency)
+    problems.push(
+      valueError(
+        'currency',
+        `prices are in ${card.currency}, every tenant's one currency: a price in ${body.currency} would be added into costs in ${card.currency}`,
+        body.currency,
+      ),
+    );
   if (problems.length > 0) throw AppError.validation(problems);
   const unit = dimension === 'quantity' ? unitOf(card, eventType, service) : 'token';
   const record: RateRecord = {
@@ -151,7 +159,7 @@ function toRecord(body: RateCreateBody, card: RateCard, nowMs: number): RateReco
     unit,
     price: new Exact(body.price).toFixed(),
     price_per: new Exact(body.per ?? '1').toFixed(),
-    currency: body.currency ?? 'USD',
+    currency: card.currency,
     effective_from: new Date(from).toISOString(),
     effective_to: body.effective_to?.toISOString() ?? null,
     created_at: new Date(nowMs).toISOString(),

@@ -64,11 +64,15 @@ function normalize(card: RateCardFile): RateCard {
 /**
  * The card with tenants' own entries added, each resolved as the card's own are (one rate per event type
  * of a service entry, provider aliases resolved, model lower-cased). The entries were checked when they
- * were created (POST /api/rates); the card is not changed.
+ * were created (POST /api/rates); the card is not changed. Entries in another currency than the card's
+ * are left out.
  */
 export function withTenantEntries(card: RateCard, entries: readonly RateEntry[]): RateCard {
-  if (entries.length === 0) return card;
-  const rates = entries.flatMap((entry) =>
+  // An entry in another currency was refused at creation; one stored before that check is left out,
+  // so that the event it would have priced is priced in the card's currency, not added into it.
+  const applied = entries.filter((entry) => entry.currency === undefined || entry.currency === card.currency);
+  if (applied.length === 0) return card;
+  const rates = applied.flatMap((entry) =>
     listEntryEventTypes(card.services, entry).map((event_type) => ({
       ...entry,
       event_type,
