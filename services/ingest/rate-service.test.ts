@@ -51,3 +51,20 @@ describe('tenant rates: one currency per tenant', () => {
     expect(await service.create(body())).toMatchObject({ currency: 'USD' });
   });
 });
+
+describe('tenant rates: instants', () => {
+  it('refuses an effective_to after the latest instant the store holds, at its field', async () => {
+    const { service, published } = makeService();
+    const answer = service.create(body({ effective_to: new Date('2300-01-01T00:00:00Z') }));
+    await expect(answer).rejects.toMatchObject({
+      code: 'VALIDATION',
+      detail: [
+        {
+          loc: ['body', 'effective_to'],
+          msg: 'Value error, effective_to is after 2299-12-31T23:59:59.999Z, the latest instant stored',
+        },
+      ],
+    });
+    expect(published).toEqual([]);
+  });
+});

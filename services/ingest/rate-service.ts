@@ -16,6 +16,7 @@ import { ANONYMOUS, type Caller } from '../shared/auth/access.ts';
 import { auditEnvelope } from '../shared/auth/audit.ts';
 import { assertActsFor } from '../shared/auth/tenant.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
+import { LATEST_STORED_MS } from '../shared/validation/instant-window.ts';
 
 /** How far in the past an effective_from may be and still count as "now": the client's clock and the request's time on the wire. */
 const NOW_TOLERANCE_MS = 1_000;
@@ -114,6 +115,17 @@ function toRecord(body: RateCreateBody, card: RateCard, nowMs: number): RateReco
         body.effective_from?.toISOString(),
       ),
     );
+  for (const field of ['effective_from', 'effective_to'] as const) {
+    const at = body[field];
+    if (at !== undefined && at.getTime() > LATEST_STORED_MS)
+      problems.push(
+        valueError(
+          field,
+          `${field} is after ${new Date(LATEST_STORED_MS).toISOString()}, the latest instant stored`,
+          at.toISOString(),
+        ),
+      );
+  }
   if (body.effective_to !== undefined && body.effective_to.getTime() <= from)
     problems.push(
       valueError('effective_to', 'effective_to must be after effective_from', body.effective_to.toISOString()),

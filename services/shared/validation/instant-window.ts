@@ -5,6 +5,9 @@ export const FUTURE_TOLERANCE_MS = 5 * 60_000;
 
 const DAY_MS = 86_400_000;
 
+/** The latest instant the DateTime64(3) columns hold: a later one would be stored as another instant. */
+export const LATEST_STORED_MS = Date.UTC(2299, 11, 31, 23, 59, 59, 999);
+
 /**
  * The instants a client reports about something that happened (a usage event's `timestamp`, a call's
  * `ended_at`) lie between maxAgeMs before now (USAGE_MAX_AGE_DAYS) and FUTURE_TOLERANCE_MS after it.
