@@ -20,6 +20,7 @@ async function endedCall(overrides: Partial<Session> = {}) {
     status: 'COMPLETED',
     ended_at: T0 + 10 * 60_000,
     duration: 600,
+    updated_at: T0 + 10 * 60_000,
     ...overrides,
   });
   await store.create(session);
@@ -103,6 +104,7 @@ describe('usage service: usage is judged by when it occurred', () => {
     await call.store.update(call.session.id, (current) => ({
       ...current,
       ended_at: end + DAY_MS,
+      updated_at: end + DAY_MS,
       version: current.version + 1,
     }));
     call.advance(DAY_MS);
@@ -119,10 +121,18 @@ describe('usage service: usage is judged by when it occurred', () => {
       ...current,
       status: 'COMPLETED',
       ended_at: T0 + 10 * 60_000,
+      updated_at: T0 + 10 * 60_000,
       version: current.version + 1,
     }));
     // Well within the kept identity's refresh: only the store's notice makes the end known.
     call.advance(1_000);
+    await conflict(call.service.accept(call.usage(null)));
+  });
+
+  it('ends a session stored with an end in the year 9999 five minutes after its last change, as usage sees it', async () => {
+    const call = await endedCall({ ended_at: Date.parse('9999-12-31T00:00:00Z'), updated_at: T0 + 10 * 60_000 });
+    call.advance(DAY_MS);
+    await call.service.accept(call.usage(T0 + 15 * 60_000 + GRACE_MS));
     await conflict(call.service.accept(call.usage(null)));
   });
 });

@@ -16,7 +16,7 @@ import { priceUsage, type PricedUsage } from '../shared/pricing/price-usage.ts';
 import type { PyValue } from '../shared/validation/py-value.ts';
 import { assertActsFor } from '../shared/auth/tenant.ts';
 import { acceptUsageBatch, type BatchItemResult } from './usage/usage-batch.ts';
-import { instantOutsideWindow } from '../shared/validation/instant-window.ts';
+import { FUTURE_TOLERANCE_MS, instantOutsideWindow } from '../shared/validation/instant-window.ts';
 
 /** What POST /api/usage/events answers: compat.md's keys, and the cost as priced at acceptance. */
 export interface AcceptedUsage {
@@ -177,13 +177,22 @@ function tokenParts(quantities: Quantities): Partial<UsageRecord> {
  * receipt, so for it the grace is how late after the end it may still arrive.
  */
 function endedBefore(session: SessionIdentity, occurredAtMs: number, graceAfterEndMs: number): boolean {
-  return (
-    isFinalStatus(session.status) && session.ended_at !== null && occurredAtMs > session.ended_at + graceAfterEndMs
-  );
+  const end = effectiveEnd(session);
+  return end !== null && occurredAtMs > end + graceAfterEndMs;
+}
+
+/**
+ * When a final session ended, as far as usage is concerned: its ended_at, but never later than 5 minutes
+ * after its last change, the bound a PATCH's ended_at has (session-instants.ts). A session stored with an
+ * end in the far future before that bound existed would otherwise take usage until then.
+ */
+function effectiveEnd(session: SessionIdentity): number | null {
+  if (!isFinalStatus(session.status) || session.ended_at === null) return null;
+  return Math.min(session.ended_at, session.updated_at + FUTURE_TOLERANCE_MS);
 }
 
 function usageAfterEnd(session: SessionIdentity, occurredAtMs: number, graceAfterEndMs: number): AppError {
-  const ended = new Date(session.ended_at!).toISOString();
+  const ended = new Date(effectiveEnd(session)!).toISOString();
   const occurred = new Date(occurredAtMs).toISOString();
   return AppError.of(
     'CONFLICT',

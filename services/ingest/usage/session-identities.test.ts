@@ -6,7 +6,7 @@ import { forgettingChanges, SessionIdentities } from './session-identities.ts';
 const UNKNOWN = '00000000-0000-4000-8000-000000000999';
 
 describe('SessionIdentities', () => {
-  it('reads a session once, concurrent reads included, and keeps only its id, user, agent, status and end', async () => {
+  it('reads a session once, concurrent reads included, and keeps only its id, user, agent, status, end and last change', async () => {
     const store = new MemorySessionStore();
     const session = makeSession({ agent_id: 'agent-7' });
     await store.create(session);
@@ -18,6 +18,7 @@ describe('SessionIdentities', () => {
       agent_id: 'agent-7',
       status: session.status,
       ended_at: null,
+      updated_at: session.updated_at,
     };
     expect(await Promise.all([identities.read(session.id), identities.read(session.id)])).toEqual([identity, identity]);
     expect(await identities.read(session.id)).toEqual(identity);

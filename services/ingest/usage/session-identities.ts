@@ -3,9 +3,10 @@ import type { SessionStore } from '../sessions/session-store.ts';
 
 /**
  * What a usage event takes from its session: the fields no update changes (assertValidRevision), and
- * whether and when it ended, which an update may change and which is therefore read again (refreshMs).
+ * whether and when it ended and when it last changed, which an update may change and which are therefore
+ * read again (refreshMs).
  */
-const IDENTITY_FIELDS = ['id', 'user_id', 'agent_id', 'status', 'ended_at'] as const;
+const IDENTITY_FIELDS = ['id', 'user_id', 'agent_id', 'status', 'ended_at', 'updated_at'] as const;
 export type SessionIdentity = Pick<Session, (typeof IDENTITY_FIELDS)[number]>;
 
 /** Enough for the sessions of a large fleet's calls in progress, at about 200 bytes each. */
