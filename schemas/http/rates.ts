@@ -147,7 +147,11 @@ export const rateCreateBody = {
       maximum: 1_000_000_000,
       description: 'default 1 (write per-1K and per-1M prices as published)',
     },
-    currency: { 'x-py': 'str', pattern: '^[A-Z]{3}$', description: 'default USD' },
+    currency: {
+      'x-py': 'str',
+      pattern: '^[A-Z]{3}$',
+      description: "the rate card's currency (USD), the default; another is a 422: costs are never converted",
+    },
     effective_from: {
       'x-py': 'datetime',
       description: 'default now; earlier than now is refused: history is never repriced',

@@ -34,6 +34,12 @@ export function lowerCase<const T extends readonly string[]>(values: T): { reado
   return values.map((value) => value.toLowerCase()) as { readonly [K in keyof T]: Lowercase<T[K]> };
 }
 
+/**
+ * The longest duration, in whole seconds, a session may carry: the old service's integer column, well
+ * within the sessions table's UInt32 (a duration past that would wrap there and be listed wrong).
+ */
+export const MAX_DURATION_SECONDS = 2_147_483_647;
+
 const nullableString = { type: ['string', 'null'] } as const;
 const nullableDateTime = { type: ['string', 'null'], format: 'date-time' } as const;
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { KeyCreateBody } from '../../schemas/http/admin.ts';
 import type { Caller } from '../shared/auth/access.ts';
 import { KeyRegistry } from '../shared/auth/key-registry.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
@@ -58,5 +59,23 @@ describe('the key service', () => {
         [made.id, false],
       ]),
     );
+  });
+});
+
+describe('key service: expires_at', () => {
+  it('refuses an expiry after the latest instant stored with a 422 at expires_at, and publishes nothing', async () => {
+    const { service, published } = makeService(10);
+    const body = { scope: 'read', expires_at: new Date('2300-01-01T00:00:00Z') } as KeyCreateBody;
+    await expect(service.create(body, ANONYMOUS)).rejects.toMatchObject({
+      code: 'VALIDATION',
+      detail: [
+        {
+          loc: ['body', 'expires_at'],
+          msg: 'Value error, expires_at is after 2299-12-31T23:59:59.999Z, the latest instant stored (leave it out for a key that never expires)',
+          input: '2300-01-01T00:00:00.000Z',
+        },
+      ],
+    });
+    expect(published).toEqual([]);
   });
 });

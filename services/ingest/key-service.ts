@@ -9,6 +9,7 @@ import { assertActsFor } from '../shared/auth/tenant.ts';
 import { AppError, type ValidationItem } from '../shared/errors.ts';
 import { makeEnvelope } from '../shared/records/envelope.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
+import { LATEST_STORED_MS } from '../shared/validation/instant-window.ts';
 
 export interface KeyServiceDeps {
   readonly keys: KeyRegistry;
@@ -46,12 +47,22 @@ export function createKeyService({ keys, sink, perTenant, now = Date.now }: KeyS
     async create(body: KeyCreateBody, actor: Caller): Promise<ListedKey & { key: string }> {
       if (body.user_id !== undefined) assertActsFor(actor.tenant, body.user_id, 'create keys');
       const nowMs = now();
-      if (body.expires_at !== undefined && body.expires_at.getTime() <= nowMs) {
+      const expiresAtMs = body.expires_at?.getTime();
+      // Past the latest instant stored, a key would read back from the history with another expiry.
+      const expiryProblem =
+        expiresAtMs === undefined
+          ? null
+          : expiresAtMs <= nowMs
+            ? 'expires_at must be in the future'
+            : expiresAtMs > LATEST_STORED_MS
+              ? `expires_at is after ${new Date(LATEST_STORED_MS).toISOString()}, the latest instant stored (leave it out for a key that never expires)`
+              : null;
+      if (expiryProblem !== null) {
         const item: ValidationItem = {
           type: 'value_error',
           loc: ['body', 'expires_at'],
-          msg: 'Value error, expires_at must be in the future',
-          input: body.expires_at.toISOString(),
+          msg: `Value error, ${expiryProblem}`,
+          input: body.expires_at!.toISOString(),
           ctx: { error: {} },
         };
         throw AppError.validation([item]);

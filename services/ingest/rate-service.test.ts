@@ -100,3 +100,44 @@ describe('the cap on a tenant’s rate entries', () => {
     expect((await service.create(makeBody())).user_id).toBe('noisy');
   });
 });
+
+describe('tenant rates: one currency per tenant', () => {
+  it('refuses a price in another currency than the card’s with a 422 at currency, and publishes nothing', async () => {
+    const { service, published } = makeService(10);
+    await expect(service.create(makeBody({ currency: 'EUR' }))).rejects.toMatchObject({
+      code: 'VALIDATION',
+      detail: [
+        {
+          type: 'value_error',
+          loc: ['body', 'currency'],
+          msg: "Value error, prices are in USD, every tenant's one currency: a price in EUR would be added into costs in USD",
+          input: 'EUR',
+        },
+      ],
+    });
+    expect(published).toEqual([]);
+  });
+
+  it('takes a price in the card’s currency, given or not', async () => {
+    const { service } = makeService(10);
+    expect(await service.create(makeBody({ currency: 'USD' }))).toMatchObject({ currency: 'USD' });
+    expect(await service.create(makeBody())).toMatchObject({ currency: 'USD' });
+  });
+});
+
+describe('tenant rates: instants', () => {
+  it('refuses an effective_to after the latest instant the store holds, at its field', async () => {
+    const { service, published } = makeService(10);
+    const answer = service.create(makeBody({ effective_to: new Date('2300-01-01T00:00:00Z') }));
+    await expect(answer).rejects.toMatchObject({
+      code: 'VALIDATION',
+      detail: [
+        {
+          loc: ['body', 'effective_to'],
+          msg: 'Value error, effective_to is after 2299-12-31T23:59:59.999Z, the latest instant stored',
+        },
+      ],
+    });
+    expect(published).toEqual([]);
+  });
+});

@@ -17,6 +17,7 @@ import { ANONYMOUS, type Caller } from '../shared/auth/access.ts';
 import { auditEnvelope } from '../shared/auth/audit.ts';
 import { assertActsFor } from '../shared/auth/tenant.ts';
 import type { RecordSink } from '../shared/records/record-sink.ts';
+import { LATEST_STORED_MS } from '../shared/validation/instant-window.ts';
 
 /** How far in the past an effective_from may be and still count as "now": the client's clock and the request's time on the wire. */
 const NOW_TOLERANCE_MS = 1_000;
@@ -134,6 +135,17 @@ function toRecord(body: RateCreateBody, card: RateCard, nowMs: number): RateReco
         body.effective_from?.toISOString(),
       ),
     );
+  for (const field of ['effective_from', 'effective_to'] as const) {
+    const at = body[field];
+    if (at !== undefined && at.getTime() > LATEST_STORED_MS)
+      problems.push(
+        valueError(
+          field,
+          `${field} is after ${new Date(LATEST_STORED_MS).toISOString()}, the latest instant stored`,
+          at.toISOString(),
+        ),
+      );
+  }
   if (body.effective_to !== undefined && body.effective_to.getTime() <= from)
     problems.push(
       valueError('effective_to', 'effective_to must be after effective_from', body.effective_to.toISOString()),
@@ -158,6 +170,14 @@ function toRecord(body: RateCreateBody, card: RateCard, nowMs: number): RateReco
   }
   if (body.per !== undefined && new Exact(body.per).isZero())
     problems.push(valueError('per', 'per must be greater than 0', body.per));
+  if (body.currency !== undefined && body.currency !== card.currency)
+    problems.push(
+      valueError(
+        'currency',
+        `prices are in ${card.currency}, every tenant's one currency: a price in ${body.currency} would be added into costs in ${card.currency}`,
+        body.currency,
+      ),
+    );
   if (problems.length > 0) throw AppError.validation(problems);
   const unit = dimension === 'quantity' ? unitOf(card, eventType, service) : 'token';
   const record: RateRecord = {
@@ -171,7 +191,7 @@ function toRecord(body: RateCreateBody, card: RateCard, nowMs: number): RateReco
     unit,
     price: new Exact(body.price).toFixed(),
     price_per: new Exact(body.per ?? '1').toFixed(),
-    currency: body.currency ?? 'USD',
+    currency: card.currency,
     effective_from: new Date(from).toISOString(),
     effective_to: body.effective_to?.toISOString() ?? null,
     created_at: new Date(nowMs).toISOString(),

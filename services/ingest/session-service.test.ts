@@ -94,6 +94,27 @@ describe('session service: one session per live room', () => {
 });
 
 describe('session service', () => {
+  it('refuses an ended_at past 5 minutes ahead with a 422 before looking the session up, and changes nothing', async () => {
+    const { sink, flushes } = makeSink();
+    const { store, service } = makeService(sink);
+    const { id } = await service.create({ room_name: 'r', user_id: 'u' });
+    const far = Date.parse('2300-01-01T00:00:00Z');
+    const unknown = '00000000-0000-4000-8000-000000000999';
+    await expect(service.update(unknown, { status: 'COMPLETED', ended_at: far })).rejects.toMatchObject({
+      code: 'VALIDATION',
+      detail: [{ loc: ['body', 'ended_at'], msg: 'Value error, ended_at is more than 5 minutes in the future' }],
+    });
+    await expect(service.update(id, { status: 'COMPLETED', ended_at: far })).rejects.toMatchObject({
+      code: 'VALIDATION',
+    });
+    expect((await store.get(id))?.status).toBe('ACTIVE');
+    expect(flushes.flat()).toHaveLength(1);
+    await expect(service.update(id, { status: 'COMPLETED', ended_at: T0 + 60_000 })).resolves.toMatchObject({
+      status: 'COMPLETED',
+      ended_at: T0 + 60_000,
+    });
+  });
+
   it('leaves no trace of two PATCHes of one session that the broker refused, and publishes none later', async () => {
     let refusing = false;
     const { sink, flushes } = makeSink(() => refusing);

@@ -18,12 +18,18 @@ import type { SessionListQuery, SessionPage, SessionStore } from './sessions/ses
 import { liveStateRunner } from './shared/live-state.ts';
 import { assertActsFor, ownedBy } from '../shared/auth/tenant.ts';
 import { SESSION_NOT_FOUND } from './sessions/session-commands.ts';
+import { assertInstantsInWindow } from './sessions/session-instants.ts';
+
+/** USAGE_MAX_AGE_DAYS's default: the service is built with the configured one. */
+const DEFAULT_MAX_AGE_MS = 35 * 86_400_000;
 
 export interface SessionServiceDeps {
   readonly store: SessionStore;
   readonly sink: RecordSink;
   readonly log: Logger;
   readonly now?: () => number;
+  /** How far back a reported ended_at may lie (USAGE_MAX_AGE_DAYS, the window of usage timestamps). */
+  readonly maxAgeMs?: number;
 }
 
 /**
@@ -36,7 +42,13 @@ export interface SessionServiceDeps {
  * Other sessions go on alongside. Another ingest process can still build on an unacknowledged
  * change; then the revert is skipped and the later change's record carries it.
  */
-export function createSessionService({ store, sink, log, now = Date.now }: SessionServiceDeps) {
+export function createSessionService({
+  store,
+  sink,
+  log,
+  now = Date.now,
+  maxAgeMs = DEFAULT_MAX_AGE_MS,
+}: SessionServiceDeps) {
   const live = liveStateRunner(log, {
     event: 'session_state_unavailable',
     detail: 'Session state is unavailable; retry the request.',
@@ -105,6 +117,8 @@ export function createSessionService({ store, sink, log, now = Date.now }: Sessi
     },
     /** `tenant` (a bound credential's): another tenant's session is a 404, as an unknown one; a session's user never changes. */
     async update(id: string, update: SessionUpdate, tenant: string | null = null): Promise<Session> {
+      // With the body's validation: a 422 comes before the session is looked up.
+      assertInstantsInWindow(update, { nowMs: now(), maxAgeMs });
       if (tenant !== null) await get(id, tenant);
       return applyInTurn(id, () => updateSession(store, id, update, now()));
     },

@@ -33,7 +33,8 @@ import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
 import { createTelephonyService } from './telephony-service.ts';
 import { createTranscriptService } from './transcript-service.ts';
-import { createUsageService } from './usage-service.ts';
+import { createUsageService, identityRefreshMs } from './usage-service.ts';
+import { forgettingChanges, SessionIdentities } from './usage/session-identities.ts';
 import { MemoryNumberStore } from './telephony/memory-number-store.ts';
 import { RedisNumberStore } from './telephony/redis-number-store.ts';
 import { RecordingTelephonyProvider } from './telephony/telephony-provider.ts';
@@ -89,7 +90,14 @@ export async function startIngest({
   // The default carrier adapter only records: a Twilio/Telnyx/SIP TelephonyProvider plugs in here.
   const provider = new RecordingTelephonyProvider();
   const telephony = createTelephonyService({ store: numbers, provider, sink });
-  const sessionService = createSessionService({ store: sessions, sink, log: ingestLog });
+  // One set of kept session identities: the session service's changes reach usage acceptance at once.
+  const identities = new SessionIdentities(sessions, { refreshMs: identityRefreshMs(config.usage.graceAfterEndMs) });
+  const sessionService = createSessionService({
+    store: forgettingChanges(sessions, identities),
+    sink,
+    log: ingestLog,
+    maxAgeMs: config.usage.maxAgeMs,
+  });
   // A tenant entry is checked against the card it adds to (event types, units, the bound on a price); the
   // 201 of usage carries the cost as priced at acceptance, with the tenants' entries, as the consumer prices.
   const pricing = { card: () => tenantRates.current(), catalogs: loadCatalogs() };
@@ -118,6 +126,7 @@ export async function startIngest({
         sessions,
         sink,
         ...config.usage,
+        identities,
         pricing,
       }),
     ),

@@ -16,9 +16,7 @@ import { priceUsage, type PricedUsage } from '../shared/pricing/price-usage.ts';
 import type { PyValue } from '../shared/validation/py-value.ts';
 import { assertActsFor } from '../shared/auth/tenant.ts';
 import { acceptUsageBatch, type BatchItemResult } from './usage/usage-batch.ts';
-
-const FUTURE_TOLERANCE_MS = 5 * 60_000;
-const DAY_MS = 86_400_000;
+import { FUTURE_TOLERANCE_MS, instantOutsideWindow } from '../shared/validation/instant-window.ts';
 
 /** What POST /api/usage/events answers: compat.md's keys, and the cost as priced at acceptance. */
 export interface AcceptedUsage {
@@ -40,8 +38,13 @@ export interface UsageServiceDeps {
   readonly now?: () => number;
   /** The oldest usage an event may report, before its receipt (USAGE_MAX_AGE_DAYS). */
   readonly maxAgeMs: number;
-  /** How long after its session ended an event is still taken (USAGE_GRACE_AFTER_END_SECONDS). */
+  /**
+   * How far after its session's ended_at an event may have occurred (USAGE_GRACE_AFTER_END_SECONDS):
+   * its `timestamp`, or its receipt when it has none.
+   */
   readonly graceAfterEndMs: number;
+  /** Kept identities of the sessions usage names; built here when not given (start.ts shares them with the session store). */
+  readonly identities?: SessionIdentities;
   /** null: the answer carries only the reported costs (the cost is still the consumer's). */
   readonly pricing?: AcceptancePricing | null;
 }
@@ -57,13 +60,11 @@ export function createUsageService({
   maxAgeMs,
   graceAfterEndMs,
   pricing = null,
+  identities = new SessionIdentities(sessions, { refreshMs: identityRefreshMs(graceAfterEndMs), now }),
 }: UsageServiceDeps) {
-  // Read again no later than the grace: a session that ended is refused within the grace of its end.
-  const identities = new SessionIdentities(sessions, { refreshMs: Math.min(DEFAULT_REFRESH_MS, graceAfterEndMs), now });
-
   /**
    * The record of one event, or the 422 items that refuse it; throws NOT_FOUND for an unknown session
-   * and CONFLICT for one that ended more than the grace ago; FORBIDDEN when a bound credential
+   * and CONFLICT for usage that occurred more than the grace after its session's end; FORBIDDEN when a bound credential
    * (`tenant`) sends usage of, or into a session of, another tenant.
    */
   async function prepare(
@@ -76,24 +77,23 @@ export function createUsageService({
     if (session === null) throw AppError.of('NOT_FOUND', 'Session not found');
     assertActsFor(tenant, session.user_id, 'record usage');
     const items: ValidationItem[] = [];
+    const occurredAtMs = body.timestamp?.getTime() ?? receivedAtMs;
+    const outside = instantOutsideWindow(
+      'timestamp',
+      occurredAtMs,
+      body.timestamp?.toISOString(),
+      { nowMs: receivedAtMs, maxAgeMs },
+      '; usage that old is changed by a correction, not a new event',
+    );
     if (body.user_id !== session.user_id)
       items.push(valueError('user_id', 'the session belongs to another user', body.user_id));
-    else assertSessionOpen(session, receivedAtMs, graceAfterEndMs);
-    const occurredAtMs = body.timestamp?.getTime() ?? receivedAtMs;
-    if (occurredAtMs > receivedAtMs + FUTURE_TOLERANCE_MS)
-      items.push(
-        valueError('timestamp', 'timestamp is more than 5 minutes in the future', body.timestamp?.toISOString()),
-      );
-    if (occurredAtMs < receivedAtMs - maxAgeMs) {
-      const days = maxAgeMs / DAY_MS;
-      items.push(
-        valueError(
-          'timestamp',
-          `timestamp is more than ${days} days in the past; usage that old is changed by a correction, not a new event`,
-          body.timestamp?.toISOString(),
-        ),
-      );
+    // A refusal is never decided on a kept identity: the session's end may have moved since it was read.
+    else if (outside === null && endedBefore(session, occurredAtMs, graceAfterEndMs)) {
+      const fresh = await identities.readAfresh(body.session_id);
+      if (fresh !== null && endedBefore(fresh, occurredAtMs, graceAfterEndMs))
+        throw usageAfterEnd(fresh, occurredAtMs, graceAfterEndMs);
     }
+    if (outside !== null) items.push(outside);
     const quantities = usageQuantities(body.event_type, body);
     if ('type' in quantities) items.push(quantities);
     else items.push(...reportedCostProblems(quantities.quantity, body));
@@ -170,15 +170,43 @@ function tokenParts(quantities: Quantities): Partial<UsageRecord> {
   return Object.fromEntries(parts.map((kind) => [kind, quantities[kind]]));
 }
 
-/** A finished call's bill stops moving: its usage is refused once the grace after its end is over. */
-function assertSessionOpen(session: SessionIdentity, receivedAtMs: number, graceAfterEndMs: number): void {
-  if (!isFinalStatus(session.status) || session.ended_at === null || receivedAtMs <= session.ended_at + graceAfterEndMs)
-    return;
-  const ended = new Date(session.ended_at).toISOString();
-  throw AppError.of(
+/**
+ * Usage is judged by when it occurred, not by when it arrived: a worker that spooled a call's usage
+ * through an outage replays it days later, and it is still that call's. Only usage that occurred more
+ * than the grace after the call ended is not the call's; usage without a timestamp occurred at its
+ * receipt, so for it the grace is how late after the end it may still arrive.
+ */
+function endedBefore(session: SessionIdentity, occurredAtMs: number, graceAfterEndMs: number): boolean {
+  const end = effectiveEnd(session);
+  return end !== null && occurredAtMs > end + graceAfterEndMs;
+}
+
+/**
+ * When a final session ended, as far as usage is concerned: its ended_at, but never later than 5 minutes
+ * after its last change, the bound a PATCH's ended_at has (session-instants.ts). A session stored with an
+ * end in the far future before that bound existed would otherwise take usage until then.
+ */
+function effectiveEnd(session: SessionIdentity): number | null {
+  if (!isFinalStatus(session.status) || session.ended_at === null) return null;
+  return Math.min(session.ended_at, session.updated_at + FUTURE_TOLERANCE_MS);
+}
+
+function usageAfterEnd(session: SessionIdentity, occurredAtMs: number, graceAfterEndMs: number): AppError {
+  const ended = new Date(effectiveEnd(session)!).toISOString();
+  const occurred = new Date(occurredAtMs).toISOString();
+  return AppError.of(
     'CONFLICT',
-    `Session ended at ${ended}, more than ${graceAfterEndMs / 1000} seconds ago: it takes no more usage`,
+    `Session ended at ${ended}; usage at ${occurred} is more than ${graceAfterEndMs / 1000} seconds after its end: it takes no more usage`,
   );
+}
+
+/**
+ * How long a kept identity is trusted. Changes made through this process reach the kept identities at
+ * once (start.ts); one made by another ingest process is seen within this, and within the grace when
+ * that is shorter, so usage past a session's end is never taken for longer than the grace.
+ */
+export function identityRefreshMs(graceAfterEndMs: number): number {
+  return Math.min(DEFAULT_REFRESH_MS, graceAfterEndMs);
 }
 
 function valueError(field: string, message: string, input: unknown): ValidationItem {

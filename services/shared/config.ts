@@ -40,7 +40,7 @@ export interface Config {
   };
   /** Absent: live state lives in this process's memory. */
   readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
-  /** The usage an event may still report: no older than maxAgeMs, nor for a session ended more than graceAfterEndMs ago. */
+  /** The usage an event may still report: no older than maxAgeMs, nor occurred more than graceAfterEndMs after its session's end. */
   readonly usage: { readonly maxAgeMs: number; readonly graceAfterEndMs: number };
   /** FAULT_INJECTION=1: the consumer serves POST /_faults/clickhouse-inserts (fault tests only; never in production). */
   readonly faultInjection: boolean;

@@ -238,7 +238,7 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
     expect(listed.body.events.map((event) => event.id)).toContain(shared);
   });
 
-  it('answers 409 to usage of a session that ended more than the grace ago, and a rejected item in a batch', async () => {
+  it('answers 409 to usage without a timestamp arriving more than the grace after its session ended, and a rejected item in a batch', async () => {
     expect((await send('tenant-ended', { quantity: 3 }, characters(3))).status).toBe(201);
     const ended = await call(running.ingest.url, 'PATCH', `/api/sessions/${sessions['tenant-ended']}`, {
       status: 'COMPLETED',
@@ -254,7 +254,9 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
       10_000,
       250,
     );
-    expect(late.body.detail).toMatch(/^Session ended at .*, more than 1 seconds ago: it takes no more usage$/);
+    expect(late.body.detail).toMatch(
+      /^Session ended at .*; usage at .* is more than 1 seconds after its end: it takes no more usage$/,
+    );
     const batch = await post('/api/usage/events/batch', [
       {
         session_id: sessions['tenant-ended'],

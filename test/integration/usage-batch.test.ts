@@ -242,7 +242,7 @@ describe('POST /api/usage/events and /batch on the embedded process', () => {
     expect(await storedEvents()).toBe(before + 1);
   });
 
-  it('answers 409 for usage of a session that ended more than an hour ago, rejects it as a batch item, and takes it within the hour', async () => {
+  it('answers 409 for usage without a timestamp arriving more than an hour after its session ended, rejects it as a batch item, and takes it within the hour or when its timestamp lies inside the call', async () => {
     const endedAt = async (msAgo: number) => {
       const id = (
         await call<{ id: string }>(app.url, 'POST', '/api/sessions/', makeSessionBody({ user_id: 'tenant-1' }))
@@ -258,7 +258,9 @@ describe('POST /api/usage/events and /batch on the embedded process', () => {
     const closed = await endedAt(61 * 60_000);
     const refused = await call<{ detail: string }>(app.url, 'POST', '/api/usage/events', makeUsageEventBody(closed));
     expect(refused.status).toBe(409);
-    expect(refused.body.detail).toMatch(/^Session ended at \S+Z, more than 3600 seconds ago: it takes no more usage$/);
+    expect(refused.body.detail).toMatch(
+      /^Session ended at \S+Z; usage at \S+Z is more than 3600 seconds after its end: it takes no more usage$/,
+    );
     const batch = await call<{ status: string; errors?: { loc: unknown[] }[] }[]>(
       app.url,
       'POST',
@@ -268,6 +270,8 @@ describe('POST /api/usage/events and /batch on the embedded process', () => {
     expect(batch.body).toMatchObject([{ status: 'rejected', errors: [{ loc: ['body', 0, 'session_id'] }] }]);
     const recent = await endedAt(59 * 60_000);
     expect((await call(app.url, 'POST', '/api/usage/events', makeUsageEventBody(recent))).status).toBe(201);
-    expect(await storedEvents()).toBe(before + 1);
+    const spooled = makeUsageEventBody(closed, { timestamp: new Date(Date.now() - 62 * 60_000).toISOString() });
+    expect((await call(app.url, 'POST', '/api/usage/events', spooled)).status).toBe(201);
+    expect(await storedEvents()).toBe(before + 2);
   });
 });

@@ -59,8 +59,8 @@ export function usageRoutes(usage: UsageService): Route[] {
       responses: {
         404: errorDoc('Unknown session', 'Session not found'),
         409: errorDoc(
-          'The session ended more than the grace period ago (default 1 hour): its bill no longer moves',
-          'Session ended at 2026-11-24T10:00:00.000Z, more than 3600 seconds ago: it takes no more usage',
+          'The usage occurred (its timestamp, else its receipt) more than the grace (default 1 hour) after its session ended: it is not that call’s',
+          'Session ended at 2026-11-24T10:00:00.000Z; usage at 2026-11-24T11:00:00.001Z is more than 3600 seconds after its end: it takes no more usage',
         ),
         503: { description: 'Not stored: retry' },
       },

@@ -1,5 +1,10 @@
 import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http/session-update.ts';
-import { FINAL_SESSION_STATUSES, SESSION_STATUSES, type SessionField } from '../../../schemas/records/session.ts';
+import {
+  FINAL_SESSION_STATUSES,
+  MAX_DURATION_SECONDS,
+  SESSION_STATUSES,
+  type SessionField,
+} from '../../../schemas/records/session.ts';
 import { SESSION_FIELDS } from './session-shape.ts';
 import type { JsonObject, Session, SessionStatus } from './session.ts';
 import { oversized, type OversizedField } from './session-limits.ts';
@@ -73,16 +78,25 @@ function withFields(session: Session, update: SessionUpdate): Session {
 }
 
 function moveTo(session: Session, target: SessionStatus, update: SessionUpdate, nowMs: number): Session {
-  if (target === session.status) return session;
+  if (target === session.status) return withEndMoved(session, update);
   if (!isFinalStatus(target)) return { ...session, status: target, started_at: session.started_at ?? nowMs };
   const ended_at = update.ended_at ?? nowMs;
   const duration = update.duration ?? elapsedSeconds(session.started_at, ended_at);
   return { ...session, status: target, ended_at, duration };
 }
 
-// Clamped at zero: a worker clock that runs behind can send an ended_at before started_at.
+// A moved end of an ended call moves its duration with it, unless the update gives one: the duration
+// stays the one the end says, in the live store and the history alike.
+function withEndMoved(session: Session, update: SessionUpdate): Session {
+  if (!isFinalStatus(session.status) || update.ended_at == null || update.duration !== undefined) return session;
+  return { ...session, duration: elapsedSeconds(session.started_at, update.ended_at) };
+}
+
+// Clamped at zero: a worker clock that runs behind can send an ended_at before started_at. Clamped at
+// MAX_DURATION_SECONDS, which ended_at's window keeps far off, so that no instant can make it wrap.
 function elapsedSeconds(startedAt: number | null, endedAt: number): number {
-  return startedAt === null ? 0 : Math.max(0, Math.floor((endedAt - startedAt) / 1000));
+  if (startedAt === null) return 0;
+  return Math.min(MAX_DURATION_SECONDS, Math.max(0, Math.floor((endedAt - startedAt) / 1000)));
 }
 
 function sameContent(before: Session, after: Session): boolean {

@@ -9,6 +9,7 @@ import {
   type SessionUpdate,
 } from './session.ts';
 import { jsonBytes, MAX_ANALYSIS_BYTES, MAX_SESSION_DATA_BYTES } from './session-limits.ts';
+import { MAX_DURATION_SECONDS } from '../../../schemas/records/session.ts';
 
 const changed = (session: Session, update: SessionUpdate, nowMs = T0 + 90_000): Session => {
   const result = applySessionUpdate(session, update, nowMs);
@@ -89,6 +90,19 @@ describe('applySessionUpdate lifecycle', () => {
     expect(changed(makeSession(), { status: 'FAILED', ended_at: T0 + 10_000, duration: 42 })).toMatchObject({
       duration: 42,
     });
+  });
+
+  it('a moved end of an ended call moves its duration, unless the update gives one', () => {
+    const ended = changed(makeSession(), { status: 'COMPLETED', ended_at: T0 + 10_000 });
+    expect(changed(ended, { ended_at: T0 + 70_000 })).toMatchObject({ ended_at: T0 + 70_000, duration: 70 });
+    expect(changed(ended, { ended_at: T0 + 70_000, duration: 65 })).toMatchObject({ duration: 65 });
+  });
+
+  it('a computed duration never passes MAX_DURATION_SECONDS, whatever the instants', () => {
+    const session = makeSession({ started_at: Date.parse('1900-01-01T00:00:00Z') });
+    expect(changed(session, { status: 'COMPLETED', ended_at: Date.parse('9999-12-31T00:00:00Z') }).duration).toBe(
+      MAX_DURATION_SECONDS,
+    );
   });
 
   it('a session that never started ends with duration 0, and an end before the start is not negative', () => {

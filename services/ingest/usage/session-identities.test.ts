@@ -1,12 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
 import { MemorySessionStore } from '../sessions/memory-session-store.ts';
 import { makeSession } from '../sessions/session.fixtures.ts';
-import { SessionIdentities } from './session-identities.ts';
+import { forgettingChanges, SessionIdentities } from './session-identities.ts';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000999';
 
 describe('SessionIdentities', () => {
-  it('reads a session once, concurrent reads included, and keeps only its id, user, agent, status and end', async () => {
+  it('reads a session once, concurrent reads included, and keeps only its id, user, agent, status, end and last change', async () => {
     const store = new MemorySessionStore();
     const session = makeSession({ agent_id: 'agent-7' });
     await store.create(session);
@@ -18,6 +18,7 @@ describe('SessionIdentities', () => {
       agent_id: 'agent-7',
       status: session.status,
       ended_at: null,
+      updated_at: session.updated_at,
     };
     expect(await Promise.all([identities.read(session.id), identities.read(session.id)])).toEqual([identity, identity]);
     expect(await identities.read(session.id)).toEqual(identity);
@@ -85,5 +86,32 @@ describe('SessionIdentities', () => {
     expect((await identities.read(session.id))?.status).toBe('ACTIVE');
     now += 1;
     expect(await identities.read(session.id)).toMatchObject({ status: 'COMPLETED', ended_at: endedAt });
+  });
+
+  it('reads a session again at once after a change through the store that tells it, well within refreshMs', async () => {
+    const store = new MemorySessionStore();
+    const session = makeSession({ agent_id: 'agent-1' });
+    await store.create(session);
+    const identities = new SessionIdentities(store, { refreshMs: 60_000, now: () => 0 });
+    expect((await identities.read(session.id))?.status).toBe('ACTIVE');
+    await forgettingChanges(store, identities).update(session.id, (current) => ({
+      ...current,
+      status: 'FAILED',
+      ended_at: 1,
+      version: current.version + 1,
+    }));
+    expect(await identities.read(session.id)).toMatchObject({ status: 'FAILED', ended_at: 1 });
+  });
+
+  it('reads afresh when asked, and keeps what it read', async () => {
+    const store = new MemorySessionStore();
+    const session = makeSession({ agent_id: 'agent-1' });
+    await store.create(session);
+    const reads = vi.spyOn(store, 'get');
+    const identities = new SessionIdentities(store);
+    await identities.read(session.id);
+    await identities.readAfresh(session.id);
+    await identities.read(session.id);
+    expect(reads).toHaveBeenCalledTimes(2);
   });
 });

@@ -3,9 +3,10 @@ import type { SessionStore } from '../sessions/session-store.ts';
 
 /**
  * What a usage event takes from its session: the fields no update changes (assertValidRevision), and
- * whether and when it ended, which an update may change and which is therefore read again (refreshMs).
+ * whether and when it ended and when it last changed, which an update may change and which are therefore
+ * read again (refreshMs).
  */
-const IDENTITY_FIELDS = ['id', 'user_id', 'agent_id', 'status', 'ended_at'] as const;
+const IDENTITY_FIELDS = ['id', 'user_id', 'agent_id', 'status', 'ended_at', 'updated_at'] as const;
 export type SessionIdentity = Pick<Session, (typeof IDENTITY_FIELDS)[number]>;
 
 /** Enough for the sessions of a large fleet's calls in progress, at about 200 bytes each. */
@@ -16,7 +17,7 @@ export const DEFAULT_REFRESH_MS = 60_000;
 
 export interface SessionIdentitiesOptions {
   readonly maxEntries?: number;
-  /** Kept no longer than the grace after a session's end, so that a 409 is never late by more than that. */
+  /** Kept no longer than the grace after a session's end, so that usage past an end another process recorded is taken for at most that long. */
   readonly refreshMs?: number;
   readonly now?: () => number;
 }
@@ -58,8 +59,13 @@ export class SessionIdentities {
 
   read(id: string): Promise<SessionIdentity | null> {
     const kept = this.entries.get(id);
+    if (kept !== undefined && this.now() - kept.at < this.refreshMs) return kept.read;
+    return this.readAfresh(id);
+  }
+
+  /** The session as the store holds it now, kept from here on. */
+  readAfresh(id: string): Promise<SessionIdentity | null> {
     const at = this.now();
-    if (kept !== undefined && at - kept.at < this.refreshMs) return kept.read;
     const read = this.store.get(id).then((session) => (session === null ? null : identityOf(session)));
     const entry = { read, at };
     this.entries.delete(id);
@@ -75,9 +81,29 @@ export class SessionIdentities {
     return read;
   }
 
+  /** Drops the kept identity of a session that just changed, so that the next event reads it again. */
+  forgetSession(id: string): void {
+    this.entries.delete(id);
+  }
+
   private forget(id: string, entry: Kept): void {
     if (this.entries.get(id) === entry) this.entries.delete(id);
   }
+}
+
+/**
+ * The store as the session service uses it, telling the kept identities of every change it makes:
+ * an end (or a moved end) recorded by this process is known to the next usage event at once.
+ */
+export function forgettingChanges(store: SessionStore, identities: SessionIdentities): SessionStore {
+  return {
+    create: (session) => store.create(session).finally(() => identities.forgetSession(session.id)),
+    get: (id) => store.get(id),
+    getByRoom: (roomName, userId) => store.getByRoom(roomName, userId),
+    update: (id, mutate) => store.update(id, mutate).finally(() => identities.forgetSession(id)),
+    list: (userId, query) => store.list(userId, query),
+    withRoomLock: (userId, roomName, work) => store.withRoomLock(userId, roomName, work),
+  };
 }
 
 function identityOf(session: Session): SessionIdentity {

@@ -2,7 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_RATE_CARD_URL, loadRateCard, parseRateCard, RateCardError } from './load-rate-card.ts';
+import {
+  DEFAULT_RATE_CARD_URL,
+  loadRateCard,
+  parseRateCard,
+  RateCardError,
+} from './load-rate-card.ts';
 import { makeCardJson, makeRate, makeServiceRate } from './pricing.fixtures.ts';
 
 function problemsOf(json: unknown): readonly string[] {
@@ -100,6 +105,15 @@ describe('parseRateCard', () => {
     ]);
     expect(problemsOf(card)).toEqual([
       'rate over: price ÷ price_per is 1000.000000000000000001 per minute, over the limit of 1000 (so that an event of at most 1000000000000 units costs at most 1000000000000000)',
+    ]);
+  });
+
+  it('refuses a card in another currency than the catalogs’, and an entry in another currency than the card’s', () => {
+    expect(problemsOf(makeCardJson([makeRate({ currency: 'EUR' })], { currency: 'EUR' }))).toEqual([
+      'currency: the card is in EUR, but the built-in catalogs that price what it lacks are in USD; costs are summed without conversion, so the card must be in USD',
+    ]);
+    expect(problemsOf(makeCardJson([makeRate({ id: 'euro', currency: 'EUR' })]))).toEqual([
+      "rate euro: currency EUR is not the card's USD; costs are summed without conversion",
     ]);
   });
 

@@ -226,15 +226,15 @@ describe('priceUsage with a changing card', () => {
     expect([before.cost, before.rate_id, after.cost, after.rate_id]).toEqual(['0.0077', 'old', '0.0059', 'new']);
   });
 
-  it('uses a per-user rate and its currency over the general one', () => {
+  it('uses a per-user rate over the general one, in the card’s one currency', () => {
     const negotiated = makeCard([
       makeRate({ id: 'general' }),
-      makeRate({ id: 'acme', user_id: 'acme', price: '0.005', currency: 'EUR' }),
+      makeRate({ id: 'acme', user_id: 'acme', price: '0.005', currency: 'USD' }),
     ]);
     expect(priceUsage(negotiated, makeUsage({ user_id: 'acme', quantity: '10' }))).toMatchObject({
       cost: '0.05',
       rate_id: 'acme',
-      currency: 'EUR',
+      currency: 'USD',
     });
     expect(priceUsage(negotiated, makeUsage({ user_id: 'other', quantity: '10' }))).toMatchObject({
       cost: '0.077',

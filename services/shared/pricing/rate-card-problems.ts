@@ -3,6 +3,7 @@ import { USAGE_LIMITS } from '../../../schemas/records/usage.ts';
 import { Exact, parseExact } from '../exact-decimal.ts';
 import { listEntryEventTypes } from './entry-event-types.ts';
 import { lowerCaseAliases, resolveProvider } from './provider-names.ts';
+import { currencyProblems } from './pricing-currency.ts';
 
 /**
  * What the schema cannot say about a card, every problem at once so that one edit fixes them all.
@@ -14,6 +15,7 @@ export function listRateCardProblems(card: RateCardFile): string[] {
     ...aliasProblems(card.provider_aliases),
     ...card.rates.flatMap((rate) => rateProblems(card, rate)),
     ...duplicateProblems(card),
+    ...currencyProblems(card),
   ];
 }
 

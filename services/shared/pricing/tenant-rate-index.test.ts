@@ -100,4 +100,10 @@ describe('the tenant rate index', () => {
     expect(index.countLive('tenant-a', NOW)).toBe(2);
     expect(index.countLive('other', NOW)).toBe(1);
   });
+
+  it('resolves a tenant entry stored in another currency than the card’s to no rate, so that no total adds two', () => {
+    const card = makeCard([makeRate({ id: 'card-stt' })]);
+    expect(resolveEntry(card, makeEntry({ id: 'euro', currency: 'EUR' }))).toEqual([]);
+    expect(resolveEntry(card, makeEntry({ id: 'dollar', currency: 'USD' })).map((rate) => rate.id)).toEqual(['dollar']);
+  });
 });

@@ -142,6 +142,9 @@ function byId(a: Rate, b: Rate): number {
  * aliases resolved, model lower-cased. The entries were checked when they were created (POST /api/rates).
  */
 export function resolveEntry(card: RateCard, entry: RateEntry): Rate[] {
+  // An entry in another currency was refused at creation; one stored before that check prices nothing,
+  // so that the event it would have priced is priced in the card's currency, not added into it.
+  if (entry.currency !== undefined && entry.currency !== card.currency) return [];
   return listEntryEventTypes(card.services, entry).map((event_type) =>
     Object.freeze({
       ...entry,
