@@ -2,12 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_RATE_CARD_URL,
-  loadRateCard,
-  parseRateCard,
-  RateCardError,
-} from './load-rate-card.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard, parseRateCard, RateCardError } from './load-rate-card.ts';
 import { makeCardJson, makeRate, makeServiceRate } from './pricing.fixtures.ts';
 
 function problemsOf(json: unknown): readonly string[] {
