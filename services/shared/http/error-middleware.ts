@@ -15,6 +15,12 @@ export function errorMiddleware(): Middleware<RequestState> {
     try {
       await next();
     } catch (error) {
+      if (ctx.state.clientGone?.aborted) {
+        // Nobody reads this answer: what the request waited for was cancelled because its client left.
+        ctx.state.log.info({ reason: String(error) }, 'request_abandoned');
+        sendJson(ctx, 503, { detail: 'The client closed the request' });
+        return;
+      }
       if (error instanceof AppError && error.code !== 'INTERNAL') {
         // Every 503 and 429 tells the client when to retry, whichever dependency or queue refused.
         if (error.code === 'DEPENDENCY_UNAVAILABLE' || error.code === 'TOO_MANY_REQUESTS') ctx.set('Retry-After', '1');

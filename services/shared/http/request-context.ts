@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import type { Caller } from '../auth/access.ts';
 import { OPEN, type Authenticator } from '../auth/authenticator.ts';
 import type { Logger } from '../logger.ts';
+import { withSignal } from '../abortable.ts';
 
 export interface RequestState {
   requestId: string;
@@ -11,6 +12,8 @@ export interface RequestState {
   authenticator: Authenticator;
   /** Takes the request's tokens (per key, per tenant) after authentication; a 429 past them. Answers the RateLimit headers. */
   limit: RequestLimiter;
+  /** Aborted when the client goes away before its answer is sent: what the request still waits for is cancelled. */
+  clientGone: AbortSignal;
 }
 
 export type RequestLimiter = (caller: Caller, tenant: string | null) => Promise<Record<string, string>>;
@@ -19,7 +22,10 @@ export const UNLIMITED: RequestLimiter = async () => ({});
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Gives every request an id (the caller's x-request-id when it is safe to echo) and a child logger. */
+/**
+ * Gives every request an id (the caller's x-request-id when it is safe to echo), a child logger, and a
+ * signal aborted when its client goes away, under which the rest of the request runs (withSignal).
+ */
 export function requestContext(
   log: Logger,
   authenticator: Authenticator = OPEN,
@@ -33,6 +39,12 @@ export function requestContext(
     ctx.state.requestId = requestId;
     ctx.state.log = log.child({ request_id: requestId });
     ctx.set('x-request-id', requestId);
-    await next();
+    const gone = new AbortController();
+    // The response closes either once sent (finished) or when the connection drops before that.
+    ctx.res.once('close', () => {
+      if (!ctx.res.writableFinished) gone.abort(new DOMException('The client closed the request', 'AbortError'));
+    });
+    ctx.state.clientGone = gone.signal;
+    await withSignal(gone.signal, next);
   };
 }
