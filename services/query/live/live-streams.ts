@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Context } from 'koa';
 import { Lender, withSignal } from '../../shared/abortable.ts';
 import { AppError } from '../../shared/errors.ts';
@@ -78,12 +79,7 @@ export class LiveStreams {
     this.admit(tenant, caller);
     const key = watchKey(watched);
     const wakeup = new Wakeup();
-    const poll = this.polls.get(key) ?? {
-      wakeups: new Set(),
-      generation: 0,
-      inFlight: null,
-      gone: new AbortController(),
-    };
+    const poll = this.polls.get(key) ?? newPoll();
     poll.wakeups.add(wakeup);
     this.polls.set(key, poll);
     let released = false;
@@ -216,6 +212,13 @@ export class LiveStreams {
   private closeAll(): void {
     for (const poll of this.polls.values()) poll.wakeups.forEach((wakeup) => wakeup.close());
   }
+}
+
+function newPoll(): Poll {
+  const gone = new AbortController();
+  // Each statement of a shared read listens to it while it waits, removing its listener after.
+  setMaxListeners(0, gone.signal);
+  return { wakeups: new Set(), generation: 0, inFlight: null, gone };
 }
 
 function count(counts: Map<string, number>, key: string, by: 1 | -1): void {

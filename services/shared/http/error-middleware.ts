@@ -15,7 +15,7 @@ export function errorMiddleware(): Middleware<RequestState> {
     try {
       await next();
     } catch (error) {
-      if (ctx.state.clientGone?.aborted) {
+      if (ctx.state.clientGone?.aborted && abandoned(error, ctx.state.clientGone)) {
         // Nobody reads this answer: what the request waited for was cancelled because its client left.
         ctx.state.log.info({ reason: String(error) }, 'request_abandoned');
         sendJson(ctx, 503, { detail: 'The client closed the request' });
@@ -43,4 +43,12 @@ export function errorMiddleware(): Middleware<RequestState> {
       sendJson(ctx, 500, { detail: 'Internal Server Error', request_id: ctx.state.requestId });
     }
   };
+}
+
+/** Whether an error is the cancellation of what the request waited for, its client gone. */
+function abandoned(error: unknown, gone: AbortSignal): boolean {
+  return (
+    error === gone.reason ||
+    (error instanceof Error && (error.name === 'AbortError' || /\baborted\b/i.test(error.message)))
+  );
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import type { Middleware } from 'koa';
 import type { Caller } from '../auth/access.ts';
 import { OPEN, type Authenticator } from '../auth/authenticator.ts';
@@ -40,6 +41,8 @@ export function requestContext(
     ctx.state.log = log.child({ request_id: requestId });
     ctx.set('x-request-id', requestId);
     const gone = new AbortController();
+    // Every read of the request listens to it while it waits, removing its listener after: no leak to warn of.
+    setMaxListeners(0, gone.signal);
     // The response closes either once sent (finished) or when the connection drops before that.
     ctx.res.once('close', () => {
       if (!ctx.res.writableFinished) gone.abort(new DOMException('The client closed the request', 'AbortError'));
