@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currentSignal, Lender, untilAborted, withSignal } from './abortable.ts';
+import { currentSignal, Lender, SharedSignal, untilAborted, withSignal } from './abortable.ts';
 
 describe('Lender', () => {
   it('lends idle items at once and the rest in order of asking, as items come back', async () => {
@@ -65,5 +65,25 @@ describe('withSignal', () => {
     });
     expect(seen).toBe(signal);
     expect(currentSignal()).toBeUndefined();
+  });
+});
+
+describe('SharedSignal', () => {
+  it('aborts once every waiter that joined has gone, and never when one without a signal joined', () => {
+    const a = new AbortController();
+    const b = new AbortController();
+    const shared = new SharedSignal();
+    shared.join(a.signal);
+    shared.join(b.signal);
+    a.abort();
+    expect(shared.signal.aborted).toBe(false);
+    b.abort();
+    expect(shared.signal.aborted).toBe(true);
+    const kept = new SharedSignal();
+    const c = new AbortController();
+    kept.join(c.signal);
+    kept.join(undefined);
+    c.abort();
+    expect(kept.signal.aborted).toBe(false);
   });
 });

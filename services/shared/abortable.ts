@@ -17,6 +17,38 @@ export function currentSignal(): AbortSignal | undefined {
   return current.getStore();
 }
 
+/**
+ * The signal of work shared by several waiters (one read answering every request that asks the same):
+ * aborted once every waiter that joined has gone, never while one still waits, nor ever when a waiter
+ * without a signal (not a request) joined.
+ */
+export class SharedSignal {
+  private readonly controller = new AbortController();
+  private waiting = 0;
+  private kept = false;
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  join(waiter: AbortSignal | undefined): void {
+    if (waiter === undefined) {
+      this.kept = true;
+      return;
+    }
+    if (waiter.aborted) return;
+    this.waiting += 1;
+    waiter.addEventListener(
+      'abort',
+      () => {
+        this.waiting -= 1;
+        if (this.waiting === 0 && !this.kept) this.controller.abort(waiter.reason);
+      },
+      { once: true },
+    );
+  }
+}
+
 /** What an abandoned wait rejects with: the DOMException `fetch` and `@clickhouse/client` use. */
 export function abortError(signal: AbortSignal): unknown {
   return signal.reason instanceof Error ? signal.reason : new DOMException('This operation was aborted', 'AbortError');
