@@ -14,10 +14,20 @@ export function queryMetrics(streams: LiveStreams, reads: ClickHouse): Registry 
         this.set(value());
       },
     });
+  const total = (name: string, help: string, value: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(value());
+      },
+    });
   gauge('callmeter_live_streams_open', 'Live cost streams open in this process', () => streams.stats.open);
-  gauge(
-    'callmeter_live_stream_reads_run',
-    'Reads of ClickHouse the live streams ran since the start (one per change per tenant or session, whatever its streams)',
+  total(
+    'callmeter_live_stream_reads_total',
+    'Reads of ClickHouse the live streams ran (one per change per tenant or session, whatever its streams)',
     () => streams.stats.readsRun,
   );
   gauge(
@@ -48,9 +58,9 @@ export function queryMetrics(streams: LiveStreams, reads: ClickHouse): Registry 
       'Cost reads running on the embedded engine’s read connections',
       () => queue.running,
     );
-    gauge(
-      'callmeter_clickhouse_reads_withdrawn',
-      'Cost reads withdrawn from the wait for a connection because their client went away, since the start',
+    total(
+      'callmeter_clickhouse_reads_withdrawn_total',
+      'Cost reads withdrawn from the wait for a connection because their client went away',
       () => queue.withdrawn,
     );
   }

@@ -214,7 +214,7 @@ describe.each(MODES)('hostile live streams beside a steady tenant, on $name', (m
   it.skipIf(againstServer)(
     'drops the reads of summaries whose clients left from the queue for the read connections',
     async () => {
-      const withdrawnBefore = (await metric(running.query.url, 'callmeter_clickhouse_reads_withdrawn'))!;
+      const withdrawnBefore = (await metric(running.query.url, 'callmeter_clickhouse_reads_withdrawn_total'))!;
       expect(withdrawnBefore).not.toBeNull();
       const leaving = Array.from({ length: 300 }, () => new AbortController());
       const requests = leaving.map((controller, i) =>
@@ -232,7 +232,7 @@ describe.each(MODES)('hostile live streams beside a steady tenant, on $name', (m
       await Promise.all(requests);
       await eventually(async () => {
         expect(await metric(running.query.url, 'callmeter_clickhouse_reads_waiting')).toBe(0);
-        expect(await metric(running.query.url, 'callmeter_clickhouse_reads_withdrawn')).toBeGreaterThan(
+        expect(await metric(running.query.url, 'callmeter_clickhouse_reads_withdrawn_total')).toBeGreaterThan(
           withdrawnBefore,
         );
       }, 30_000);

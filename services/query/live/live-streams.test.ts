@@ -129,6 +129,32 @@ describe('LiveStreams reads', () => {
   });
 });
 
+describe('LiveStreams, stopping', () => {
+  it('ends every stream and cancels the reads waiting for a slot, so close() waits only for those running', async () => {
+    const stopping = new AbortController();
+    const live = new LiveStreams(new MemoryAnnouncements(), { ...LIMITS, perTenant: 10, total: 10 }, stopping.signal);
+    let finish = () => {};
+    const read = () => new Promise<object>((resolve) => (finish = () => resolve({})));
+    const bodies = ['a', 'b', 'c'].map((tenant) =>
+      messagesOf(live.open(request().ctx, tenant, null, { tenant }, { event: 'live', read })),
+    );
+    for (const body of bodies) await body.next();
+    const ends = bodies.map((body) => body.next());
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(live.stats.readsWaiting).toBe(2);
+    stopping.abort();
+    const closed = live.close();
+    expect(live.stats.readsWaiting).toBe(0);
+    finish();
+    await closed;
+    // The read that was running still answers its stream; the two waiting ended without reading.
+    const [running, ...waiting] = await Promise.all(ends);
+    expect(running!.value).toContain('event: live');
+    for (const end of waiting) expect(end.done).toBe(true);
+    expect(live.stats.readsRun).toBe(1);
+  });
+});
+
 describe('streamCaller', () => {
   it('counts a bound credential by its tenant only, an unbound one by its id, and `off` by the source address', () => {
     expect(streamCaller({ kind: 'key', id: 'k1', tenant: 't' }, '10.0.0.1')).toBeNull();

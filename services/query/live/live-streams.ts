@@ -209,8 +209,12 @@ export class LiveStreams {
     poll.wakeups.forEach((wakeup) => wakeup.notify());
   }
 
+  /** Ends every stream and cancels the reads they wait for, so that stopping never waits for a queue of them. */
   private closeAll(): void {
-    for (const poll of this.polls.values()) poll.wakeups.forEach((wakeup) => wakeup.close());
+    for (const poll of this.polls.values()) {
+      poll.wakeups.forEach((wakeup) => wakeup.close());
+      poll.gone.abort();
+    }
   }
 }
 
