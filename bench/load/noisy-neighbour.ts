@@ -25,6 +25,8 @@ export interface NoisyNeighbourOptions {
   readonly agents: number;
   /** API keys of the noisy tenant; at merge: its cap's default. */
   readonly keys: number;
+  /** Live streams of the noisy tenant; absent: LIVE_STREAMS_PER_TENANT's default (its cap). */
+  readonly streams?: number;
   /** The noisy tenant's usage posts per second while measured beside it. */
   readonly noisyEventsPerS: number;
 }
@@ -34,7 +36,7 @@ const NOISY = 'bench-noisy';
 const PAUSE_MS = 50;
 
 export async function noisyNeighbour(options: NoisyNeighbourOptions): Promise<Metric[]> {
-  const caps = loadConfig({}).liveStreams;
+  const streamCount = options.streams ?? loadConfig({}).liveStreams.perTenant;
   const server = await startServer('services/main.ts', { DATA_DIR: options.dataDir });
   const streams: EventStreamReader[] = [];
   try {
@@ -44,7 +46,7 @@ export async function noisyNeighbour(options: NoisyNeighbourOptions): Promise<Me
     const alone = await steadyRequests(server.url, steadySession!, options.measureMs);
 
     say(
-      `noisy neighbour: a tenant with ${caps.perTenant} live streams, ${options.rateEntries} rate entries, ${options.agents} agents with numbers, ${options.keys} keys`,
+      `noisy neighbour: a tenant with ${streamCount} live streams, ${options.rateEntries} rate entries, ${options.agents} agents with numbers, ${options.keys} keys`,
     );
     const noisySessions = await createSessions(server.url, NOISY, 10);
     const created = {
@@ -72,16 +74,18 @@ export async function noisyNeighbour(options: NoisyNeighbourOptions): Promise<Me
         post(server.url, '/api/admin/keys', { name: `noisy-${i}`, scope: 'read', user_id: NOISY }),
       ),
     };
-    for (let i = 0; i < caps.perTenant; i += 1) {
+    for (let i = 0; i < streamCount; i += 1) {
       const path =
         i % 2 === 0 ? '/api/costs/live' : `/api/sessions/${noisySessions[i % noisySessions.length]!.id}/cost-stream`;
       const stream = await EventStreamReader.open(`${server.url}${path}`, { 'x-user-id': NOISY });
       if (stream.response.status !== 200) throw new Error(`noisy stream ${i} answered ${stream.response.status}`);
       streams.push(stream);
     }
-    const refused = await fetch(`${server.url}/api/costs/live`, { headers: { 'x-user-id': NOISY } });
-    await refused.arrayBuffer();
-    if (refused.status !== 429) throw new Error(`the stream past the tenant's cap answered ${refused.status}`);
+    if (options.streams === undefined) {
+      const refused = await fetch(`${server.url}/api/costs/live`, { headers: { 'x-user-id': NOISY } });
+      await refused.arrayBuffer();
+      if (refused.status !== 429) throw new Error(`the stream past the tenant's cap answered ${refused.status}`);
+    }
 
     say('noisy neighbour: the steady tenant beside it');
     const noisyLoad = drive({
