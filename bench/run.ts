@@ -1,4 +1,5 @@
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createKafka } from '../services/shared/kafka/client.ts';
 import { ensureTopics, topicSpecs } from '../services/shared/kafka/topics.ts';
@@ -20,14 +21,17 @@ import {
   type Server,
 } from './support/processes.ts';
 import { describeMachine, metricTable, ratioOf, writeResults, type Metric } from './support/results.ts';
+import { noisyNeighbour, type NoisyNeighbourOptions } from './load/noisy-neighbour.ts';
 
 /**
  * npm run bench — one command, one machine, one run: every figure beside a baseline measured in the
  * same run (this machine is shared and noisy, so ratios are what compare across runs). Load comes
  * from separate processes on loopback. BENCH_MODE=ci runs a reduced version (shorter load and soak,
- * a 1-million-event query dataset) that checks the whole path in CI.
+ * a 1-million-event query dataset) that checks the whole path in CI. BENCH_PHASE=noisy-neighbour runs
+ * that phase alone (bench/results/noisy-neighbour*.json), as its work is tried.
  */
 const CI = process.env.BENCH_MODE === 'ci';
+const PHASE = process.env.BENCH_PHASE ?? 'all';
 const LOAD_MS = CI ? 5_000 : 20_000;
 // Unmeasured load before each measured one: the broker's JVM and every fresh Node process compile
 // their hot paths in the first seconds (back-to-back 10-second loads of one setup measured 2,466 then
@@ -41,6 +45,14 @@ const BATCH_CLIENTS = 8;
 const BATCH_SIZE = 500;
 const QUERY_EVENTS = CI ? 1_000_000 : 10_000_000;
 const USER = 'bench';
+const NOISY_NEIGHBOUR = (folder: string): NoisyNeighbourOptions => ({
+  dataDir: path.join(folder, 'noisy-neighbour'),
+  measureMs: CI ? 8_000 : 30_000,
+  rateEntries: CI ? 200 : 1_000,
+  agents: CI ? 20 : 100,
+  keys: CI ? 5 : 20,
+  noisyEventsPerS: 20,
+});
 const PROBE_USER = 'bench-probe';
 
 /** A probe not visible after this long ends the probing: the pipeline has fallen behind the load. */
@@ -113,11 +125,26 @@ async function freshness(ingestUrl: string, queryUrl: string, count: number): Pr
 }
 
 async function main(): Promise<void> {
+  const metrics: Metric[] = [];
+  const started = Date.now();
+  if (PHASE === 'noisy-neighbour') {
+    // Its own folder, so that trying the phase leaves a full run's data alone.
+    const own = mkdtempSync(path.join(os.tmpdir(), 'callmeter-bench-noisy-'));
+    try {
+      metrics.push(...(await noisyNeighbour(NOISY_NEIGHBOUR(own))));
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+    const file = CI ? 'noisy-neighbour-ci' : 'noisy-neighbour';
+    const table = metricTable(metrics);
+    writeResults(file, { machine: describeMachine(`${CI ? 'ci' : 'full'} noisy-neighbour`, started), metrics }, table);
+    say(`\n${table.join('\n')}\n\nwrote bench/results/${file}.json and ${file}.md`);
+    return;
+  }
+  if (PHASE !== 'all') throw new Error(`BENCH_PHASE=${PHASE}: the phases are all (the default) and noisy-neighbour`);
   const folder = path.join(ROOT, '.local', 'bench', 'run');
   rmSync(folder, { recursive: true, force: true });
   mkdirSync(folder, { recursive: true });
-  const metrics: Metric[] = [];
-  const started = Date.now();
 
   say('starting the Kafka broker and redis-server');
   const backing = await startBackingServices(folder, 'bench');
@@ -354,6 +381,9 @@ async function main(): Promise<void> {
       target: '<= 25',
     });
     await embedded.stop();
+
+    say('noisy neighbour: a steady tenant beside one holding the most of every allowance');
+    metrics.push(...(await noisyNeighbour(NOISY_NEIGHBOUR(folder))));
     metrics.push({ name: 'bare_koa_requests_per_s', value: bareResult.events_per_s, unit: 'requests/s' });
     metrics.push({ name: 'bare_koa_4_connections_requests_per_s', value: bareFew.events_per_s, unit: 'requests/s' });
     metrics.push({ name: 'raw_kafka_send_batch_events_per_s', value: raw.events_per_s, unit: 'events/s' });

@@ -132,7 +132,7 @@ async function main(): Promise<void> {
     log,
     routes: [...routes.map((route) => route.register), ...(query?.pages ?? [])],
     checks: [...infra.checks, ...(consumer?.checks ?? [])],
-    metrics: consumer?.metrics ?? [],
+    metrics: [...(consumer?.metrics ?? []), ...(query === null ? [] : [query.metrics])],
     corsOrigins: config.corsOrigins,
     openapi: buildOpenApi(routes, 'callmeter', '0.1.0'),
     authenticator,

@@ -5,6 +5,7 @@ import {
   type StoredAnnouncements,
 } from '../shared/redis/stored-announcements.ts';
 import { AnswerCache, type AnswerCacheOptions } from './answer-cache.ts';
+import { currentSignal, withSignal } from '../shared/abortable.ts';
 
 /** An announcement source whose subscription can be down, as a Redis one's can. */
 class FakeAnnouncements extends MemoryAnnouncements implements StoredAnnouncements {
@@ -190,5 +191,31 @@ describe('AnswerCache', () => {
     }[];
     expect(() => kept.push({ by_provider: {} })).toThrow(TypeError);
     expect(() => (kept[0]!.by_provider.openai = '2')).toThrow(TypeError);
+  });
+});
+
+describe('AnswerCache, when requests sharing a read go away', () => {
+  it('keeps the read for the requests still waiting, and cancels it once every one has gone', async () => {
+    const { cache } = makeCache();
+    const signals: (AbortSignal | undefined)[] = [];
+    const read = () => {
+      signals.push(currentSignal());
+      return new Promise<never>(() => {});
+    };
+    const first = new AbortController();
+    const second = new AbortController();
+    const firstAnswer = withSignal(first.signal, () => cache.answer('t', 'summary', read));
+    const secondAnswer = withSignal(second.signal, () => cache.answer('t', 'summary', read));
+    first.abort();
+    await expect(firstAnswer).rejects.toThrow(/aborted/);
+    expect([signals.length, signals[0]!.aborted]).toEqual([1, false]);
+    second.abort();
+    await expect(secondAnswer).rejects.toThrow(/aborted/);
+    expect(signals[0]!.aborted).toBe(true);
+    // A request after them all starts a read of its own rather than join the cancelled one.
+    const third = controlledRead({ total: '1' });
+    const thirdAnswer = cache.answer('t', 'summary', third.run);
+    third.finish();
+    expect(await thirdAnswer).toEqual({ total: '1' });
   });
 });

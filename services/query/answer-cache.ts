@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { currentSignal, SharedSignal, untilAborted, withSignal } from '../shared/abortable.ts';
 import { sentUnchanged } from '../shared/http/send-json.ts';
 import type { StoredAnnouncements } from '../shared/redis/stored-announcements.ts';
 
@@ -31,6 +32,12 @@ export interface AnswerCacheOptions {
   readonly perf?: { now(): number };
 }
 
+/** A read under way, and the signal that cancels it once no request waits for it. */
+interface UnderWay {
+  readonly reading: Promise<unknown>;
+  readonly shared: SharedSignal;
+}
+
 interface Kept {
   readonly tenant: string;
   readonly value: unknown;
@@ -48,7 +55,7 @@ export class AnswerCache implements Answers {
   /** The keys kept per tenant, so that a tenant's answers are dropped together. */
   private readonly keysOf = new Map<string, Set<string>>();
   /** Per tenant, the reads under way by query: requests for the same answer share one read. */
-  private readonly reading = new Map<string, Map<string, Promise<unknown>>>();
+  private readonly reading = new Map<string, Map<string, UnderWay>>();
   private readonly unsubscribe: readonly (() => void)[];
   private readonly agentsAnnounced: boolean;
 
@@ -80,19 +87,27 @@ export class AnswerCache implements Answers {
     const key = JSON.stringify([tenant, query]);
     const kept = this.kept.get(key);
     if (kept !== undefined) return kept.value as T;
+    const waiter = currentSignal();
     const running = this.reading.get(tenant)?.get(query);
-    if (running !== undefined) return running as Promise<T>;
-    const reading = read();
-    const underWay = this.reading.get(tenant) ?? new Map<string, Promise<unknown>>();
-    this.reading.set(tenant, underWay.set(query, reading));
+    // A read whose requests have all gone is being cancelled: a new request starts its own.
+    if (running !== undefined && !running.shared.signal.aborted) {
+      running.shared.join(waiter);
+      return untilAborted(running.reading as Promise<T>, waiter);
+    }
+    // Shared by every request asking the same meanwhile: cancelled only once all of them have gone.
+    const shared = new SharedSignal();
+    shared.join(waiter);
+    const reading = withSignal(shared.signal, read);
+    const underWay = this.reading.get(tenant) ?? new Map<string, UnderWay>();
+    this.reading.set(tenant, underWay.set(query, { reading, shared }));
     try {
-      const value = await reading;
+      const value = await untilAborted(reading, waiter);
       // Still this tenant's read under way: no batch of the tenant was stored since it began.
-      if (this.reading.get(tenant)?.get(query) === reading) this.keep(tenant, key, value);
+      if (this.reading.get(tenant)?.get(query)?.reading === reading) this.keep(tenant, key, value);
       return value;
     } finally {
       const current = this.reading.get(tenant);
-      if (current?.get(query) === reading) {
+      if (current?.get(query)?.reading === reading) {
         current.delete(query);
         if (current.size === 0) this.reading.delete(tenant);
       }

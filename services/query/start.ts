@@ -15,6 +15,9 @@ import type { StoredAnnouncements } from '../shared/redis/stored-announcements.t
 import { AnswerCache, READ_AFRESH } from './answer-cache.ts';
 import type { Config } from '../shared/config.ts';
 import { rateReadRoutes } from './routes/rate-routes.ts';
+import { abortableReads } from '../shared/clickhouse/abortable-reads.ts';
+import { queryMetrics } from './query-metrics.ts';
+import type { Registry } from 'prom-client';
 import { unpricedRoutes } from './routes/unpriced-routes.ts';
 
 export interface QueryDeps {
@@ -38,22 +41,24 @@ export async function startQuery({
   shutdown,
   config,
   tenantRates,
-}: QueryDeps): Promise<{ routes: Route[]; pages: RouteRegistrar[] }> {
+}: QueryDeps): Promise<{ routes: Route[]; pages: RouteRegistrar[]; metrics: Registry }> {
   // Ended when shutdown begins (shutdown.signal), so that the HTTP server can drain its connections.
   const streams = new LiveStreams(announcements, config.liveStreams, shutdown.signal);
   shutdown.add('live-streams', () => streams.close());
   const cache = answerCacheOf(infra, announcements, config.queryCache, log);
   if (cache !== null) shutdown.add('answer-cache', async () => cache.close());
   const answers = cache ?? READ_AFRESH;
+  // The routes' reads are cancelled with their request when its client goes away; the refreshers' are not.
+  const reads = abortableReads(infra.clickhouseReads);
   const routes = [
-    ...costRoutes({ ch: infra.clickhouseReads, liveUsage, answers }),
-    ...liveRoutes({ ch: infra.clickhouseReads, liveUsage, streams }),
-    ...unpricedRoutes(infra.clickhouseReads),
+    ...costRoutes({ ch: reads, liveUsage, answers }),
+    ...liveRoutes({ ch: reads, liveUsage, streams }),
+    ...unpricedRoutes(reads),
     ...rateReadRoutes({ card: () => tenantRates.current(), catalogs: loadCatalogs() }),
-    ...auditRoutes(infra.clickhouseReads),
+    ...auditRoutes(reads),
   ];
   // The dashboard page and its files (no credential: the page asks for one before it reads the API).
-  return { routes, pages: [dashboardRoutes(config.auth.mode)] };
+  return { routes, pages: [dashboardRoutes(config.auth.mode)], metrics: queryMetrics(streams, reads) };
 }
 
 /**

@@ -72,6 +72,15 @@ export interface Config {
   readonly liveStreams: {
     /** LIVE_STREAMS_PER_TENANT: open streams one tenant may hold in one process; past it, 429. */
     readonly perTenant: number;
+    /**
+     * LIVE_STREAMS_PER_CALLER: open streams of one caller that may name any tenant (an unbound key or
+     * token by its id; in AUTH_MODE=off the source address) in one process; past it, 429.
+     */
+    readonly perCaller: number;
+    /** LIVE_STREAMS_MAX: open streams of one process, all tenants together; past it, 503. */
+    readonly total: number;
+    /** LIVE_STREAM_READS: ClickHouse reads the streams of one process run at once (streams of one tenant share one). */
+    readonly reads: number;
     /** LIVE_STREAM_HEARTBEAT_SECONDS: a comment line after this long without a message. */
     readonly heartbeatMs: number;
   };
@@ -213,6 +222,9 @@ export function loadConfig(env: Env): Config {
   };
   const liveStreams = {
     perTenant: read.integer('LIVE_STREAMS_PER_TENANT', 20, 1, 10_000),
+    perCaller: read.integer('LIVE_STREAMS_PER_CALLER', 100, 1, 100_000),
+    total: read.integer('LIVE_STREAMS_MAX', 1_000, 1, 100_000),
+    reads: read.integer('LIVE_STREAM_READS', 1, 1, 64),
     heartbeatMs: read.integer('LIVE_STREAM_HEARTBEAT_SECONDS', 15, 1, 3_600) * 1000,
   };
   // FAULT_ROUTES is the name the issue of tenancy gave it; FAULT_INJECTION the earlier one. Either mounts /_faults/*.

@@ -6,7 +6,7 @@ import { routeGroup } from '../../shared/http/route-group.ts';
 import type { LiveUsageStore } from '../../shared/redis/live-usage.ts';
 import { costBreakdown } from '../cost-breakdown.ts';
 import { liveCosts } from '../live/live-costs.ts';
-import type { LiveStreams } from '../live/live-streams.ts';
+import { streamCaller, type LiveStreams } from '../live/live-streams.ts';
 import { sessionHead } from '../queries/session-costs.ts';
 
 const routes = routeGroup({ tags: ['costs'], access: 'read' });
@@ -14,7 +14,11 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ENDED = new Set<string>(FINAL_SESSION_STATUSES);
 const STREAM_DOCS = {
   200: { description: 'text/event-stream: the state at once, then on every change; `: heartbeat` comments between' },
-  429: errorDoc('Too many live streams open for this user', 'Too many live streams …'),
+  429: errorDoc(
+    'Too many live streams open for this user, or for this credential or address (Retry-After)',
+    'Too many live streams …',
+  ),
+  503: errorDoc('The server has as many live streams open as it serves (Retry-After)', 'This server has …'),
 };
 
 export interface LiveRoutesDeps {
@@ -31,10 +35,11 @@ export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoute
       summary: 'A stream of the caller’s calls in progress and what each has cost so far, on every stored change',
       requireUserId: true,
       responses: STREAM_DOCS,
-      handle: async ({ userId }, ctx) =>
+      handle: async ({ userId, caller }, ctx) =>
         streams.open(
           ctx,
           userId!,
+          streamCaller(caller, ctx.ip),
           { tenant: userId! },
           { event: 'live', read: () => liveCosts(ch, userId!, now()), volatile: ['as_of'] },
         ),
@@ -42,13 +47,14 @@ export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoute
     routes.get('/api/sessions/{session_id}/cost-stream', {
       summary: 'A stream of one call’s cost breakdown on every change, and a last `end` message once the call ended',
       responses: { ...STREAM_DOCS, 404: errorDoc('Unknown session', 'Session not found') },
-      handle: async ({ path, userId }, ctx) => {
+      handle: async ({ path, userId, caller }, ctx) => {
         const head = UUID.test(path.session_id) ? await sessionHead(ch, path.session_id.toLowerCase()) : null;
         if (head === null || (userId !== null && userId !== head.user_id))
           throw AppError.of('NOT_FOUND', 'Session not found');
         return streams.open(
           ctx,
           head.user_id,
+          streamCaller(caller, ctx.ip),
           { session: head.id },
           {
             event: 'breakdown',

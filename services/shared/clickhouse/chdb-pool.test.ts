@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sqlString, withSessionParams } from './chdb-pool.ts';
+import { chdbConnectionPool, sqlString, withSessionParams, type ClientConnection } from './chdb-pool.ts';
 
 describe('withSessionParams', () => {
   it('sends each parameter as the text an HTTP server gets, quoted as a string literal, before the statement', () => {
@@ -50,5 +50,61 @@ describe('withSessionParams', () => {
 describe('sqlString', () => {
   it('escapes the backslash and the quote, the only characters that end or escape a literal', () => {
     expect(sqlString(`a'b\\c\n`)).toBe(`'a\\'b\\\\c\n'`);
+  });
+});
+
+describe('chdbConnectionPool', () => {
+  /** A connection whose statements end when the test says, recording what ran. */
+  function gatedConnection(ran: string[]) {
+    const gates: (() => void)[] = [];
+    const connection = {
+      query: async (params: { query: string; abort_signal?: AbortSignal }) => {
+        ran.push(params.query);
+        expect(params.abort_signal).toBeUndefined();
+        await new Promise<void>((resolve) => gates.push(resolve));
+        return { query_id: params.query };
+      },
+      close: async () => undefined,
+    } as unknown as ClientConnection;
+    return { connection, finish: () => gates.shift()?.() };
+  }
+
+  it('drops a statement still waiting for a connection when its signal aborts: it never runs', async () => {
+    const ran: string[] = [];
+    const { connection, finish } = gatedConnection(ran);
+    const pool = chdbConnectionPool([connection]);
+    const running = pool.query({ query: 'SELECT 1' } as never);
+    const leaving = new AbortController();
+    const queued = pool.query({ query: 'SELECT 2', abort_signal: leaving.signal } as never);
+    const after = pool.query({ query: 'SELECT 3' } as never);
+    await Promise.resolve();
+    expect(pool.queue.waiting).toBe(2);
+    leaving.abort();
+    await expect(queued).rejects.toThrow(/aborted/);
+    expect([pool.queue.waiting, pool.queue.withdrawn]).toEqual([1, 1]);
+    finish();
+    await running;
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    finish();
+    await after;
+    expect(ran).toEqual(['SELECT 1', 'SELECT 3']);
+  });
+
+  it('answers a running statement’s abort at once but keeps its connection until the engine is done', async () => {
+    const ran: string[] = [];
+    const { connection, finish } = gatedConnection(ran);
+    const pool = chdbConnectionPool([connection]);
+    const leaving = new AbortController();
+    const running = pool.query({ query: 'SELECT 1', abort_signal: leaving.signal } as never);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    const next = pool.query({ query: 'SELECT 2' } as never);
+    leaving.abort();
+    await expect(running).rejects.toThrow(/aborted/);
+    expect([pool.queue.running, pool.queue.waiting, ran]).toEqual([1, 1, ['SELECT 1']]);
+    finish();
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(ran).toEqual(['SELECT 1', 'SELECT 2']);
+    finish();
+    await next;
   });
 });

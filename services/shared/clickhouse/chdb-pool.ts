@@ -1,7 +1,7 @@
 import type { ClickHouseClientConfigOptions } from '@clickhouse/client';
 // The function the HTTP client formats each `param_<name>` with (the package has no export map; version pinned).
 import { formatQueryParams } from '@clickhouse/client/dist/common/data_formatter/format_query_params.js';
-import { createPool } from 'generic-pool';
+import { Lender, untilAborted } from '../abortable.ts';
 
 /** The Connection contract `createClient({ connection })` takes (chdb implements it). */
 export type ClientConnection = NonNullable<ClickHouseClientConfigOptions['connection']>;
@@ -11,47 +11,59 @@ type Statement = { readonly query: string; readonly query_params?: Record<string
 const PARAM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PLACEHOLDER = /\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:/g;
 
+/** How the reads of a pool are waiting: for the metrics, and for what cancellation shows. */
+export interface ReadQueue {
+  /** Statements waiting for a connection now. */
+  readonly waiting: number;
+  /** Statements on a connection now. */
+  readonly running: number;
+  /** Statements withdrawn from the wait because their request's client went away, since the start. */
+  readonly withdrawn: number;
+}
+
 /**
  * chdb connections to one data folder behind the one Connection a client takes. One chdb connection runs
  * one statement at a time; same-folder connections run side by side, each statement on an idle one, and a
- * statement finding none waits for the next in order (generic-pool). A result is read whole before its
- * connection goes back (chdb materializes every result), so nothing outlives the statement. Each running
- * statement holds one of Node's libuv worker threads (UV_THREADPOOL_SIZE).
+ * statement finding none waits for the next in order. A statement whose `abort_signal` aborts while it
+ * waits leaves the queue at once and never runs. One already running cannot be stopped: chdb has no
+ * query ids and its C interface no interrupt (`KILL QUERY` finds nothing), so its caller is answered at
+ * once while the statement runs on to its end (bounded by the reads' max_execution_time), keeping its
+ * connection until then; the signal is not handed to chdb, which would give the connection back early.
+ * A result is read whole before its connection goes back (chdb materializes every result), so nothing
+ * outlives the statement. Each running statement holds one of Node's libuv worker threads.
  */
-export function chdbConnectionPool(connections: readonly ClientConnection[]): ClientConnection {
-  const unused = [...connections];
-  const pool = createPool<ClientConnection>(
-    {
-      // Opened by the caller, so that a folder the engine cannot open fails the start rather than a
-      // query; with no eviction or validation the pool destroys one only when it is cleared.
-      create: async () => {
-        const connection = unused.pop();
-        if (connection === undefined) throw new Error('the chdb connection pool has no connection left to open');
-        return connection;
-      },
-      destroy: (connection) => connection.close(),
-    },
-    { max: connections.length, min: connections.length },
-  );
-  // Not pool.use(), which destroys a connection whose statement failed: a refused statement leaves a
-  // chdb connection as good as before, and the pool has no other to open.
-  const on = async <T>(run: (connection: ClientConnection) => Promise<T>): Promise<T> => {
-    const connection = await pool.acquire();
-    try {
-      return await run(connection);
-    } finally {
-      await pool.release(connection);
-    }
+export function chdbConnectionPool(connections: readonly ClientConnection[]): ClientConnection & {
+  readonly queue: ReadQueue;
+} {
+  const lender = new Lender(connections);
+  const on = <P extends { abort_signal?: AbortSignal }, T>(
+    params: P,
+    run: (connection: ClientConnection, params: P) => Promise<T>,
+  ): Promise<T> => {
+    const { abort_signal: signal, ...rest } = params;
+    const running = lender.with(signal, (connection) => run(connection, rest as P));
+    return untilAborted(running, signal);
   };
   return {
-    ping: (params) => on((connection) => connection.ping(params)),
-    query: (params) => on((connection) => connection.query(withSessionParams(params))),
-    command: (params) => on((connection) => connection.command(withSessionParams(params))),
-    exec: (params) => on((connection) => connection.exec(withSessionParams(params))),
-    insert: (params) => on((connection) => connection.insert(params)),
+    ping: (params) => on(params, (connection, p) => connection.ping(p)),
+    query: (params) => on(params, (connection, p) => connection.query(withSessionParams(p))),
+    command: (params) => on(params, (connection, p) => connection.command(withSessionParams(p))),
+    exec: (params) => on(params, (connection, p) => connection.exec(withSessionParams(p))),
+    insert: (params) => on(params, (connection, p) => connection.insert(p)),
     close: async () => {
-      await pool.drain();
-      await pool.clear();
+      const closed = await lender.close(new Error('the chdb connection pool is closed'));
+      await Promise.all(closed.map((connection) => connection.close()));
+    },
+    queue: {
+      get waiting() {
+        return lender.waiting;
+      },
+      get running() {
+        return lender.lent;
+      },
+      get withdrawn() {
+        return lender.withdrawn;
+      },
     },
   };
 }

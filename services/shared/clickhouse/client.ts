@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Config } from '../config.ts';
-import { chdbConnectionPool, type ClientConnection } from './chdb-pool.ts';
+import { chdbConnectionPool, type ClientConnection, type ReadQueue } from './chdb-pool.ts';
 
 export type { ClickHouseClient };
 
@@ -13,6 +13,8 @@ export interface ClickHouse {
   readonly embedded: boolean;
   /** CLICKHOUSE_CLUSTER: statements read and write the Distributed tables (tables.ts); null: one server. */
   readonly cluster: string | null;
+  /** The embedded engine's statements waiting for one of the handle's connections; absent over HTTP. */
+  readonly queue?: ReadQueue;
 }
 
 // Money is read as quoted decimals so that it never passes through a JS number.
@@ -29,7 +31,7 @@ export async function createClickHouse(config: Pick<Config, 'clickhouse' | 'data
   // (and a committed Kafka offset) still means durable, and the deduplication token goes with it.
   const settings = cluster === null ? SETTINGS : { ...SETTINGS, distributed_foreground_insert: 1 };
   if (url !== null) return { client: httpClient(config.clickhouse, settings), database, embedded: false, cluster };
-  return { client: await embeddedClient(config.dataDir), database, embedded: true, cluster: null };
+  return { ...(await embeddedClient(config.dataDir)), database, embedded: true, cluster: null };
 }
 
 /**
@@ -55,7 +57,7 @@ export async function createReadClickHouse(
     result_overflow_mode: 'throw',
   } as const;
   if (!writes.embedded) return { ...writes, client: httpClient(config.clickhouse, settings) };
-  return { ...writes, client: await embeddedClient(config.dataDir, settings, connections) };
+  return { ...writes, ...(await embeddedClient(config.dataDir, settings, connections)) };
 }
 
 function httpClient({ url, username, password }: Config['clickhouse'], settings: ClickHouseSettings): ClickHouseClient {
@@ -72,7 +74,7 @@ async function embeddedClient(
   dataDir: string,
   settings: ClickHouseSettings = SETTINGS,
   connections = 1,
-): Promise<ClickHouseClient> {
+): Promise<{ client: ClickHouseClient; queue: ReadQueue }> {
   // Loaded only in the embedded mode: server deployments can leave the engine's binary out.
   const { createChdbConnection } = await import('chdb/connection');
   const folder = path.join(dataDir, 'clickhouse');
@@ -84,5 +86,5 @@ async function embeddedClient(
     () => createChdbConnection({ path: folder }) as unknown as ClientConnection,
   );
   const connection = chdbConnectionPool(opened);
-  return createClient({ connection, clickhouse_settings: settings });
+  return { client: createClient({ connection, clickhouse_settings: settings }), queue: connection.queue };
 }

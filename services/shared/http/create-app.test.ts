@@ -5,6 +5,7 @@ import { AppError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
 import { createHttpApp, type RouteRegistrar } from './create-app.ts';
 import { sendJson } from './send-json.ts';
+import { currentSignal, untilAborted } from '../abortable.ts';
 
 const servers: { close: () => void }[] = [];
 afterEach(() => servers.splice(0).forEach((server) => server.close()));
@@ -312,5 +313,32 @@ describe('CORS for the dashboards', () => {
       simple.headers.get('access-control-allow-origin'),
       simple.headers.get('access-control-allow-credentials'),
     ]).toEqual([dashboard, 'true']);
+  });
+
+  it('aborts the signal a request runs under when its client goes away, and not when it is answered', async () => {
+    const signals: AbortSignal[] = [];
+    let seen = () => {};
+    const cancelled = new Promise<unknown>((resolve) => (seen = () => resolve(undefined)));
+    const url = await serve((router) => {
+      router.get('/wait', async () => {
+        const signal = currentSignal()!;
+        signals.push(signal);
+        await untilAborted(new Promise(() => {}), signal).catch(() => seen());
+      });
+      router.get('/quick', (ctx) => {
+        signals.push(currentSignal()!);
+        sendJson(ctx, 200, {});
+      });
+    });
+    const leaving = new AbortController();
+    const request = fetch(`${url}/wait`, { signal: leaving.signal }).catch(() => null);
+    while (signals.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    leaving.abort();
+    await request;
+    await cancelled;
+    expect(signals[0]!.aborted).toBe(true);
+    await (await fetch(`${url}/quick`)).text();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(signals[1]!.aborted).toBe(false);
   });
 });

@@ -15,6 +15,12 @@ export function errorMiddleware(): Middleware<RequestState> {
     try {
       await next();
     } catch (error) {
+      if (ctx.state.clientGone?.aborted && abandoned(error, ctx.state.clientGone)) {
+        // Nobody reads this answer: what the request waited for was cancelled because its client left.
+        ctx.state.log.info({ reason: String(error) }, 'request_abandoned');
+        sendJson(ctx, 503, { detail: 'The client closed the request' });
+        return;
+      }
       if (error instanceof AppError && error.code !== 'INTERNAL') {
         // Every 503 and 429 tells the client when to retry, whichever dependency or queue refused.
         if (error.code === 'DEPENDENCY_UNAVAILABLE' || error.code === 'TOO_MANY_REQUESTS') ctx.set('Retry-After', '1');
@@ -37,4 +43,12 @@ export function errorMiddleware(): Middleware<RequestState> {
       sendJson(ctx, 500, { detail: 'Internal Server Error', request_id: ctx.state.requestId });
     }
   };
+}
+
+/** Whether an error is the cancellation of what the request waited for, its client gone. */
+function abandoned(error: unknown, gone: AbortSignal): boolean {
+  return (
+    error === gone.reason ||
+    (error instanceof Error && (error.name === 'AbortError' || /\baborted\b/i.test(error.message)))
+  );
 }

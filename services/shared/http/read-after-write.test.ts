@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { describe, expect, it } from 'vitest';
 import { readAfterWrite } from './read-after-write.ts';
+import { withSignal } from '../abortable.ts';
 
 /** Which requests wait for the journal: the middleware with a wait the test counts. */
 async function waits(method: string, path: string): Promise<boolean> {
@@ -21,5 +22,23 @@ describe('readAfterWrite', () => {
     expect(await waits('GET', '/api/usage/events')).toBe(true);
     expect(await waits('PATCH', '/api/sessions/abc')).toBe(true);
     expect(await waits('POST', '/api/sessions/abc/transcripts')).toBe(true);
+  });
+});
+
+describe('readAfterWrite, when the client goes away', () => {
+  it('stops waiting for the journal and never runs the route', async () => {
+    const request = new AbortController();
+    let routed = false;
+    const waiting = withSignal(request.signal, () =>
+      readAfterWrite(() => new Promise(() => {}))(
+        { method: 'GET', path: '/api/costs/summary' } as Context,
+        async () => {
+          routed = true;
+        },
+      ),
+    );
+    request.abort();
+    await expect(waiting).rejects.toThrow(/aborted/);
+    expect(routed).toBe(false);
   });
 });

@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import { currentSignal, untilAborted } from '../abortable.ts';
 
 /**
  * Routes that only append records: they wait for nothing stored before them. A new rate entry reads
@@ -12,11 +13,13 @@ const OPERATIONAL = new Set(['/healthz', '/health', '/readyz', '/metrics']);
  * The embedded mode answers a write once its records are in the journal, before they are stored; every
  * other request waits until what was acknowledged before it is stored, so that a read (of ClickHouse, of
  * an answer kept in the cache, of the calls' live usage) shows every write answered before it, as when a
- * 201 waited for the insert. Usage posts, the hot path, and new rate entries wait for nothing.
+   * 201 waited for the insert. Usage posts, the hot path, and new rate entries wait for nothing. A request
+   * whose client goes away stops waiting.
  */
 export function readAfterWrite(caughtUp: () => Promise<unknown>): Middleware {
   return async (ctx, next) => {
-    if (!APPEND_ONLY.has(`${ctx.method} ${ctx.path}`) && !OPERATIONAL.has(ctx.path)) await caughtUp();
+    if (!APPEND_ONLY.has(`${ctx.method} ${ctx.path}`) && !OPERATIONAL.has(ctx.path))
+      await untilAborted(caughtUp(), currentSignal());
     await next();
   };
 }
