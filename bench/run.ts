@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { loadConfig } from '../services/shared/config.ts';
 import { createKafka } from '../services/shared/kafka/client.ts';
 import { ensureTopics, topicSpecs } from '../services/shared/kafka/topics.ts';
 import { createLogger } from '../services/shared/logger.ts';
@@ -45,12 +46,14 @@ const BATCH_CLIENTS = 8;
 const BATCH_SIZE = 500;
 const QUERY_EVENTS = CI ? 1_000_000 : 10_000_000;
 const USER = 'bench';
+const CAPS = loadConfig({});
 const NOISY_NEIGHBOUR = (folder: string): NoisyNeighbourOptions => ({
   dataDir: path.join(folder, 'noisy-neighbour'),
   measureMs: CI ? 8_000 : 30_000,
-  rateEntries: CI ? 200 : 1_000,
-  agents: CI ? 20 : 100,
-  keys: CI ? 5 : 20,
+  // The full run holds the most of every per-tenant cap (their defaults); CI a part of each.
+  rateEntries: CI ? 200 : CAPS.rateEntriesPerTenant,
+  agents: CI ? 20 : Math.min(CAPS.agentCaps.agentsPerTenant, CAPS.agentCaps.numbersPerTenant),
+  keys: CI ? 5 : CAPS.auth.keysPerTenant,
   noisyEventsPerS: 20,
 });
 const PROBE_USER = 'bench-probe';

@@ -16,14 +16,11 @@ import { ratioOf, type Metric } from '../support/results.ts';
 export interface NoisyNeighbourOptions {
   readonly dataDir: string;
   readonly measureMs: number;
-  /**
-   * Rate entries of the noisy tenant. At merge: RATE_ENTRIES_PER_TENANT's default from
-   * services/shared/config.ts (the rate entries' cap), as the live streams' cap is taken below.
-   */
+  /** Rate entries of the noisy tenant (RATE_ENTRIES_PER_TENANT's default in the full run). */
   readonly rateEntries: number;
-  /** Agents of the noisy tenant, each with a number (one per agent); at merge: their caps' defaults. */
+  /** Agents of the noisy tenant, each with a number (AGENTS_PER_TENANT and NUMBERS_PER_TENANT in the full run). */
   readonly agents: number;
-  /** API keys of the noisy tenant; at merge: its cap's default. */
+  /** API keys of the noisy tenant (API_KEYS_PER_TENANT in the full run). */
   readonly keys: number;
   /** Live streams of the noisy tenant; absent: LIVE_STREAMS_PER_TENANT's default (its cap). */
   readonly streams?: number;
