@@ -73,7 +73,7 @@ describe('the HTTP contract of the embedded process', () => {
       'POST /api/usage/events/batch',
     ]);
     const create = document.paths['/api/sessions/']!.post!;
-    expect(Object.keys(create.responses)).toEqual(['201', '400', '409', '413', '422']);
+    expect(Object.keys(create.responses)).toEqual(['201', '400', '413', '422']);
     expect(create.requestBody).toEqual({
       required: true,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/SessionCreate' } } },
