@@ -430,6 +430,8 @@ interface RedisMemory {
   readonly rows_per_s: number;
   readonly used_memory_before: number;
   readonly used_memory_after: number;
+  /** As a quarter, a half, three quarters and all of the events were stored. */
+  readonly used_memory_by_quarter: readonly number[];
   readonly used_memory_peak: number;
   readonly claims_after: number;
   readonly claims_at_most: number;
@@ -454,6 +456,7 @@ function redisMemoryMetrics(run: RedisMemory): Metric[] {
       target: '< 64',
     },
     { name: 'redis_used_memory_peak_during_usage_mib', value: mib(run.used_memory_peak), unit: 'MiB' },
+    { name: 'redis_used_memory_at_half_of_usage_mib', value: mib(run.used_memory_by_quarter[1] ?? 0), unit: 'MiB' },
     { name: 'redis_usage_claims_after', value: run.claims_after, unit: 'keys' },
     { name: 'redis_usage_claims_in_flight_at_most', value: run.claims_at_most, unit: 'keys' },
     { name: 'redis_memory_phase_events', value: run.events, unit: 'events' },

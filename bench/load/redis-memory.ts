@@ -87,10 +87,14 @@ try {
   });
   const deadline = Date.now() + Math.max(600_000, events * 0.2);
   let lastSaid = 0;
+  // used_memory as each quarter of the events is stored: flat once the claims of the rounds in flight
+  // and the calls' live entries are at their bounds.
+  const quarters: number[] = [];
   while (stored < events && Date.now() < deadline) {
     await sleep(1_000);
     stored = await eventCount(process_.url, USER);
     maxClaims = Math.max(maxClaims, await countKeys('usage-claim:*'));
+    while (quarters.length < 3 && stored >= ((quarters.length + 1) * events) / 4) quarters.push(await usedMemory());
     if (stored - lastSaid >= 500_000 || stored === events) {
       say(`redis memory: ${stored} of ${events} stored, used_memory ${Math.round(peak / 1048576)} MiB at most`);
       lastSaid = stored;
@@ -120,6 +124,7 @@ try {
       rows_per_s: Math.round((events / elapsed) * 1000),
       used_memory_before: before,
       used_memory_after: after,
+      used_memory_by_quarter: [...quarters, after],
       used_memory_peak: Math.max(peak, after),
       keys_before: keysBefore,
       keys_after: await redis.dbsize(),
