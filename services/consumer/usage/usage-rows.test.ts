@@ -157,4 +157,18 @@ describe('usage rows with claims held only while a round is in flight', () => {
     expect(steps).toEqual(['claim t1']);
     expect(decided.rows).toHaveLength(1);
   });
+
+  it('lets go at once of a claim on an event it found stored, so that the next try looks it up again', async () => {
+    const steps: string[] = [];
+    const claims = memoryClaims(steps);
+    const [a, b] = [record(), record()];
+    const ch = storedIds(new Set([keyOf(a)]), steps, []);
+    const first = await usageRows({ ch, card, claims }, [group([a, b], 't2')]);
+    expect(first.rows.map(({ row }) => row.id)).toEqual([b.event_id]);
+    expect([...claims.held.keys()]).toEqual([keyOf(b)]);
+    // The insert failed; the retry of the same batch drops the stored copy again.
+    const retry = await usageRows({ ch, card, claims }, [group([a, b], 't2')]);
+    expect(retry.rows.map(({ row }) => row.id)).toEqual([b.event_id]);
+    expect(retry.claimed).toEqual([{ token: 't2', keys: [keyOf(b)] }]);
+  });
 });

@@ -79,17 +79,26 @@ export async function usageRows(
   // Without claims (the embedded mode) the first batch holding an id keeps it; with them, the one whose claim holds.
   const taken = new Set<string>();
   const rows: { readonly row: UsageEventRow; readonly item: UsageItem }[] = [];
+  const claimed = groups.map(({ claimToken }) => ({ token: claimToken, keys: [] as string[], stored: [] as string[] }));
   groups.forEach(({ storedWins }, i) => {
     const { kept, fresh } = decisions[i]!;
     for (const [key, item] of firsts[i]!) {
-      if (taken.has(key) || !kept.has(key) || ((storedWins || fresh.has(key)) && stored.has(key))) continue;
+      if (!kept.has(key)) continue;
+      if ((storedWins || fresh.has(key)) && stored.has(key)) {
+        claimed[i]!.stored.push(key);
+        continue;
+      }
+      claimed[i]!.keys.push(key);
+      if (taken.has(key)) continue;
       taken.add(key);
       rows.push({ row: toUsageRow(card, catalogs, item.record, item.source), item });
     }
   });
-  const claimed =
-    claims === null ? [] : groups.map(({ claimToken }, i) => ({ token: claimToken, keys: [...decisions[i]!.kept] }));
-  return { rows, claimed };
+  if (claims === null) return { rows, claimed: [] };
+  // A claim held on an event found stored is let go at once: held, it would read on the next try as this
+  // batch's own decision to keep the event (a kept claim that is not fresh is never looked up).
+  await Promise.all(claimed.map(({ token, stored: found }) => claims.release(found, token)));
+  return { rows, claimed: claimed.map(({ token, keys }) => ({ token, keys })) };
 }
 
 function toUsageRow(
