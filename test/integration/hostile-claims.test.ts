@@ -114,7 +114,7 @@ describe.each(MODES)('a retry storm beside a steady tenant, on $name', (mode) =>
     await running?.stop();
   });
 
-  it('counts every event of a storm once: each id resent through both ingest processes at once, and again across a consumer restart', async () => {
+  it('counts every event of a storm once: each id resent through both ingest processes at once, and across a kill -9 of the consumer where it is a process apart', async () => {
     const session = await openSession('tenant-storm');
     const events = Array.from({ length: EVENTS }, (_, i) => ({
       session_id: session,
