@@ -45,6 +45,10 @@ const FEW_CLIENTS = 4;
 const BATCH_CLIENTS = 8;
 const BATCH_SIZE = 500;
 const QUERY_EVENTS = CI ? 1_000_000 : 10_000_000;
+// Usage events through the Kafka path for the Redis memory figure (not in BENCH_MODE=ci: 10 million take
+// about 10 minutes on a quiet machine); BENCH_REDIS_EVENTS runs it at another count.
+const REDIS_EVENTS = Number(process.env.BENCH_REDIS_EVENTS ?? 10_000_000);
+const REDIS_LIVE_SESSIONS = 1_000;
 const USER = 'bench';
 const CAPS = loadConfig({});
 const NOISY_NEIGHBOUR = (folder: string): NoisyNeighbourOptions => ({
@@ -402,6 +406,13 @@ async function main(): Promise<void> {
     await backing.stop();
   }
 
+  if (!CI) {
+    say(
+      `Redis memory: ${REDIS_EVENTS.toLocaleString('en-US')} usage events of ${REDIS_LIVE_SESSIONS} live calls through Kafka`,
+    );
+    metrics.push(...redisMemoryMetrics(await redisMemory(path.join(folder, 'redis-memory'), REDIS_EVENTS)));
+  }
+
   say('pricing: one event by the five-entry card, and with the whole catalog loaded');
   const pricing = await runJson<{
     card_ns: number;
@@ -444,6 +455,46 @@ async function main(): Promise<void> {
   const table = metricTable(metrics);
   writeResults(file, { machine, metrics }, table);
   say(`\n${table.join('\n')}\n\nwrote bench/results/${file}.json and ${file}.md in ${machine.duration_s} s`);
+}
+
+/** What bench/load/redis-memory.ts prints. */
+interface RedisMemory {
+  readonly events: number;
+  readonly rows_per_s: number;
+  readonly used_memory_before: number;
+  readonly used_memory_after: number;
+  /** As a quarter, a half, three quarters and all of the events were stored. */
+  readonly used_memory_by_quarter: readonly number[];
+  readonly used_memory_peak: number;
+  readonly claims_after: number;
+  readonly claims_at_most: number;
+  readonly live_usage_entries_per_call_at_most: number;
+}
+
+function redisMemory(folder: string, events: number): Promise<RedisMemory> {
+  return runJson<RedisMemory>('bench/load/redis-memory.ts', [
+    JSON.stringify({ folder, events, live: REDIS_LIVE_SESSIONS }),
+  ]);
+}
+
+/** Redis holds live state, not history: its memory after the events, against the 64 MiB it may take. */
+function redisMemoryMetrics(run: RedisMemory): Metric[] {
+  const mib = (bytes: number) => Math.round((bytes / 1_048_576) * 10) / 10;
+  return [
+    {
+      name: 'redis_used_memory_after_usage_mib',
+      value: mib(run.used_memory_after),
+      unit: 'MiB',
+      baseline: mib(run.used_memory_before),
+      target: '< 64',
+    },
+    { name: 'redis_used_memory_peak_during_usage_mib', value: mib(run.used_memory_peak), unit: 'MiB' },
+    { name: 'redis_used_memory_at_half_of_usage_mib', value: mib(run.used_memory_by_quarter[1] ?? 0), unit: 'MiB' },
+    { name: 'redis_usage_claims_after', value: run.claims_after, unit: 'keys' },
+    { name: 'redis_usage_claims_in_flight_at_most', value: run.claims_at_most, unit: 'keys' },
+    { name: 'redis_memory_phase_events', value: run.events, unit: 'events' },
+    { name: 'redis_memory_phase_rows_per_s', value: run.rows_per_s, unit: 'rows/s' },
+  ];
 }
 
 await main();

@@ -17,7 +17,7 @@ import type { Catalogs } from '../shared/pricing/catalogs.ts';
 import { UnpricedWarnings } from './usage/unpriced-warnings.ts';
 import { toTableRow, type RecordSource, type SingleRowEnvelope } from './record-rows.ts';
 import type { EventClaims } from './usage/event-claims.ts';
-import { usageRows, type UsageGroup, type UsageItem } from './usage/usage-rows.ts';
+import { usageRows, type DecidedUsage, type UsageGroup, type UsageItem } from './usage/usage-rows.ts';
 
 export interface SourcedEnvelope {
   readonly envelope: Envelope;
@@ -109,6 +109,7 @@ export function createRecordWriter({
     // Which record each row came from, to dead-letter the records whose rows ClickHouse refuses.
     const origins = new Map<object, SourcedEnvelope>();
     const usage: UsageGroup[] = [];
+    let claimed: DecidedUsage['claimed'] = [];
     const usageOrigins = new Map<UsageRecord, SourcedEnvelope>();
     for (const batch of batches) {
       const items: UsageItem[] = [];
@@ -131,7 +132,9 @@ export function createRecordWriter({
       usage.push({ items, claimToken: batch.token, storedWins });
     }
     if (usage.length > 0) {
-      const rows = await decideUsageRows(token, usage);
+      const decision = await decideUsageRows(token, usage);
+      const { rows } = decision;
+      claimed = decision.claimed;
       for (const { row, item } of rows) origins.set(row, usageOrigins.get(item.record)!);
       byTable.set(
         'usageEvents',
@@ -149,6 +152,7 @@ export function createRecordWriter({
           refused.push({ ...origins.get(item)!, reason });
     }
     decided.delete(token);
+    await releaseClaims(claimed);
     const refusedRows = new Set(refused.map(({ envelope }) => envelope));
     const storedUsage = ((byTable.get('usageEvents') ?? []) as UsageEventRow[]).filter(
       (row) => !refusedRows.has(origins.get(row)!.envelope),
@@ -173,10 +177,21 @@ export function createRecordWriter({
     });
   }
 
+  /**
+   * The round is in every table: its claims are let go, and a later copy of its events is answered by
+   * the stored-id lookup. A release Redis refuses is left to the claims' TTL; it never fails the round.
+   */
+  async function releaseClaims(claimed: DecidedUsage['claimed']): Promise<void> {
+    if (claims === null) return;
+    await Promise.all(claimed.map(({ token, keys }) => claims.release(keys, token))).catch((error: unknown) => {
+      log.warn({ err: error }, 'usage_claims_not_released');
+    });
+  }
+
   // Decided once per round holding a batch that leaves out stored events: a retry of its insert (the
   // same rows under the same token) is then deduplicated table by table, even when the first try
   // stored some of them. Forgotten once the round is stored.
-  const decided = new Map<string, Promise<{ row: UsageEventRow; item: UsageItem }[]>>();
+  const decided = new Map<string, Promise<DecidedUsage>>();
   function decideUsageRows(token: string, groups: readonly UsageGroup[]) {
     const deps = { ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims };
     if (!groups.some(({ storedWins }) => storedWins)) return usageRows(deps, groups);

@@ -36,7 +36,7 @@ export interface ConsumerDeps {
   readonly stallAfterMs: number;
   /** How many members of the group this process runs (CONSUMER_MEMBERS); 1 when absent. */
   readonly members?: number;
-  /** How long a usage event's claim is kept in Redis (USAGE_CLAIM_TTL_SECONDS). */
+  /** The expiry of a usage claim its round did not release (USAGE_CLAIM_TTL_SECONDS). */
   readonly claimTtlSeconds: number;
   /** The embedded mode's journal, which ingest appends to: its records are stored from here. */
   readonly journal?: RecordJournal | null;

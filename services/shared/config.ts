@@ -54,7 +54,10 @@ export interface Config {
    * another decodes and prices on the main thread.
    */
   readonly consumerMembers: number;
-  /** How long the consumer's claim of a usage event id is kept in Redis (USAGE_CLAIM_TTL_SECONDS). */
+  /**
+   * The expiry of a usage claim a round left behind in Redis (USAGE_CLAIM_TTL_SECONDS): claims are
+   * released once their round is stored, so this no longer sizes Redis.
+   */
   readonly usageClaimTtlSeconds: number;
   /** The live cost streams (GET /api/costs/live, /api/sessions/{id}/cost-stream). */
   /**

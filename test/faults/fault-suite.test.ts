@@ -96,16 +96,21 @@ describe('callmeter under faults', () => {
         await sleep(2_000);
       }
     });
-    await phase('Redis loses every usage claim', async () => {
+    // Claims live while their round is unstored: inserts refused for a while hold rounds (and their
+    // claims) in flight, and Redis then loses them before the rounds are stored.
+    await phase('Redis loses every usage claim of the rounds in flight', async () => {
+      const fault = await call(consumer.url, 'POST', '/_faults/clickhouse-inserts?seconds=5');
+      expect(fault.status).toBe(200);
       const client = new Redis(redisUrl);
       try {
-        await sleep(1_000);
+        await sleep(2_000);
         let deleted = 0;
         for await (const keys of client.scanStream({ match: 'callmeter:usage-claim:*', count: 1_000 }) as AsyncIterable<
           string[]
         >)
           if (keys.length > 0) deleted += await client.unlink(...keys);
         expect(deleted).toBeGreaterThan(0);
+        await sleep(3_000);
       } finally {
         client.disconnect();
       }

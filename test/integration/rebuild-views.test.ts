@@ -33,6 +33,9 @@ function memoryClaims(): EventClaims {
       }
       return { kept, fresh };
     },
+    release: async (ids, token) => {
+      for (const id of ids) if (owners.get(id) === token) owners.delete(id);
+    },
   };
 }
 

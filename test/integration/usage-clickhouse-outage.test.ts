@@ -15,7 +15,7 @@ import { ensureTopics, topicSpecs } from '../../services/shared/kafka/topics.ts'
 import { createLogger } from '../../services/shared/logger.ts';
 import { encodeRecord, makeEnvelope } from '../../services/shared/records/envelope.ts';
 import type { UsageRecord } from '../../services/shared/records/payloads.ts';
-import { RedisLiveUsage } from '../../services/shared/redis/live-usage.ts';
+import { LIVE_USAGE_MAX_ENTRIES, RedisLiveUsage } from '../../services/shared/redis/live-usage.ts';
 import { drained } from '../support/drained.ts';
 import { isolate, testConfig } from '../support/harness.ts';
 import { expectedTotals, storedTotals } from '../support/rollups.ts';
@@ -149,9 +149,13 @@ describe('a ClickHouse outage under the consumer', () => {
     expect(await storedTotals(ch)).toEqual(expectedTotals(600, expected));
     expect(await sql(`SELECT count() AS n FROM ${ch.database}.dead_letters`)).toEqual({ n: '0' });
     expect([watch.stalled(), watch.oldestUnstoredAgeMs()]).toEqual([null, 0]);
+    // The call's live entries are its newest stored events, at most the cap, each at its stored cost.
     const live = await liveUsage.read(sessionId);
+    expect(live.length).toBeGreaterThan(0);
+    expect(live.length).toBeLessThanOrEqual(LIVE_USAGE_MAX_ENTRIES);
     const stored = await sql(
-      `SELECT count() AS n, sum(cost) AS cost FROM ${ch.database}.usage_events WHERE session_id = '${sessionId}'`,
+      `SELECT count() AS n, sum(cost) AS cost FROM ${ch.database}.usage_events WHERE session_id = '${sessionId}'
+        AND toString(id) IN (${live.map((e) => `'${e.event_id}'`).join(',')})`,
     );
     expect({ n: String(live.length), cost: live.reduce((sum, e) => sum.plus(e.cost), new Exact(0)).toFixed() }).toEqual(
       stored,

@@ -2,22 +2,26 @@ import type { Redis } from 'ioredis';
 
 /**
  * Which events of a batch are new, each named by its eventKey (tenant and event id: an event id
- * deduplicates within its tenant only). An event is claimed by the first batch token that holds it;
- * that batch (and any replay of it, which has the same token) keeps it, any other batch drops it as
- * a client retry. The claim is a decision that a replay repeats, so a crash between claiming and
- * storing changes nothing. `fresh` lists the ids claimed just now, which nobody had claimed before.
+ * deduplicates within its tenant only). An event is claimed by the first batch token that holds it
+ * while that batch is unstored; that batch (and any replay of it, which has the same token) keeps it,
+ * any other batch drops it as a client retry. Once the batch's round is stored its claims are
+ * released: a later copy is then found by the stored-id lookup, so Redis holds the events of the
+ * rounds in flight, never the history. `fresh` lists the ids claimed just now, which nobody held.
  */
 export interface EventClaims {
   claim(
     eventKeys: readonly string[],
     token: string,
   ): Promise<{ readonly kept: ReadonlySet<string>; readonly fresh: ReadonlySet<string> }>;
+  /** Lets go of the claims `token` holds on these events (its round is stored); another token's claim stays. */
+  release(eventKeys: readonly string[], token: string): Promise<void>;
 }
 
 /**
- * The default of USAGE_CLAIM_TTL_SECONDS: long enough to cover any client retry and any outage during
- * which a batch waits unstored; older duplicates are caught by the stored-id check. Each claim takes
- * about 520 bytes of Redis: size Redis for rate × TTL claims (README, Capacity plan).
+ * The default of USAGE_CLAIM_TTL_SECONDS: claims are released when their round is stored, so the TTL
+ * only bounds what a round left behind (a process killed between its insert and the release, or a
+ * release Redis refused). It must outlast the longest wait of a batch between its first try and its
+ * replay, or a replay after a partial insert could leave out its own events.
  */
 export const CLAIM_TTL_SECONDS = 7 * 24 * 3600;
 
@@ -34,6 +38,20 @@ for i, key in ipairs(KEYS) do
   end
 end
 return result`;
+
+// KEYS: claim keys; ARGV[1]: the token. Deletes each key that this token holds, returns how many.
+const RELEASE_SCRIPT = `
+local released = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then
+    redis.call('UNLINK', key)
+    released = released + 1
+  end
+end
+return released`;
+
+/** How many keys one script call takes: a round may hold tens of thousands of events. */
+const KEYS_PER_CALL = 5_000;
 
 export class RedisEventClaims implements EventClaims {
   constructor(
@@ -58,5 +76,12 @@ export class RedisEventClaims implements EventClaims {
       if (answers[i] === 2) fresh.add(id);
     });
     return { kept, fresh };
+  }
+
+  async release(eventKeys: readonly string[], token: string): Promise<void> {
+    for (let start = 0; start < eventKeys.length; start += KEYS_PER_CALL) {
+      const part = eventKeys.slice(start, start + KEYS_PER_CALL);
+      await this.redis.eval(RELEASE_SCRIPT, part.length, ...part.map(this.keyOf), token);
+    }
   }
 }

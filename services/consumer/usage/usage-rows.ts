@@ -36,18 +36,26 @@ export interface UsageGroup {
   readonly storedWins: boolean;
 }
 
+/** A round's usage rows, and the claims each batch holds: released once the round is stored. */
+export interface DecidedUsage {
+  readonly rows: readonly { readonly row: UsageEventRow; readonly item: UsageItem }[];
+  readonly claimed: readonly { readonly token: string; readonly keys: readonly string[] }[];
+}
+
 /**
  * The usage_events rows of a round, each event id once per tenant: the first of a batch wins, an id
- * claimed by another batch is a client retry, and an id nobody claimed is looked up among the stored events
- * (claims expire, Redis may be flushed). Every decision is the same when the batch is replayed.
- * A batch with `storedWins` (replayed after the views were rebuilt, or regrouped out of the round it
- * was planned in) leaves out its stored events even when it claimed them. One lookup of the stored ids
+ * claimed by another batch in flight is a client retry, and an id nobody holds is looked up among the
+ * stored events (claims are released once their round is stored, and Redis may be flushed). Every
+ * decision is the same when the batch is replayed. A batch with `storedWins` (replayed after the
+ * views were rebuilt, or regrouped out of the round it was planned in) leaves out its stored events
+ * even when it claimed them. The lookup runs after the claims: a claim taken fresh after another
+ * round released it is then always answered by a lookup that sees that round's insert. One lookup
  * serves the whole round; each batch claims apart, under its own token.
  */
 export async function usageRows(
   { ch, card, catalogs = null, claims }: UsageRowsDeps,
   groups: readonly UsageGroup[],
-): Promise<{ readonly row: UsageEventRow; readonly item: UsageItem }[]> {
+): Promise<DecidedUsage> {
   // An event id deduplicates within its tenant only: another tenant's event of the same id is another event.
   const firsts = groups.map(({ items }) => {
     const byKey = new Map<string, UsageItem>();
@@ -57,31 +65,40 @@ export async function usageRows(
     }
     return byKey;
   });
-  // Asked side by side: the lookup answers for every event, and only the freshly claimed ones use it.
-  const [decisions, stored] = await Promise.all([
-    Promise.all(
-      groups.map(({ claimToken }, i) => {
-        const keys = [...firsts[i]!.keys()];
-        return claims === null ? { kept: new Set(keys), fresh: new Set(keys) } : claims.claim(keys, claimToken);
-      }),
-    ),
-    storedEventKeys(
-      ch,
-      firsts.flatMap((byKey) => [...byKey.values()].map(({ record }) => record)),
-    ),
-  ]);
+  const decisions = await Promise.all(
+    groups.map(({ claimToken }, i) => {
+      const keys = [...firsts[i]!.keys()];
+      return claims === null ? { kept: new Set(keys), fresh: new Set(keys) } : claims.claim(keys, claimToken);
+    }),
+  );
+  // Only what the answer can change is looked up: a kept claim that is not fresh is this batch's own replay.
+  const asked = firsts.flatMap((byKey, i) =>
+    [...byKey].filter(([key]) => groups[i]!.storedWins || decisions[i]!.fresh.has(key)).map(([, { record }]) => record),
+  );
+  const stored = asked.length === 0 ? new Set<string>() : await storedEventKeys(ch, asked);
   // Without claims (the embedded mode) the first batch holding an id keeps it; with them, the one whose claim holds.
   const taken = new Set<string>();
   const rows: { readonly row: UsageEventRow; readonly item: UsageItem }[] = [];
+  const claimed = groups.map(({ claimToken }) => ({ token: claimToken, keys: [] as string[], stored: [] as string[] }));
   groups.forEach(({ storedWins }, i) => {
     const { kept, fresh } = decisions[i]!;
     for (const [key, item] of firsts[i]!) {
-      if (taken.has(key) || !kept.has(key) || ((storedWins || fresh.has(key)) && stored.has(key))) continue;
+      if (!kept.has(key)) continue;
+      if ((storedWins || fresh.has(key)) && stored.has(key)) {
+        claimed[i]!.stored.push(key);
+        continue;
+      }
+      claimed[i]!.keys.push(key);
+      if (taken.has(key)) continue;
       taken.add(key);
       rows.push({ row: toUsageRow(card, catalogs, item.record, item.source), item });
     }
   });
-  return rows;
+  if (claims === null) return { rows, claimed: [] };
+  // A claim held on an event found stored is let go at once: held, it would read on the next try as this
+  // batch's own decision to keep the event (a kept claim that is not fresh is never looked up).
+  await Promise.all(claimed.map(({ token, stored: found }) => claims.release(found, token)));
+  return { rows, claimed: claimed.map(({ token, keys }) => ({ token, keys })) };
 }
 
 function toUsageRow(

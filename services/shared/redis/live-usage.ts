@@ -24,6 +24,33 @@ export interface LiveUsageStore {
 /** Live entries outlast any call; the history in ClickHouse keeps everything after that. */
 export const LIVE_USAGE_TTL_SECONDS = 2 * 24 * 3600;
 
+/**
+ * The most entries a call keeps. Each is written after its event's insert, so the entries only
+ * bridge a read that does not see that insert yet (a lagging replica): the newest are what matter,
+ * and a call's whole history would make Redis grow with its length. Past the cap the entries start
+ * over with the newest batch.
+ */
+export const LIVE_USAGE_MAX_ENTRIES = 100;
+
+/** The newest `LIVE_USAGE_MAX_ENTRIES` of a batch, one per event id (the last written wins). */
+function newest(entries: readonly LiveUsageEntry[]): LiveUsageEntry[] {
+  const byId = new Map<string, LiveUsageEntry>();
+  for (const entry of entries) {
+    byId.delete(entry.event_id);
+    byId.set(entry.event_id, entry);
+  }
+  return [...byId.values()].slice(-LIVE_USAGE_MAX_ENTRIES);
+}
+
+// KEYS[1]: the call's hash; ARGV[1]: the TTL, ARGV[2]: the cap, then field, value pairs. Starts the hash
+// over when the new fields would take it past the cap.
+const RECORD_SCRIPT = `
+local added = (#ARGV - 2) / 2
+if redis.call('HLEN', KEYS[1]) + added > tonumber(ARGV[2]) then redis.call('UNLINK', KEYS[1]) end
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return added`;
+
 export function liveUsageKey(prefix: string, sessionId: string): string {
   return `${prefix}live-usage:${sessionId}`;
 }
@@ -37,12 +64,8 @@ export class RedisLiveUsage implements LiveUsageStore {
   async record(sessionId: string, entries: readonly LiveUsageEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const key = liveUsageKey(this.prefix, sessionId);
-    const fields = entries.flatMap((entry) => [entry.event_id, JSON.stringify(entry)]);
-    await this.redis
-      .multi()
-      .hset(key, ...fields)
-      .expire(key, LIVE_USAGE_TTL_SECONDS)
-      .exec();
+    const fields = newest(entries).flatMap((entry) => [entry.event_id, JSON.stringify(entry)]);
+    await this.redis.eval(RECORD_SCRIPT, 1, key, LIVE_USAGE_TTL_SECONDS, LIVE_USAGE_MAX_ENTRIES, ...fields);
   }
 
   async read(sessionId: string): Promise<LiveUsageEntry[]> {
@@ -60,7 +83,9 @@ export class MemoryLiveUsage implements LiveUsageStore {
   async record(sessionId: string, entries: readonly LiveUsageEntry[]): Promise<void> {
     this.sweep();
     const session = this.sessions.get(sessionId) ?? { entries: new Map(), touched: 0 };
-    for (const entry of entries) session.entries.set(entry.event_id, entry);
+    const added = newest(entries);
+    if (session.entries.size + added.length > LIVE_USAGE_MAX_ENTRIES) session.entries.clear();
+    for (const entry of added) session.entries.set(entry.event_id, entry);
     session.touched = this.now();
     this.sessions.set(sessionId, session);
   }

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ClickHouse } from '../../shared/clickhouse/client.ts';
+import { eventKey } from '../../shared/clickhouse/tables/usage-events.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard, type RateCard } from '../../shared/pricing/load-rate-card.ts';
+import type { UsageRecord } from '../../shared/records/payloads.ts';
+import type { EventClaims } from './event-claims.ts';
+import { usageRows, type UsageGroup } from './usage-rows.ts';
+
+/** The Redis claims' rule in memory, and the order in which claims and lookups were asked. */
+function memoryClaims(steps: string[]): EventClaims & { held: Map<string, string> } {
+  const held = new Map<string, string>();
+  return {
+    held,
+    claim: async (keys, token) => {
+      steps.push(`claim ${token}`);
+      const kept = new Set<string>();
+      const fresh = new Set<string>();
+      for (const key of keys) {
+        if (!held.has(key)) {
+          held.set(key, token);
+          fresh.add(key);
+        }
+        if (held.get(key) === token) kept.add(key);
+      }
+      return { kept, fresh };
+    },
+    release: async (keys, token) => {
+      for (const key of keys) if (held.get(key) === token) held.delete(key);
+    },
+  };
+}
+
+/** A ClickHouse whose stored-id lookup answers from `stored` and notes what it was asked. */
+function storedIds(stored: Set<string>, steps: string[], asked: string[][]): ClickHouse {
+  const query = async ({ query_params }: { query_params: { users: string[]; ids: string[] } }) => {
+    steps.push('lookup');
+    const keys = query_params.ids.map((id, i) => eventKey(query_params.users[i]!, id));
+    asked.push(keys);
+    return {
+      json: async () =>
+        keys
+          .filter((key) => stored.has(key))
+          .map((key) => ({ stored_id: key.split(':')[0]!, stored_user: key.slice(key.indexOf(':') + 1) })),
+    };
+  };
+  return { client: { query }, database: 'callmeter', embedded: false, cluster: null } as unknown as ClickHouse;
+}
+
+function record(eventId = randomUUID(), user = 'tenant-a'): UsageRecord {
+  const at = new Date().toISOString();
+  return {
+    event_id: eventId,
+    session_id: '00000000-0000-4000-8000-000000000001',
+    user_id: user,
+    agent_id: null,
+    provider: 'resemble',
+    event_type: 'tts_characters',
+    model: null,
+    quantity: '100',
+    input_tokens: null,
+    output_tokens: null,
+    reported_unit_cost: null,
+    reported_total_cost: null,
+    occurred_at: at,
+    received_at: at,
+  } as UsageRecord;
+}
+
+const group = (records: UsageRecord[], claimToken: string, storedWins = false): UsageGroup => ({
+  items: records.map((r, i) => ({ record: r, source: { partition: 0, offset: String(i) } })),
+  claimToken,
+  storedWins,
+});
+const keyOf = (r: UsageRecord) => eventKey(r.user_id, r.event_id);
+
+describe('usage rows with claims held only while a round is in flight', () => {
+  let card: RateCard;
+  beforeAll(async () => {
+    card = await loadRateCard(DEFAULT_RATE_CARD_URL);
+  });
+
+  it('claims before it looks up, and looks up only the events claimed fresh', async () => {
+    const steps: string[] = [];
+    const asked: string[][] = [];
+    const claims = memoryClaims(steps);
+    const [a, b] = [record(), record()];
+    claims.held.set(keyOf(b), 'earlier-batch');
+    const decided = await usageRows({ ch: storedIds(new Set(), steps, asked), card, claims }, [group([a, b], 't1')]);
+    expect(steps).toEqual(['claim t1', 'lookup']);
+    expect(asked).toEqual([[keyOf(a)]]);
+    // b is held by a batch in flight: that batch stores it.
+    expect(decided.rows.map(({ row }) => row.id)).toEqual([a.event_id]);
+    expect(decided.claimed).toEqual([{ token: 't1', keys: [keyOf(a)] }]);
+  });
+
+  it('leaves out a copy whose first was stored and released by an earlier round', async () => {
+    const steps: string[] = [];
+    const claims = memoryClaims(steps);
+    const first = record();
+    const stored = new Set<string>();
+    const ch = storedIds(stored, steps, []);
+    const round1 = await usageRows({ ch, card, claims }, [group([first], 't1')]);
+    expect(round1.rows).toHaveLength(1);
+    stored.add(keyOf(first));
+    for (const { token, keys } of round1.claimed) await claims.release(keys, token);
+    expect(claims.held.size).toBe(0);
+    const retry = { ...first };
+    const round2 = await usageRows({ ch, card, claims }, [group([retry], 't2')]);
+    expect(round2.rows).toEqual([]);
+  });
+
+  it('stores a replay of an unreleased round again whole, its own stored events included', async () => {
+    const steps: string[] = [];
+    const claims = memoryClaims(steps);
+    const [a, b] = [record(), record()];
+    const stored = new Set<string>();
+    const ch = storedIds(stored, steps, []);
+    await usageRows({ ch, card, claims }, [group([a, b], 't1')]);
+    // The first try stored a in some tables and failed: the replay (same token) must insert the same rows.
+    stored.add(keyOf(a));
+    const replay = await usageRows({ ch, card, claims }, [group([a, b], 't1')]);
+    expect(replay.rows.map(({ row }) => row.id).sort()).toEqual([a.event_id, b.event_id].sort());
+  });
+
+  it('leaves out the stored events of a batch that may be stored under another token, even those it claimed', async () => {
+    const steps: string[] = [];
+    const claims = memoryClaims(steps);
+    const [a, b] = [record(), record()];
+    const stored = new Set([keyOf(a)]);
+    claims.held.set(keyOf(a), 't1');
+    const decided = await usageRows({ ch: storedIds(stored, steps, []), card, claims }, [group([a, b], 't1', true)]);
+    expect(decided.rows.map(({ row }) => row.id)).toEqual([b.event_id]);
+  });
+
+  it('keeps an id once across the batches of a round, and another tenant’s same id apart', async () => {
+    const steps: string[] = [];
+    const claims = memoryClaims(steps);
+    const shared = randomUUID();
+    const decided = await usageRows({ ch: storedIds(new Set(), steps, []), card, claims }, [
+      group([record(shared), record(shared)], 't1'),
+      group([record(shared), record(shared, 'tenant-b')], 't2'),
+    ]);
+    expect(decided.rows.map(({ row }) => `${row.user_id}/${row.id}`).sort()).toEqual(
+      [`tenant-a/${shared}`, `tenant-b/${shared}`].sort(),
+    );
+  });
+
+  it('asks nothing of ClickHouse when every event is its own replay', async () => {
+    const steps: string[] = [];
+    const claims = memoryClaims(steps);
+    const a = record();
+    claims.held.set(keyOf(a), 't1');
+    const decided = await usageRows({ ch: storedIds(new Set([keyOf(a)]), steps, []), card, claims }, [
+      group([a], 't1'),
+    ]);
+    expect(steps).toEqual(['claim t1']);
+    expect(decided.rows).toHaveLength(1);
+  });
+
+  it('lets go at once of a claim on an event it found stored, so that the next try looks it up again', async () => {
+    const steps: string[] = [];
+    const claims = memoryClaims(steps);
+    const [a, b] = [record(), record()];
+    const ch = storedIds(new Set([keyOf(a)]), steps, []);
+    const first = await usageRows({ ch, card, claims }, [group([a, b], 't2')]);
+    expect(first.rows.map(({ row }) => row.id)).toEqual([b.event_id]);
+    expect([...claims.held.keys()]).toEqual([keyOf(b)]);
+    // The insert failed; the retry of the same batch drops the stored copy again.
+    const retry = await usageRows({ ch, card, claims }, [group([a, b], 't2')]);
+    expect(retry.rows.map(({ row }) => row.id)).toEqual([b.event_id]);
+    expect(retry.claimed).toEqual([{ token: 't2', keys: [keyOf(b)] }]);
+  });
+});
