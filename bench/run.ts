@@ -28,8 +28,8 @@ import { noisyNeighbour, type NoisyNeighbourOptions } from './load/noisy-neighbo
  * npm run bench — one command, one machine, one run: every figure beside a baseline measured in the
  * same run (this machine is shared and noisy, so ratios are what compare across runs). Load comes
  * from separate processes on loopback. BENCH_MODE=ci runs a reduced version (shorter load and soak,
- * a 1-million-event query dataset) that checks the whole path in CI. BENCH_PHASE=noisy-neighbour runs
- * that phase alone (bench/results/noisy-neighbour*.json), as its work is tried.
+ * a 1-million-event query dataset) that checks the whole path in CI. BENCH_PHASE=noisy-neighbour or
+ * BENCH_PHASE=redis-memory runs that phase alone (bench/results/<phase>*.json), as its work is tried.
  */
 const CI = process.env.BENCH_MODE === 'ci';
 const PHASE = process.env.BENCH_PHASE ?? 'all';
@@ -131,24 +131,33 @@ async function freshness(ingestUrl: string, queryUrl: string, count: number): Pr
   }
 }
 
+/** Phases that can run alone (BENCH_PHASE), each in a folder of its own. */
+const PHASES_ALONE: Record<string, ((folder: string) => Promise<Metric[]>) | undefined> = {
+  'noisy-neighbour': (folder) => noisyNeighbour(NOISY_NEIGHBOUR(folder)),
+  'redis-memory': async (folder) =>
+    redisMemoryMetrics(await redisMemory(path.join(folder, 'redis-memory'), REDIS_EVENTS)),
+};
+
 async function main(): Promise<void> {
   const metrics: Metric[] = [];
   const started = Date.now();
-  if (PHASE === 'noisy-neighbour') {
-    // Its own folder, so that trying the phase leaves a full run's data alone.
-    const own = mkdtempSync(path.join(os.tmpdir(), 'callmeter-bench-noisy-'));
+  const alone = PHASES_ALONE[PHASE];
+  if (alone !== undefined) {
+    // Its own folder, so that trying a phase leaves a full run's data alone.
+    const own = mkdtempSync(path.join(os.tmpdir(), `callmeter-bench-${PHASE}-`));
     try {
-      metrics.push(...(await noisyNeighbour(NOISY_NEIGHBOUR(own))));
+      metrics.push(...(await alone(own)));
     } finally {
       rmSync(own, { recursive: true, force: true });
     }
-    const file = CI ? 'noisy-neighbour-ci' : 'noisy-neighbour';
+    const file = CI ? `${PHASE}-ci` : PHASE;
     const table = metricTable(metrics);
-    writeResults(file, { machine: describeMachine(`${CI ? 'ci' : 'full'} noisy-neighbour`, started), metrics }, table);
+    writeResults(file, { machine: describeMachine(`${CI ? 'ci' : 'full'} ${PHASE}`, started), metrics }, table);
     say(`\n${table.join('\n')}\n\nwrote bench/results/${file}.json and ${file}.md`);
     return;
   }
-  if (PHASE !== 'all') throw new Error(`BENCH_PHASE=${PHASE}: the phases are all (the default) and noisy-neighbour`);
+  if (PHASE !== 'all')
+    throw new Error(`BENCH_PHASE=${PHASE}: the phases are all (the default), ${Object.keys(PHASES_ALONE).join(', ')}`);
   const folder = path.join(ROOT, '.local', 'bench', 'run');
   rmSync(folder, { recursive: true, force: true });
   mkdirSync(folder, { recursive: true });
