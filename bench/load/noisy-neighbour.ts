@@ -8,10 +8,12 @@ import { ratioOf, type Metric } from '../support/results.ts';
 
 /**
  * The noisy-neighbour phase: one steady tenant's requests (a usage post and a summary read in turn,
- * one at a time) measured alone, then again beside a tenant holding the most of every per-tenant
- * allowance at once (as many live streams as its cap allows, rate entries, agents with numbers, API
- * keys) while it posts usage at a modest pace, in one embedded process (`npm start`, where every tenant
- * shares one event loop and one engine). Its p99 beside the neighbour may be at most 1.2 × alone.
+ * one at a time) measured alone, then beside a tenant posting usage at a modest pace and holding
+ * nothing, then beside the same tenant and pace holding the most of every per-tenant allowance at once
+ * (as many live streams as its cap allows, rate entries, agents with numbers, API keys), in one embedded
+ * process (`npm start`, where every tenant shares one event loop and one engine). Its p99 beside the
+ * neighbour holding every cap is compared with both: alone (what any neighbour costs on a machine of
+ * two cores) and beside the traffic alone (what holding the caps adds); each may be at most 1.2 ×.
  */
 export interface NoisyNeighbourOptions {
   readonly dataDir: string;
@@ -42,10 +44,15 @@ export async function noisyNeighbour(options: NoisyNeighbourOptions): Promise<Me
     await steadyRequests(server.url, steadySession!, Math.min(5_000, options.measureMs));
     const alone = await steadyRequests(server.url, steadySession!, options.measureMs);
 
+    const noisySessions = await createSessions(server.url, NOISY, 10);
+    say(
+      `noisy neighbour: the steady tenant beside a tenant posting ${options.noisyEventsPerS} events/s, holding nothing`,
+    );
+    const besideTraffic = await besideNoisyLoad(server.url, steadySession!, noisySessions, options);
+
     say(
       `noisy neighbour: a tenant with ${streamCount} live streams, ${options.rateEntries} rate entries, ${options.agents} agents with numbers, ${options.keys} keys`,
     );
-    const noisySessions = await createSessions(server.url, NOISY, 10);
     const created = {
       rates: await createAll(options.rateEntries, (i) =>
         post(server.url, '/api/rates', {
@@ -84,21 +91,12 @@ export async function noisyNeighbour(options: NoisyNeighbourOptions): Promise<Me
       if (refused.status !== 429) throw new Error(`the stream past the tenant's cap answered ${refused.status}`);
     }
 
-    say('noisy neighbour: the steady tenant beside it');
-    const noisyLoad = drive({
-      url: server.url,
-      mode: 'single',
-      durationMs: options.measureMs + 2_000,
-      connections: 2,
-      rate: options.noisyEventsPerS,
-      sessions: noisySessions,
-    });
-    await sleep(1_000);
-    const beside = await steadyRequests(server.url, steadySession!, options.measureMs);
-    const noisy = await noisyLoad;
+    say('noisy neighbour: the steady tenant beside it, holding every cap');
+    const { times: beside, noisy } = await besideNoisyLoad(server.url, steadySession!, noisySessions, options);
     const woken = streams.reduce((sum, stream) => sum + stream.messages.length, 0);
     const p99Alone = round(percentile(alone, 99));
     const p99Beside = round(percentile(beside, 99));
+    const p99Traffic = round(percentile(besideTraffic.times, 99));
     return [
       { name: 'noisy_neighbour_steady_alone_p99_ms', value: p99Alone, unit: 'ms' },
       {
@@ -109,7 +107,28 @@ export async function noisyNeighbour(options: NoisyNeighbourOptions): Promise<Me
         ratio: ratioOf(p99Beside, p99Alone),
         target: '<= 1.2',
       },
+      {
+        // What holding the caps adds to a neighbour's traffic: the same load, with and without them.
+        name: 'noisy_neighbour_steady_beside_traffic_p99_ms',
+        value: p99Traffic,
+        unit: 'ms',
+        baseline: p99Alone,
+        ratio: ratioOf(p99Traffic, p99Alone),
+      },
+      {
+        name: 'noisy_neighbour_caps_held_p99_ratio',
+        value: ratioOf(p99Beside, p99Traffic),
+        unit: 'x',
+        baseline: p99Traffic,
+        ratio: ratioOf(p99Beside, p99Traffic),
+        target: '<= 1.2',
+      },
       { name: 'noisy_neighbour_steady_alone_p50_ms', value: round(percentile(alone, 50)), unit: 'ms' },
+      {
+        name: 'noisy_neighbour_steady_beside_traffic_p50_ms',
+        value: round(percentile(besideTraffic.times, 50)),
+        unit: 'ms',
+      },
       { name: 'noisy_neighbour_steady_beside_p50_ms', value: round(percentile(beside, 50)), unit: 'ms' },
       { name: 'noisy_neighbour_steady_requests', value: beside.length, unit: 'requests' },
       { name: 'noisy_neighbour_live_streams', value: streams.length, unit: 'streams' },
@@ -123,6 +142,26 @@ export async function noisyNeighbour(options: NoisyNeighbourOptions): Promise<Me
     for (const stream of streams) stream.close();
     await server.stop();
   }
+}
+
+/** The steady tenant's requests while the noisy tenant posts usage at its pace (2 connections). */
+async function besideNoisyLoad(
+  url: string,
+  steadySession: BenchSession,
+  noisySessions: readonly BenchSession[],
+  options: NoisyNeighbourOptions,
+) {
+  const noisyLoad = drive({
+    url,
+    mode: 'single',
+    durationMs: options.measureMs + 2_000,
+    connections: 2,
+    rate: options.noisyEventsPerS,
+    sessions: noisySessions,
+  });
+  await sleep(1_000);
+  const times = await steadyRequests(url, steadySession, options.measureMs);
+  return { times, noisy: await noisyLoad };
 }
 
 /**
