@@ -94,6 +94,7 @@ async function main(): Promise<void> {
       members: config.consumerMembers,
       claimTtlSeconds: config.usageClaimTtlSeconds,
       journal,
+      journalMinFreeBytes: config.journalMinFreeBytes,
     });
   }
   const journalSink: RecordSink | null = journal === null ? null : journalRecordSink(journal);
@@ -113,7 +114,7 @@ async function main(): Promise<void> {
       ? await startIngest({ config, infra: fencedInfra, log, shutdown, journalSink, keys })
       : []),
     ...(query?.routes ?? []),
-    ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),
+    ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log, journal) : []),
   ];
 
   const app = createHttpApp({

@@ -19,6 +19,9 @@ import { toTableRow, type RecordSource, type SingleRowEnvelope } from './record-
 import type { EventClaims } from './usage/event-claims.ts';
 import { usageRows, type UsageGroup, type UsageItem } from './usage/usage-rows.ts';
 
+/** Rounds whose decided rows are kept for their retries: more than the group members of a process ever have in flight. */
+const MAX_DECIDED_ROUNDS = 64;
+
 export interface SourcedEnvelope {
   readonly envelope: Envelope;
   readonly source: RecordSource;
@@ -173,17 +176,21 @@ export function createRecordWriter({
     });
   }
 
-  // Decided once per round holding a batch that leaves out stored events: a retry of its insert (the
-  // same rows under the same token) is then deduplicated table by table, even when the first try
-  // stored some of them. Forgotten once the round is stored.
+  // Decided once per round: a retry sends the same rows, priced the same, under the same token. An
+  // insert into usage_events is not atomic across its views: a view that failed (a full disk, a
+  // refused part) leaves the source and the other views stored. The retry's block is then dropped by
+  // the source and by every view that has it, and taken by the view that lacks it (the views check
+  // their own deduplication, deduplicate_blocks_in_dependent_materialized_views); decided again, the
+  // stored-id lookup would leave those events out and that view would never get them. Forgotten once
+  // the round is stored; a round given up (a rebalance) is dropped with the oldest.
   const decided = new Map<string, Promise<{ row: UsageEventRow; item: UsageItem }[]>>();
   function decideUsageRows(token: string, groups: readonly UsageGroup[]) {
-    const deps = { ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims };
-    if (!groups.some(({ storedWins }) => storedWins)) return usageRows(deps, groups);
     let rows = decided.get(token);
     if (rows === undefined) {
+      const deps = { ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims };
       rows = usageRows(deps, groups);
       decided.set(token, rows);
+      if (decided.size > MAX_DECIDED_ROUNDS) decided.delete(decided.keys().next().value!);
       // A failed decision (Redis or ClickHouse down) is made again on the next try.
       rows.catch(() => decided.delete(token));
     }

@@ -56,7 +56,6 @@ describe('RecordJournal', () => {
   it('lets a reader through once what was appended before it is stored, or after its timeout', async () => {
     const journal = await RecordJournal.open(folder());
     await journal.append(['a', 'b']);
-    expect(await journal.caughtUp(20)).toBe(false);
     const waiting = journal.caughtUp(5_000);
     await journal.append(['c']);
     await journal.markStored(1);
@@ -67,6 +66,7 @@ describe('RecordJournal', () => {
     // Stored through 2: the reader waited for the two records before it, not for the third.
     await journal.markStored(2);
     expect(await waiting).toBe(true);
+    expect(await journal.caughtUp(20)).toBe(false);
     await journal.close();
   });
 
@@ -76,5 +76,41 @@ describe('RecordJournal', () => {
     expect(a.id).not.toBe(b.id);
     await a.close();
     await b.close();
+  });
+  it('waits for a stalled writer once: after a wait runs out, reads answer at once until the writer stores again', async () => {
+    const journal = await RecordJournal.open(folder());
+    await journal.append(['a']);
+    const started = Date.now();
+    expect(await journal.caughtUp(300)).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    // The same request's next read, and the requests behind it, do not wait the timeout again.
+    const again = Date.now();
+    expect(await journal.caughtUp(5_000)).toBe(false);
+    expect(Date.now() - again).toBeLessThan(1_000);
+    await journal.plan({ from: 0, to: 1, token: 't' });
+    await journal.markStored(1);
+    await journal.append(['b']);
+    const waiting = journal.caughtUp(5_000);
+    await journal.plan({ from: 1, to: 2, token: 't2' });
+    await journal.markStored(2);
+    expect(await waiting).toBe(true);
+    await journal.close();
+  });
+
+  it('says why it refuses appends: a disk below the free-space floor, or a synced write that fails', async () => {
+    const journal = await RecordJournal.open(folder());
+    expect(await journal.refusal(0)).toBeNull();
+    expect(await journal.refusal(Number.MAX_SAFE_INTEGER)).toMatch(
+      /^the journal's disk has \d+ MB free, below \d+ MB$/,
+    );
+    journal.refuseWritesFor(60_000);
+    expect(await journal.refusal(0)).toMatch(/^the journal refuses writes: ENOSPC/);
+    await expect(journal.append(['a'])).rejects.toMatchObject({ code: 'ENOSPC' });
+    expect(journal.appended()).toBe(0);
+    journal.refuseWritesFor(0);
+    expect(await journal.refusal(0)).toBeNull();
+    await journal.append(['a']);
+    expect(journal.appended()).toBe(1);
+    await journal.close();
   });
 });
