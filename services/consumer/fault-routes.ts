@@ -78,10 +78,10 @@ export async function faultRoutes(ch: ClickHouse, log: Logger, journal: RecordJo
       path: '/_faults/stored-totals',
       access: 'admin',
       summary:
-        'Event count and cost of usage_events, of every rollup and of usage_event_ids_by_user (fault tests only)',
+        'Event count and cost of usage_events, of every rollup and of usage_event_ids_by_user, of one tenant with user_id (fault tests only)',
       tags: ['faults'],
-      request: {},
-      handle: async () => storedTotals(ch),
+      request: { query: { type: 'object', properties: { user_id: { 'x-py': 'str', minLength: 1 } } } as const },
+      handle: async ({ query }) => storedTotals(ch, query.user_id ?? null),
     }),
   ];
 }

@@ -2,7 +2,7 @@ import type { KafkaMessage } from 'kafkajs';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { insertRows, type InsertedRows, type InsertedTable } from '../shared/clickhouse/insert-rows.ts';
 import { storeIsolating } from '../shared/clickhouse/refused-rows.ts';
-import { type UsageEventRow } from '../shared/clickhouse/tables/usage-events.ts';
+import { eventKey, type UsageEventRow } from '../shared/clickhouse/tables/usage-events.ts';
 import type { SessionRow } from '../shared/clickhouse/tables/sessions.ts';
 import type { BatchingProducer } from '../shared/kafka/batching-producer.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -112,7 +112,8 @@ export function createRecordWriter({
     // Which record each row came from, to dead-letter the records whose rows ClickHouse refuses.
     const origins = new Map<object, SourcedEnvelope>();
     const usage: UsageGroup[] = [];
-    const usageOrigins = new Map<UsageRecord, SourcedEnvelope>();
+    // By position and event, not by object: a retry's rows were decided from an earlier decoding of the round.
+    const usageOrigins = new Map<string, SourcedEnvelope>();
     for (const batch of batches) {
       const items: UsageItem[] = [];
       for (const item of batch.items) {
@@ -120,7 +121,8 @@ export function createRecordWriter({
         if (envelope.kind === 'usage') {
           const record = envelope.payload as UsageRecord;
           items.push({ record, source });
-          usageOrigins.set(record, item);
+          const origin = originKey(record, source);
+          if (!usageOrigins.has(origin)) usageOrigins.set(origin, item);
           continue;
         }
         const { table, row } = toTableRow(envelope as SingleRowEnvelope, source);
@@ -135,7 +137,7 @@ export function createRecordWriter({
     }
     if (usage.length > 0) {
       const rows = await decideUsageRows(token, usage);
-      for (const { row, item } of rows) origins.set(row, usageOrigins.get(item.record)!);
+      for (const { row, item } of rows) origins.set(row, usageOrigins.get(originKey(item.record, item.source))!);
       byTable.set(
         'usageEvents',
         rows.map(({ row }) => row),
@@ -253,6 +255,11 @@ export function createRecordWriter({
 }
 
 export type RecordWriter = ReturnType<typeof createRecordWriter>;
+
+/** Where a usage event sits in a round: its position, and its event (an embedded round's positions are all -1). */
+function originKey(record: UsageRecord, source: RecordSource): string {
+  return `${source.partition}:${source.offset}:${eventKey(record.user_id, record.event_id)}`;
+}
 
 async function recordLiveUsage(liveUsage: LiveUsageStore, rows: readonly UsageEventRow[]): Promise<void> {
   const bySession = new Map<string, LiveUsageEntry[]>();

@@ -35,16 +35,8 @@ describe('a round whose materialized view failed, in the embedded journal', () =
   // Every event is 100 characters of text-to-speech: 0.004 at the default card's 0.00004 a character.
   const once = (n: number) => expectedTotals(n, (n * 0.004).toFixed(3).replace(/\.?0+$/, ''));
 
-  const writer = () =>
-    createRecordWriter({
-      ch,
-      reads: ch,
-      log,
-      card,
-      claims: null,
-      liveUsage: new MemoryLiveUsage(),
-      deadLetterTopic: null,
-    });
+  const writer = (liveUsage = new MemoryLiveUsage()) =>
+    createRecordWriter({ ch, reads: ch, log, card, claims: null, liveUsage, deadLetterTopic: null });
   const appendUsage = (journal: RecordJournal, count: number) =>
     journal.append(
       Array.from({ length: count }, () => {
@@ -69,7 +61,8 @@ describe('a round whose materialized view failed, in the embedded journal', () =
 
   it('retries the round until the view that failed has it, counted once in every other table', async () => {
     const journal = await RecordJournal.open(journalDir);
-    const runner = startJournalRunner({ journal, writer: writer(), ch, log, afterRebuild: false });
+    const liveUsage = new MemoryLiveUsage();
+    const runner = startJournalRunner({ journal, writer: writer(liveUsage), ch, log, afterRebuild: false });
     await appendUsage(journal, 5);
     expect(await journal.caughtUp(30_000)).toBe(true);
     expect(await storedTotals(ch)).toEqual(once(5));
@@ -85,6 +78,8 @@ describe('a round whose materialized view failed, in the embedded journal', () =
     await healView();
     expect(await journal.caughtUp(30_000)).toBe(true);
     expect(await storedTotals(ch)).toEqual(once(8));
+    // The retry that stored the round went on to its live usage, as a first try would have.
+    expect(await liveUsage.read(sessionId)).toHaveLength(8);
     await runner.stop();
     await journal.close();
   });
