@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -113,4 +114,34 @@ describe('RecordJournal', () => {
     expect(journal.appended()).toBe(1);
     await journal.close();
   });
+  // A real full disk needs a small file system of its own: a tmpfs, which only root may mount.
+  it.skipIf(process.getuid?.() !== 0)(
+    'on a real full disk refuses the append, says so below the free-space floor, and appends again once space is freed',
+    async () => {
+      const mount = folder();
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mount]);
+      try {
+        const journal = await RecordJournal.open(path.join(mount, 'journal'));
+        await journal.append(['a']);
+        expect(await journal.refusal(1_048_576)).toBeNull();
+        const filler = path.join(mount, 'filler');
+        try {
+          writeFileSync(filler, Buffer.alloc(8 * 1_048_576));
+        } catch {
+          // Filled to the last byte: what a full disk is.
+        }
+        // A write of a few bytes may still fit a page the log holds: the floor is what sees a full disk.
+        expect(await journal.refusal(1_048_576)).toMatch(/^the journal's disk has 0 MB free/);
+        await expect(journal.append(['b'.repeat(64 * 1024)])).rejects.toThrow(/No space left on device/);
+        expect(journal.appended()).toBe(1);
+        rmSync(filler);
+        expect(await journal.refusal(1_048_576)).toBeNull();
+        await journal.append(['c']);
+        expect((await journal.read(0, journal.appended())).map(({ value }) => value)).toEqual(['a', 'c']);
+        await journal.close();
+      } finally {
+        execFileSync('umount', [mount]);
+      }
+    },
+  );
 });
