@@ -126,7 +126,10 @@ describe.each(MODES)('a failing view and a refusing journal beside a steady tena
     'says not ready within 5 s of the journal refusing writes, answers writes a clear 503 meanwhile, and recovers without a restart',
     async () => {
       const from = Date.now();
-      expect((await admin('/_faults/journal-writes?seconds=4')).status).toBe(200);
+      const window = { from, to: from + 10_000 };
+      refusals.push(window);
+      expect((await admin('/_faults/journal-writes?seconds=8')).status).toBe(200);
+      const faultEnds = Date.now() + 8_000;
       const notReady = await settle(async () => {
         const ready = await call<{ checks: Record<string, string> }>(running.query.url, 'GET', '/readyz');
         expect(ready.status).toBe(503);
@@ -151,11 +154,11 @@ describe.each(MODES)('a failing view and a refusing journal beside a steady tena
         '1',
         'string',
       ]);
-      expect([create.status, create.headers.get('retry-after')]).toEqual([503, '1']);
+      expect([create.status, create.headers.get('retry-after'), Date.now() < faultEnds]).toEqual([503, '1', true]);
       expect(Date.now() - started).toBeLessThan(3_000);
 
       await settle(async () => expect((await fetch(`${running.query.url}/readyz`)).status).toBe(200));
-      refusals.push({ from, to: Date.now() });
+      window.to = Date.now();
       expect(await sendEvents('tenant-views', 3)).toEqual([201, 201, 201]);
       await expectViewsExact(ledger, running.query.url, ['tenant-views'], settle);
     },

@@ -104,14 +104,19 @@ describe('RecordJournal', () => {
     expect(await journal.refusal(Number.MAX_SAFE_INTEGER)).toMatch(
       /^the journal's disk has \d+ MB free, below \d+ MB$/,
     );
+    await journal.append(['a']);
     journal.refuseWritesFor(60_000);
     expect(await journal.refusal(0)).toMatch(/^the journal refuses writes: ENOSPC/);
-    await expect(journal.append(['a'])).rejects.toMatchObject({ code: 'ENOSPC' });
-    expect(journal.appended()).toBe(0);
+    await expect(journal.append(['b'])).rejects.toMatchObject({ code: 'ENOSPC' });
+    expect(journal.appended()).toBe(1);
+    // The writer cannot mark what it stores meanwhile: a reader answers from what is stored at once.
+    const started = Date.now();
+    expect(await journal.caughtUp(5_000)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1_000);
     journal.refuseWritesFor(0);
     expect(await journal.refusal(0)).toBeNull();
-    await journal.append(['a']);
-    expect(journal.appended()).toBe(1);
+    await journal.append(['b']);
+    expect(journal.appended()).toBe(2);
     await journal.close();
   });
   // A real full disk needs a small file system of its own: a tmpfs, which only root may mount.

@@ -51,6 +51,8 @@ export class RecordJournal {
   private stuckAt: number | null = null;
   /** Until when every write fails as a full disk would (the fault routes' injection; 0: never). */
   private refusingUntil = 0;
+  /** The last write of the journal failed (a full or read-only disk). */
+  private refusing = false;
 
   private constructor(
     private readonly db: ClassicLevel<string, string>,
@@ -115,21 +117,23 @@ export class RecordJournal {
 
   /** Written before a round is stored, so that a restart replays exactly it, under the same token. */
   async plan(round: PlannedRound): Promise<void> {
-    this.refuseIfInjected();
-    await this.db.put(CHECKPOINT_KEY, JSON.stringify({ stored: this.storedSeq, planned: round }), { sync: true });
+    await this.written(() =>
+      this.db.put(CHECKPOINT_KEY, JSON.stringify({ stored: this.storedSeq, planned: round }), { sync: true }),
+    );
     this.plannedRound = round;
   }
 
   /** The planned round is stored: its records go, and readers waiting for them are let through. */
   async markStored(to: number): Promise<void> {
     const from = this.storedSeq;
-    this.refuseIfInjected();
-    await this.db.batch(
-      [
-        { type: 'put', key: CHECKPOINT_KEY, value: JSON.stringify({ stored: to, planned: null }) },
-        ...Array.from({ length: to - from }, (_, i) => ({ type: 'del' as const, key: recordKey(from + i) })),
-      ],
-      { sync: true },
+    await this.written(() =>
+      this.db.batch(
+        [
+          { type: 'put', key: CHECKPOINT_KEY, value: JSON.stringify({ stored: to, planned: null }) },
+          ...Array.from({ length: to - from }, (_, i) => ({ type: 'del' as const, key: recordKey(from + i) })),
+        ],
+        { sync: true },
+      ),
     );
     this.storedSeq = to;
     this.stuckAt = null;
@@ -155,7 +159,8 @@ export class RecordJournal {
     if (target <= this.storedSeq) return true;
     // A request waits once: its later reads, and every request after it, answer from what is stored
     // until the writer stores again, instead of each waiting the full time behind a writer that cannot.
-    if (this.stuckAt === this.storedSeq) return false;
+    // Nor does one wait while the journal refuses writes: the writer cannot mark what it stores.
+    if (this.stuckAt === this.storedSeq || this.refusing) return false;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
     try {
@@ -178,8 +183,7 @@ export class RecordJournal {
     if (free < minFreeBytes)
       return `the journal's disk has ${Math.floor(free / 1_048_576)} MB free, below ${Math.floor(minFreeBytes / 1_048_576)} MB`;
     try {
-      this.refuseIfInjected();
-      await this.db.put(PROBE_KEY, String(Date.now()), { sync: true });
+      await this.written(() => this.db.put(PROBE_KEY, String(Date.now()), { sync: true }));
       return null;
     } catch (error) {
       return `the journal refuses writes: ${error instanceof Error ? error.message : String(error)}`;
@@ -196,17 +200,27 @@ export class RecordJournal {
     await this.db.close();
   }
 
-  private refuseIfInjected(): void {
-    if (Date.now() < this.refusingUntil)
-      throw Object.assign(new Error('ENOSPC: no space left on device (injected)'), { code: 'ENOSPC' });
+  /** Every write of the journal: whether the last one failed tells the readers not to wait for the writer. */
+  private async written<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      if (Date.now() < this.refusingUntil)
+        throw Object.assign(new Error('ENOSPC: no space left on device (injected)'), { code: 'ENOSPC' });
+      const result = await write();
+      this.refusing = false;
+      return result;
+    } catch (error) {
+      this.refusing = true;
+      throw error;
+    }
   }
 
   private async write(values: readonly string[]): Promise<void> {
-    this.refuseIfInjected();
     const first = this.appendedSeq;
-    await this.db.batch(
-      values.map((value, i) => ({ type: 'put' as const, key: recordKey(first + i), value })),
-      { sync: true },
+    await this.written(() =>
+      this.db.batch(
+        values.map((value, i) => ({ type: 'put' as const, key: recordKey(first + i), value })),
+        { sync: true },
+      ),
     );
     this.appendedSeq = first + values.length;
     for (const listener of this.appendListeners) listener();
