@@ -29,7 +29,9 @@ import { MemoryAnnouncements, RedisAnnouncements } from './shared/redis/stored-a
 const JOURNAL_WAIT_MS = 10_000;
 
 async function waitForJournal(journal: RecordJournal, log: Logger): Promise<void> {
-  if (!(await journal.caughtUp(JOURNAL_WAIT_MS)))
+  const started = Date.now();
+  // Said once per wait that ran out: the reads behind it, which do not wait again, are not logged each.
+  if (!(await journal.caughtUp(JOURNAL_WAIT_MS)) && Date.now() - started >= JOURNAL_WAIT_MS)
     log.warn({ appended: journal.appended(), stored: journal.stored() }, 'read_before_journal_stored');
 }
 
@@ -105,6 +107,7 @@ async function main(): Promise<void> {
       members: config.consumerMembers,
       claimTtlSeconds: config.usageClaimTtlSeconds,
       journal,
+      journalMinFreeBytes: config.journalMinFreeBytes,
     });
   }
   const journalSink: RecordSink | null = journal === null ? null : journalRecordSink(journal);
@@ -124,7 +127,7 @@ async function main(): Promise<void> {
       ? await startIngest({ config, infra: fencedInfra, log, shutdown, journalSink, keys, tenantRates })
       : []),
     ...(query?.routes ?? []),
-    ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log) : []),
+    ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log, journal) : []),
   ];
 
   const app = createHttpApp({

@@ -2,6 +2,7 @@ import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { tableName } from '../shared/clickhouse/tables.ts';
 import { defineRoute, type Route } from '../shared/http/define-route.ts';
 import type { Logger } from '../shared/logger.ts';
+import type { RecordJournal } from '../shared/records/journal.ts';
 import { storedTotals } from './stored-totals.ts';
 
 const faultQuery = {
@@ -11,15 +12,58 @@ const faultQuery = {
 
 /**
  * Fault injection for the fault suite (FAULT_INJECTION=1 only): ClickHouse itself refuses every
- * insert into usage_events for a while, through a constraint that no row satisfies; and what every
- * table fed by usage_events holds, to check each rollup against the raw events afterwards. The
- * embedded engine lives inside this process, so the suite cannot reach it from outside.
+ * insert into usage_events for a while, through a constraint that no row satisfies; or only one
+ * materialized view's table refuses (usage_events and the other views store the insert, which then
+ * fails); the embedded journal refuses its writes as a full disk would; and what every table fed by
+ * usage_events holds, to check each rollup against the raw events afterwards. The embedded engine
+ * lives inside this process, so the suite cannot reach it from outside.
  */
-export async function faultRoutes(ch: ClickHouse, log: Logger): Promise<Route[]> {
+export async function faultRoutes(ch: ClickHouse, log: Logger, journal: RecordJournal | null = null): Promise<Route[]> {
   const table = tableName(ch, 'usageEvents');
+  const view = tableName(ch, 'usageTotalsDaily');
   // A process killed while a fault was on left its constraint behind: start clean.
   await ch.client.command({ query: `ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS fault_injected` });
+  await ch.client.command({ query: `ALTER TABLE ${view} DROP CONSTRAINT IF EXISTS fault_injected` });
+  const refuseFor = async (target: string, seconds: number, fault: string) => {
+    await ch.client.command({ query: `ALTER TABLE ${target} ADD CONSTRAINT IF NOT EXISTS fault_injected CHECK 0` });
+    log.warn({ seconds, table: target }, `fault_injected_${fault}`);
+    setTimeout(() => {
+      ch.client
+        .command({ query: `ALTER TABLE ${target} DROP CONSTRAINT IF EXISTS fault_injected` })
+        .then(() => log.warn(`fault_cleared_${fault}`))
+        .catch((error: unknown) => log.error({ err: error }, 'fault_clear_failed'));
+    }, seconds * 1000).unref();
+    return { status: 'failing', seconds };
+  };
+  const journalRoutes =
+    journal === null
+      ? []
+      : [
+          defineRoute({
+            method: 'POST',
+            path: '/_faults/journal-writes',
+            access: 'admin',
+            summary: 'Make the embedded journal refuse its writes as a full disk would, for a while (fault tests only)',
+            tags: ['faults'],
+            request: { query: faultQuery },
+            handle: async ({ query }) => {
+              journal.refuseWritesFor(query.seconds * 1000);
+              log.warn({ seconds: query.seconds }, 'fault_injected_journal_writes');
+              return { status: 'failing', seconds: query.seconds };
+            },
+          }),
+        ];
   return [
+    ...journalRoutes,
+    defineRoute({
+      method: 'POST',
+      path: '/_faults/clickhouse-views',
+      access: 'admin',
+      summary: "Make one materialized view's table refuse inserts for a while (fault tests only)",
+      tags: ['faults'],
+      request: { query: faultQuery },
+      handle: async ({ query }) => refuseFor(view, query.seconds, 'clickhouse_views'),
+    }),
     defineRoute({
       method: 'POST',
       path: '/_faults/clickhouse-inserts',
@@ -27,27 +71,17 @@ export async function faultRoutes(ch: ClickHouse, log: Logger): Promise<Route[]>
       summary: 'Make ClickHouse refuse usage inserts for a while (fault tests only)',
       tags: ['faults'],
       request: { query: faultQuery },
-      handle: async ({ query }) => {
-        await ch.client.command({ query: `ALTER TABLE ${table} ADD CONSTRAINT IF NOT EXISTS fault_injected CHECK 0` });
-        log.warn({ seconds: query.seconds }, 'fault_injected_clickhouse_inserts');
-        setTimeout(() => {
-          ch.client
-            .command({ query: `ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS fault_injected` })
-            .then(() => log.warn('fault_cleared_clickhouse_inserts'))
-            .catch((error: unknown) => log.error({ err: error }, 'fault_clear_failed'));
-        }, query.seconds * 1000).unref();
-        return { status: 'failing', seconds: query.seconds };
-      },
+      handle: async ({ query }) => refuseFor(table, query.seconds, 'clickhouse_inserts'),
     }),
     defineRoute({
       method: 'GET',
       path: '/_faults/stored-totals',
       access: 'admin',
       summary:
-        'Event count and cost of usage_events, of every rollup and of usage_event_ids_by_user (fault tests only)',
+        'Event count and cost of usage_events, of every rollup and of usage_event_ids_by_user, of one tenant with user_id (fault tests only)',
       tags: ['faults'],
-      request: {},
-      handle: async () => storedTotals(ch),
+      request: { query: { type: 'object', properties: { user_id: { 'x-py': 'str', minLength: 1 } } } as const },
+      handle: async ({ query }) => storedTotals(ch, query.user_id ?? null),
     }),
   ];
 }

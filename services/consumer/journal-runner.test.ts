@@ -101,6 +101,50 @@ describe('the journal runner', () => {
     await journal.close();
   });
 
+  it('retries planning a round on a disk that refuses it, and says it is stalled meanwhile', async () => {
+    const { journal } = await openJournal();
+    const writer = fakeWriter();
+    await appendSessions(journal, ['s1']);
+    journal.refuseWritesFor(400);
+    const runner = startJournalRunner({ journal, writer, ch: fakeClickHouse().ch, log, afterRebuild: false });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(runner.stalled(0)).toMatch(/has not been stored for/);
+    expect(journal.planned()).toBeNull();
+    // Not caughtUp: it answers at once while the journal refuses writes. The runner resumes its loop
+    // just after the mark lets the waiters through.
+    await journal.storedThrough(journal.appended());
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(writer.rounds.flatMap(({ keys }) => keys)).toEqual(['s1']);
+    expect(runner.stalled(0)).toBeNull();
+    await runner.stop();
+    await journal.close();
+  });
+
+  it('says it is stalled while the journal refuses to mark a stored round, and stores it once after', async () => {
+    const { journal } = await openJournal();
+    const writer = fakeWriter();
+    const slow = {
+      storeEnvelopes: async (...args: Parameters<typeof writer.storeEnvelopes>) => {
+        const refused = await writer.storeEnvelopes(...args);
+        // The disk fills between the insert and the journal's mark of it.
+        journal.refuseWritesFor(300);
+        return refused;
+      },
+    };
+    const runner = startJournalRunner({ journal, writer: slow, ch: fakeClickHouse().ch, log, afterRebuild: false });
+    await appendSessions(journal, ['s1']);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(runner.stalled(0)).toMatch(/has not been stored for/);
+    // Not caughtUp: it answers at once while the journal refuses writes. The runner resumes its loop
+    // just after the mark lets the waiters through.
+    await journal.storedThrough(journal.appended());
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(writer.rounds.flatMap(({ keys }) => keys)).toEqual(['s1']);
+    expect(runner.stalled(0)).toBeNull();
+    await runner.stop();
+    await journal.close();
+  });
+
   it('dead-letters what the writer refused and what cannot be decoded, at their journal positions', async () => {
     const { journal } = await openJournal();
     const writer = fakeWriter((envelope) => roomOf(envelope) === 'poison');

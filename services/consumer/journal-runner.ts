@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { insertRows } from '../shared/clickhouse/insert-rows.ts';
+import { lookupParts } from '../shared/clickhouse/tables/usage-events.ts';
+import { tableName } from '../shared/clickhouse/tables.ts';
 import type { Logger } from '../shared/logger.ts';
+import type { UsageRecord } from '../shared/records/payloads.ts';
 import { decodeRecord, type Envelope } from '../shared/records/envelope.ts';
 import type { PlannedRound, RecordJournal } from '../shared/records/journal.ts';
 import { exponentialDelay, retry } from '../shared/retry.ts';
@@ -106,17 +109,19 @@ export function startJournalRunner({
     await onStored(items.map(({ envelope }) => envelope));
   }
 
-  // An outage (ClickHouse refusing inserts for a while) pauses the rounds; the journal keeps the records.
-  const storeUntilStored = (round: PlannedRound) =>
+  // An outage (ClickHouse refusing inserts for a while, a full disk) pauses the rounds; the journal
+  // keeps the records. A round is retried as it was planned, under its token: a view that failed while
+  // the source and the other views stored it then takes it (record-writer.ts, decideUsageRows).
+  const untilDone = <T>(step: () => Promise<T>, event: string, round?: { from: number; to: number }) =>
     retry(
       async () => {
         try {
-          await store(round);
+          const result = await step();
           failingSince = null;
-          return true;
+          return { result };
         } catch (error) {
           failingSince ??= Date.now();
-          runnerLog.warn({ err: error, from: round.from, to: round.to }, 'journal_round_not_stored');
+          runnerLog.warn({ err: error, from: round?.from, to: round?.to }, event);
           return null;
         }
       },
@@ -125,18 +130,21 @@ export function startJournalRunner({
 
   async function run(): Promise<void> {
     while (!stopping) {
-      const round = await nextRound();
+      // Planning and marking write the journal: a full disk refuses them too, and they are retried alike.
+      const next = await untilDone(nextRound, 'journal_round_not_planned');
+      if (next === null) return;
+      const round = next.result;
       if (round === null) {
         await new Promise<void>((resolve) => {
           wake = resolve;
-          // An append between the check above and here would otherwise wait for the next one.
-          if (journal.appended() > journal.stored()) resolve();
+          // An append (or a stop) between the check above and here would otherwise wait for the next one.
+          if (stopping || journal.appended() > journal.stored()) resolve();
         });
         wake = null;
         continue;
       }
-      if ((await storeUntilStored(round)) === null) return;
-      await journal.markStored(round.to);
+      if ((await untilDone(() => store(round), 'journal_round_not_stored', round)) === null) return;
+      if ((await untilDone(() => journal.markStored(round.to), 'journal_round_not_marked', round)) === null) return;
     }
   }
 
@@ -165,4 +173,46 @@ function pauseUnless(stopped: () => boolean): (ms: number) => Promise<boolean> {
     await sleep(ms);
     return !stopped();
   };
+}
+
+/**
+ * Whether the round the journal found planned at start may have reached the source tables: some of its
+ * usage events are in usage_events. A round that failed in a view (an insert is not atomic across the
+ * views) left its events in usage_events without that view; replayed by a new process, whose stored-id
+ * lookup leaves those events out, the view would never get them. Such a start rebuilds the views first
+ * and replays the round as after a crash. Asked of usage_events itself: the stored-id lookup reads a
+ * view, which may be the one that failed. (An event of the round stored by an earlier round, a client's
+ * resend, makes a start rebuild needlessly: a full scan, and only with a round left planned.)
+ */
+export async function plannedRoundReachedSources(
+  journal: Pick<RecordJournal, 'planned' | 'read'>,
+  reads: ClickHouse,
+): Promise<boolean> {
+  const planned = journal.planned();
+  if (planned === null) return false;
+  const usage: UsageRecord[] = [];
+  for (const { value } of await journal.read(planned.from, planned.to)) {
+    const decoded = decodeRecord(Buffer.from(value, 'utf8'));
+    if (decoded.ok && decoded.envelope.kind === 'usage') usage.push(decoded.envelope.payload as UsageRecord);
+  }
+  for (const part of lookupParts(usage)) {
+    const times = part.map((record) => Date.parse((record as UsageRecord).occurred_at));
+    // The sort key's leading columns bound the scan; a day either side of the round's times is ample.
+    const result = await reads.client.query({
+      query: `SELECT count() AS n FROM ${tableName(reads, 'usageEvents')}
+        WHERE has({users:Array(String)}, user_id)
+          AND occurred_at BETWEEN fromUnixTimestamp64Milli({from:Int64}) AND fromUnixTimestamp64Milli({to:Int64})
+          AND (user_id, id) IN (SELECT arrayJoin(arrayZip({users:Array(String)}, {ids:Array(UUID)})))`,
+      query_params: {
+        users: part.map((ref) => ref.user_id),
+        ids: part.map((ref) => ref.event_id),
+        from: Math.min(...times) - 86_400_000,
+        to: Math.max(...times) + 86_400_000,
+      },
+      format: 'JSONEachRow',
+    });
+    const [counted] = await result.json<{ n: string }>();
+    if (Number(counted?.n ?? 0) > 0) return true;
+  }
+  return false;
 }

@@ -2,7 +2,7 @@ import type { KafkaMessage } from 'kafkajs';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { insertRows, type InsertedRows, type InsertedTable } from '../shared/clickhouse/insert-rows.ts';
 import { storeIsolating } from '../shared/clickhouse/refused-rows.ts';
-import { type UsageEventRow } from '../shared/clickhouse/tables/usage-events.ts';
+import { eventKey, type UsageEventRow } from '../shared/clickhouse/tables/usage-events.ts';
 import type { SessionRow } from '../shared/clickhouse/tables/sessions.ts';
 import type { BatchingProducer } from '../shared/kafka/batching-producer.ts';
 import type { Logger } from '../shared/logger.ts';
@@ -18,6 +18,9 @@ import { UnpricedWarnings } from './usage/unpriced-warnings.ts';
 import { toTableRow, type RecordSource, type SingleRowEnvelope } from './record-rows.ts';
 import type { EventClaims } from './usage/event-claims.ts';
 import { usageRows, type DecidedUsage, type UsageGroup, type UsageItem } from './usage/usage-rows.ts';
+
+/** Rounds whose decided rows are kept for their retries: more than the group members of a process ever have in flight. */
+const MAX_DECIDED_ROUNDS = 64;
 
 export interface SourcedEnvelope {
   readonly envelope: Envelope;
@@ -110,7 +113,8 @@ export function createRecordWriter({
     const origins = new Map<object, SourcedEnvelope>();
     const usage: UsageGroup[] = [];
     let claimed: DecidedUsage['claimed'] = [];
-    const usageOrigins = new Map<UsageRecord, SourcedEnvelope>();
+    // By position and event, not by object: a retry's rows were decided from an earlier decoding of the round.
+    const usageOrigins = new Map<string, SourcedEnvelope>();
     for (const batch of batches) {
       const items: UsageItem[] = [];
       for (const item of batch.items) {
@@ -118,7 +122,8 @@ export function createRecordWriter({
         if (envelope.kind === 'usage') {
           const record = envelope.payload as UsageRecord;
           items.push({ record, source });
-          usageOrigins.set(record, item);
+          const origin = originKey(record, source);
+          if (!usageOrigins.has(origin)) usageOrigins.set(origin, item);
           continue;
         }
         const { table, row } = toTableRow(envelope as SingleRowEnvelope, source);
@@ -135,7 +140,7 @@ export function createRecordWriter({
       const decision = await decideUsageRows(token, usage);
       const { rows } = decision;
       claimed = decision.claimed;
-      for (const { row, item } of rows) origins.set(row, usageOrigins.get(item.record)!);
+      for (const { row, item } of rows) origins.set(row, usageOrigins.get(originKey(item.record, item.source))!);
       byTable.set(
         'usageEvents',
         rows.map(({ row }) => row),
@@ -188,17 +193,21 @@ export function createRecordWriter({
     });
   }
 
-  // Decided once per round holding a batch that leaves out stored events: a retry of its insert (the
-  // same rows under the same token) is then deduplicated table by table, even when the first try
-  // stored some of them. Forgotten once the round is stored.
+  // Decided once per round: a retry sends the same rows, priced the same, under the same token. An
+  // insert into usage_events is not atomic across its views: a view that failed (a full disk, a
+  // refused part) leaves the source and the other views stored. The retry's block is then dropped by
+  // the source and by every view that has it, and taken by the view that lacks it (the views check
+  // their own deduplication, deduplicate_blocks_in_dependent_materialized_views); decided again, the
+  // stored-id lookup would leave those events out and that view would never get them. Forgotten once
+  // the round is stored; a round given up (a rebalance) is dropped with the oldest.
   const decided = new Map<string, Promise<DecidedUsage>>();
   function decideUsageRows(token: string, groups: readonly UsageGroup[]) {
-    const deps = { ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims };
-    if (!groups.some(({ storedWins }) => storedWins)) return usageRows(deps, groups);
     let rows = decided.get(token);
     if (rows === undefined) {
+      const deps = { ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims };
       rows = usageRows(deps, groups);
       decided.set(token, rows);
+      if (decided.size > MAX_DECIDED_ROUNDS) decided.delete(decided.keys().next().value!);
       // A failed decision (Redis or ClickHouse down) is made again on the next try.
       rows.catch(() => decided.delete(token));
     }
@@ -261,6 +270,11 @@ export function createRecordWriter({
 }
 
 export type RecordWriter = ReturnType<typeof createRecordWriter>;
+
+/** Where a usage event sits in a round: its position, and its event (an embedded round's positions are all -1). */
+function originKey(record: UsageRecord, source: RecordSource): string {
+  return `${source.partition}:${source.offset}:${eventKey(record.user_id, record.event_id)}`;
+}
 
 async function recordLiveUsage(liveUsage: LiveUsageStore, rows: readonly UsageEventRow[]): Promise<void> {
   const bySession = new Map<string, LiveUsageEntry[]>();

@@ -16,7 +16,7 @@ import { PendingReplays } from './pending-replays.ts';
 import { rebuildViews } from './rebuild-views.ts';
 import { RedisEventClaims } from './usage/event-claims.ts';
 import { createRecordWriter, type RecordWriter } from './record-writer.ts';
-import { startJournalRunner } from './journal-runner.ts';
+import { plannedRoundReachedSources, startJournalRunner } from './journal-runner.ts';
 import type { RecordJournal } from '../shared/records/journal.ts';
 
 export interface ConsumerDeps {
@@ -40,6 +40,8 @@ export interface ConsumerDeps {
   readonly claimTtlSeconds: number;
   /** The embedded mode's journal, which ingest appends to: its records are stored from here. */
   readonly journal?: RecordJournal | null;
+  /** /readyz fails while the journal's disk has less free (JOURNAL_MIN_FREE_MB). */
+  readonly journalMinFreeBytes?: number;
 }
 
 export interface StartedConsumer {
@@ -70,6 +72,7 @@ export async function startConsumer({
   claimTtlSeconds,
   members = 1,
   journal = null,
+  journalMinFreeBytes = 0,
 }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
   const card = () => tenantRates.current();
@@ -86,7 +89,10 @@ export async function startConsumer({
     announcements,
   };
   if (infra.kafka === null) {
-    const afterRebuild = recovery.uncleanBefore;
+    // After a crash, or after a clean stop that left a round planned which may have failed in a view.
+    const afterRebuild =
+      recovery.uncleanBefore ||
+      (journal !== null && (await plannedRoundReachedSources(journal, infra.clickhouseIngestReads)));
     if (afterRebuild) await rebuildViews(infra.clickhouse, consumerLog);
     recovery.repaired();
     const writer = createRecordWriter({ ...writerDeps, claims: null, deadLetterTopic: null });
@@ -105,6 +111,8 @@ export async function startConsumer({
     });
     shutdown.add('journal-runner', runner.stop);
     const check = async () => {
+      const refusal = await journal.refusal(journalMinFreeBytes);
+      if (refusal !== null) throw new Error(refusal);
       const stalled = runner.stalled(stallAfterMs);
       if (stalled !== null) throw new Error(stalled);
     };

@@ -48,6 +48,8 @@ export interface Config {
   readonly auth: AuthConfig;
   /** /readyz of a consumer answers 503 once one batch has failed to store for this long (CONSUMER_STALL_SECONDS). */
   readonly consumerStallMs: number;
+  /** /readyz of the embedded mode answers 503 while the journal's disk has less free than this (JOURNAL_MIN_FREE_MB). */
+  readonly journalMinFreeBytes: number;
   /**
    * How many members of the consumer group this process runs (CONSUMER_MEMBERS): each is a kafkajs
    * consumer with its own fetch loop and rounds, so that one member's insert runs in ClickHouse while
@@ -211,6 +213,8 @@ export function loadConfig(env: Env): Config {
 
   const auth = readAuth(read, problems);
   const consumerStallMs = read.integer('CONSUMER_STALL_SECONDS', 60, 1, 86_400) * 1000;
+  // Room for the backlog the journal may hold (JOURNAL_BACKLOG_LIMIT records of about 1 KB) and the engine's parts.
+  const journalMinFreeBytes = read.integer('JOURNAL_MIN_FREE_MB', 64, 0, 1_048_576) * 1_048_576;
   const consumerMembers = read.integer('CONSUMER_MEMBERS', 3, 1, 16);
   const usageClaimTtlSeconds = read.integer('USAGE_CLAIM_TTL_SECONDS', 7 * 86_400, 3_600, 30 * 86_400);
   const cacheSeconds = read.integer('QUERY_CACHE_SECONDS', 30, 0, 3_600);
@@ -251,6 +255,7 @@ export function loadConfig(env: Env): Config {
     usage,
     faultInjection,
     consumerStallMs,
+    journalMinFreeBytes,
     consumerMembers,
     usageClaimTtlSeconds,
     queryCache,

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -56,7 +57,6 @@ describe('RecordJournal', () => {
   it('lets a reader through once what was appended before it is stored, or after its timeout', async () => {
     const journal = await RecordJournal.open(folder());
     await journal.append(['a', 'b']);
-    expect(await journal.caughtUp(20)).toBe(false);
     const waiting = journal.caughtUp(5_000);
     await journal.append(['c']);
     await journal.markStored(1);
@@ -67,6 +67,7 @@ describe('RecordJournal', () => {
     // Stored through 2: the reader waited for the two records before it, not for the third.
     await journal.markStored(2);
     expect(await waiting).toBe(true);
+    expect(await journal.caughtUp(20)).toBe(false);
     await journal.close();
   });
 
@@ -77,4 +78,75 @@ describe('RecordJournal', () => {
     await a.close();
     await b.close();
   });
+  it('waits for a stalled writer once: after a wait runs out, reads answer at once until the writer stores again', async () => {
+    const journal = await RecordJournal.open(folder());
+    await journal.append(['a']);
+    const started = Date.now();
+    expect(await journal.caughtUp(300)).toBe(false);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    // The same request's next read, and the requests behind it, do not wait the timeout again.
+    const again = Date.now();
+    expect(await journal.caughtUp(5_000)).toBe(false);
+    expect(Date.now() - again).toBeLessThan(1_000);
+    await journal.plan({ from: 0, to: 1, token: 't' });
+    await journal.markStored(1);
+    await journal.append(['b']);
+    const waiting = journal.caughtUp(5_000);
+    await journal.plan({ from: 1, to: 2, token: 't2' });
+    await journal.markStored(2);
+    expect(await waiting).toBe(true);
+    await journal.close();
+  });
+
+  it('says why it refuses appends: a disk below the free-space floor, or a synced write that fails', async () => {
+    const journal = await RecordJournal.open(folder());
+    expect(await journal.refusal(0)).toBeNull();
+    expect(await journal.refusal(Number.MAX_SAFE_INTEGER)).toMatch(
+      /^the journal's disk has \d+ MB free, below \d+ MB$/,
+    );
+    await journal.append(['a']);
+    journal.refuseWritesFor(60_000);
+    expect(await journal.refusal(0)).toMatch(/^the journal refuses writes: ENOSPC/);
+    await expect(journal.append(['b'])).rejects.toMatchObject({ code: 'ENOSPC' });
+    expect(journal.appended()).toBe(1);
+    // The writer cannot mark what it stores meanwhile: a reader answers from what is stored at once.
+    const started = Date.now();
+    expect(await journal.caughtUp(5_000)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    journal.refuseWritesFor(0);
+    expect(await journal.refusal(0)).toBeNull();
+    await journal.append(['b']);
+    expect(journal.appended()).toBe(2);
+    await journal.close();
+  });
+  // A real full disk needs a small file system of its own: a tmpfs, which only root may mount.
+  it.skipIf(process.getuid?.() !== 0)(
+    'on a real full disk refuses the append, says so below the free-space floor, and appends again once space is freed',
+    async () => {
+      const mount = folder();
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mount]);
+      try {
+        const journal = await RecordJournal.open(path.join(mount, 'journal'));
+        await journal.append(['a']);
+        expect(await journal.refusal(1_048_576)).toBeNull();
+        const filler = path.join(mount, 'filler');
+        try {
+          writeFileSync(filler, Buffer.alloc(8 * 1_048_576));
+        } catch {
+          // Filled to the last byte: what a full disk is.
+        }
+        // A write of a few bytes may still fit a page the log holds: the floor is what sees a full disk.
+        expect(await journal.refusal(1_048_576)).toMatch(/^the journal's disk has 0 MB free/);
+        await expect(journal.append(['b'.repeat(64 * 1024)])).rejects.toThrow(/No space left on device/);
+        expect(journal.appended()).toBe(1);
+        rmSync(filler);
+        expect(await journal.refusal(1_048_576)).toBeNull();
+        await journal.append(['c']);
+        expect((await journal.read(0, journal.appended())).map(({ value }) => value)).toEqual(['a', 'c']);
+        await journal.close();
+      } finally {
+        execFileSync('umount', [mount]);
+      }
+    },
+  );
 });

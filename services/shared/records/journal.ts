@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
 import { MicroBatcher } from '../micro-batcher.ts';
 
@@ -27,6 +28,7 @@ interface Checkpoint {
 const RECORD_PREFIX = 'r';
 const CHECKPOINT_KEY = 'm:checkpoint';
 const ID_KEY = 'm:id';
+const PROBE_KEY = 'm:probe';
 // 16 digits sort as numbers do and hold far more than Number.MAX_SAFE_INTEGER's positions ever will.
 const recordKey = (seq: number) => `${RECORD_PREFIX}${String(seq).padStart(16, '0')}`;
 
@@ -45,9 +47,16 @@ export class RecordJournal {
   private readonly waiters: { readonly seq: number; readonly resolve: () => void }[] = [];
   private readonly appends: MicroBatcher<string>;
   private readonly appendListeners = new Set<() => void>();
+  /** The positions stored when a wait for the writer last ran out: waits return at once until it moves on. */
+  private stuckAt: number | null = null;
+  /** Until when every write fails as a full disk would (the fault routes' injection; 0: never). */
+  private refusingUntil = 0;
+  /** The last write of the journal failed (a full or read-only disk). */
+  private refusing = false;
 
   private constructor(
     private readonly db: ClassicLevel<string, string>,
+    private readonly folder: string,
     /** Unique to this journal: tokens of its rounds never match a round of an earlier, deleted journal. */
     readonly id: string,
     checkpoint: Checkpoint,
@@ -71,7 +80,7 @@ export class RecordJournal {
     const saved = await db.get(CHECKPOINT_KEY);
     const checkpoint: Checkpoint = saved === undefined ? { stored: 0, planned: null } : JSON.parse(saved);
     const [last] = await db.keys({ gte: RECORD_PREFIX, lt: `${RECORD_PREFIX}~`, reverse: true, limit: 1 }).all();
-    return new RecordJournal(db, id, checkpoint, last === undefined ? null : Number(last.slice(1)));
+    return new RecordJournal(db, folder, id, checkpoint, last === undefined ? null : Number(last.slice(1)));
   }
 
   /** Positions appended (and synced): the next record gets this one. */
@@ -108,21 +117,26 @@ export class RecordJournal {
 
   /** Written before a round is stored, so that a restart replays exactly it, under the same token. */
   async plan(round: PlannedRound): Promise<void> {
-    await this.db.put(CHECKPOINT_KEY, JSON.stringify({ stored: this.storedSeq, planned: round }), { sync: true });
+    await this.written(() =>
+      this.db.put(CHECKPOINT_KEY, JSON.stringify({ stored: this.storedSeq, planned: round }), { sync: true }),
+    );
     this.plannedRound = round;
   }
 
   /** The planned round is stored: its records go, and readers waiting for them are let through. */
   async markStored(to: number): Promise<void> {
     const from = this.storedSeq;
-    await this.db.batch(
-      [
-        { type: 'put', key: CHECKPOINT_KEY, value: JSON.stringify({ stored: to, planned: null }) },
-        ...Array.from({ length: to - from }, (_, i) => ({ type: 'del' as const, key: recordKey(from + i) })),
-      ],
-      { sync: true },
+    await this.written(() =>
+      this.db.batch(
+        [
+          { type: 'put', key: CHECKPOINT_KEY, value: JSON.stringify({ stored: to, planned: null }) },
+          ...Array.from({ length: to - from }, (_, i) => ({ type: 'del' as const, key: recordKey(from + i) })),
+        ],
+        { sync: true },
+      ),
     );
     this.storedSeq = to;
+    this.stuckAt = null;
     this.plannedRound = null;
     for (let i = this.waiters.length - 1; i >= 0; i--) {
       if (this.waiters[i]!.seq <= to) this.waiters.splice(i, 1)[0]!.resolve();
@@ -143,13 +157,42 @@ export class RecordJournal {
   async caughtUp(timeoutMs: number): Promise<boolean> {
     const target = this.appendedSeq;
     if (target <= this.storedSeq) return true;
+    // A request waits once: its later reads, and every request after it, answer from what is stored
+    // until the writer stores again, instead of each waiting the full time behind a writer that cannot.
+    // Nor does one wait while the journal refuses writes: the writer cannot mark what it stores.
+    if (this.stuckAt === this.storedSeq || this.refusing) return false;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
     try {
-      return await Promise.race([this.storedThrough(target).then(() => true as const), timedOut]);
+      const caught = await Promise.race([this.storedThrough(target).then(() => true as const), timedOut]);
+      if (!caught) this.stuckAt = this.storedSeq;
+      return caught;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Why the journal cannot take appends now, or null: its disk has less than `minFreeBytes` free, or a
+   * synced write of a few bytes fails (a full or read-only disk, a database that refuses writes). Asked
+   * by /readyz, so that a balancer stops sending writes before they fail, and sends them again after.
+   */
+  async refusal(minFreeBytes: number): Promise<string | null> {
+    const disk = await statfs(this.folder);
+    const free = disk.bavail * disk.bsize;
+    if (free < minFreeBytes)
+      return `the journal's disk has ${Math.floor(free / 1_048_576)} MB free, below ${Math.floor(minFreeBytes / 1_048_576)} MB`;
+    try {
+      await this.written(() => this.db.put(PROBE_KEY, String(Date.now()), { sync: true }));
+      return null;
+    } catch (error) {
+      return `the journal refuses writes: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+
+  /** Makes every write fail for `ms` as a full disk would (the fault routes' injection). */
+  refuseWritesFor(ms: number): void {
+    this.refusingUntil = Date.now() + ms;
   }
 
   async close(): Promise<void> {
@@ -157,11 +200,27 @@ export class RecordJournal {
     await this.db.close();
   }
 
+  /** Every write of the journal: whether the last one failed tells the readers not to wait for the writer. */
+  private async written<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      if (Date.now() < this.refusingUntil)
+        throw Object.assign(new Error('ENOSPC: no space left on device (injected)'), { code: 'ENOSPC' });
+      const result = await write();
+      this.refusing = false;
+      return result;
+    } catch (error) {
+      this.refusing = true;
+      throw error;
+    }
+  }
+
   private async write(values: readonly string[]): Promise<void> {
     const first = this.appendedSeq;
-    await this.db.batch(
-      values.map((value, i) => ({ type: 'put' as const, key: recordKey(first + i), value })),
-      { sync: true },
+    await this.written(() =>
+      this.db.batch(
+        values.map((value, i) => ({ type: 'put' as const, key: recordKey(first + i), value })),
+        { sync: true },
+      ),
     );
     this.appendedSeq = first + values.length;
     for (const listener of this.appendListeners) listener();

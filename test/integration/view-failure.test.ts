@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { plannedRoundReachedSources, startJournalRunner } from '../../services/consumer/journal-runner.ts';
+import { createRecordWriter } from '../../services/consumer/record-writer.ts';
+import { rebuildViews } from '../../services/consumer/rebuild-views.ts';
+import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
+import { migrate } from '../../services/shared/clickhouse/migrate.ts';
+import { tableName } from '../../services/shared/clickhouse/tables.ts';
+import { loadConfig } from '../../services/shared/config.ts';
+import { createLogger } from '../../services/shared/logger.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/shared/pricing/load-rate-card.ts';
+import { makeEnvelope } from '../../services/shared/records/envelope.ts';
+import { RecordJournal } from '../../services/shared/records/journal.ts';
+import { MemoryLiveUsage } from '../../services/shared/redis/live-usage.ts';
+import { eventually, isolate } from '../support/harness.ts';
+import { makeUsageRecord } from '../support/records.ts';
+import { expectedTotals, storedTotals } from '../support/rollups.ts';
+
+const log = createLogger('silent');
+const USER = 'view-failure-user';
+
+/**
+ * An insert into usage_events is not atomic across its materialized views: when one view's insert
+ * fails, the source and the views before it keep the block and the insert fails. These run the
+ * embedded journal's writer against the embedded engine with one view's table refusing every insert
+ * (a constraint no row satisfies), and check that every rollup ends equal to usage_events.
+ */
+describe('a round whose materialized view failed, in the embedded journal', () => {
+  const isolation = isolate('view-failure');
+  let ch: ClickHouse;
+  let card: Awaited<ReturnType<typeof loadRateCard>>;
+  const journalDir = `${isolation.dataDir}/journal`;
+  const sessionId = randomUUID();
+  const view = () => tableName(ch, 'usageTotalsDaily');
+  // Every event is 100 characters of text-to-speech: 0.004 at the default card's 0.00004 a character.
+  const once = (n: number) => expectedTotals(n, (n * 0.004).toFixed(3).replace(/\.?0+$/, ''));
+
+  const writer = (liveUsage = new MemoryLiveUsage()) =>
+    createRecordWriter({ ch, reads: ch, log, card, claims: null, liveUsage, deadLetterTopic: null });
+  const appendUsage = (journal: RecordJournal, count: number) =>
+    journal.append(
+      Array.from({ length: count }, () => {
+        const record = makeUsageRecord({ session_id: sessionId, user_id: USER });
+        return JSON.stringify(makeEnvelope('usage', sessionId, record, new Date(), new Date()));
+      }),
+    );
+  const failView = () => ch.client.command({ query: `ALTER TABLE ${view()} ADD CONSTRAINT fault_injected CHECK 0` });
+  const healView = () => ch.client.command({ query: `ALTER TABLE ${view()} DROP CONSTRAINT fault_injected` });
+
+  beforeAll(async () => {
+    ch = await createClickHouse(
+      loadConfig({ DATA_DIR: isolation.dataDir, CLICKHOUSE_DATABASE: isolation.database, LOG_LEVEL: 'silent' }),
+    );
+    await migrate(ch, log);
+    card = await loadRateCard(DEFAULT_RATE_CARD_URL);
+  });
+
+  afterAll(async () => {
+    await ch?.client.close();
+  });
+
+  it('retries the round until the view that failed has it, counted once in every other table', async () => {
+    const journal = await RecordJournal.open(journalDir);
+    const liveUsage = new MemoryLiveUsage();
+    const runner = startJournalRunner({ journal, writer: writer(liveUsage), ch, log, afterRebuild: false });
+    await appendUsage(journal, 5);
+    expect(await journal.caughtUp(30_000)).toBe(true);
+    expect(await storedTotals(ch)).toEqual(once(5));
+
+    await failView();
+    await appendUsage(journal, 3);
+    // The fault as it happens: usage_events and some views took the round, the failed view did not.
+    await eventually(async () => expect(runner.stalled(0)).not.toBeNull(), 30_000);
+    const during = await storedTotals(ch);
+    expect(during.usage_events).toEqual(once(8).usage_events);
+    expect(during.usage_totals_daily).toEqual(once(5).usage_totals_daily);
+
+    await healView();
+    expect(await journal.caughtUp(30_000)).toBe(true);
+    expect(await storedTotals(ch)).toEqual(once(8));
+    // The retry that stored the round went on to its live usage, as a first try would have.
+    expect(await liveUsage.read(sessionId)).toHaveLength(8);
+    await runner.stop();
+    await journal.close();
+  });
+
+  it('after a clean restart that found the failed round planned, rebuilds the views and counts the round once everywhere', async () => {
+    const journal = await RecordJournal.open(journalDir);
+    const runner = startJournalRunner({ journal, writer: writer(), ch, log, afterRebuild: false });
+    await failView();
+    await appendUsage(journal, 4);
+    await eventually(async () => expect(runner.stalled(0)).not.toBeNull(), 30_000);
+    expect((await storedTotals(ch)).usage_events).toEqual(once(12).usage_events);
+    // A clean stop while the round fails leaves it planned; the next start finds it.
+    await runner.stop();
+    await journal.close();
+    await healView();
+
+    const reopened = await RecordJournal.open(journalDir);
+    expect(reopened.planned()).not.toBeNull();
+    const afterRebuild = await plannedRoundReachedSources(reopened, ch);
+    expect(afterRebuild).toBe(true);
+    await rebuildViews(ch, log);
+    const restarted = startJournalRunner({ journal: reopened, writer: writer(), ch, log, afterRebuild });
+    await appendUsage(reopened, 2);
+    expect(await reopened.caughtUp(30_000)).toBe(true);
+    expect(await storedTotals(ch)).toEqual(once(14));
+    await restarted.stop();
+    await reopened.close();
+  });
+
+  it('does not rebuild after a clean restart whose planned round never reached the tables', async () => {
+    const journal = await RecordJournal.open(journalDir);
+    // ClickHouse refusing usage_events itself: the round stores nothing anywhere.
+    await ch.client.command({
+      query: `ALTER TABLE ${tableName(ch, 'usageEvents')} ADD CONSTRAINT fault_injected CHECK 0`,
+    });
+    const runner = startJournalRunner({ journal, writer: writer(), ch, log, afterRebuild: false });
+    await appendUsage(journal, 3);
+    await eventually(async () => expect(runner.stalled(0)).not.toBeNull(), 30_000);
+    await runner.stop();
+    await ch.client.command({ query: `ALTER TABLE ${tableName(ch, 'usageEvents')} DROP CONSTRAINT fault_injected` });
+    expect(journal.planned()).not.toBeNull();
+    expect(await plannedRoundReachedSources(journal, ch)).toBe(false);
+    const restarted = startJournalRunner({ journal, writer: writer(), ch, log, afterRebuild: false });
+    expect(await journal.caughtUp(30_000)).toBe(true);
+    expect(await storedTotals(ch)).toEqual(once(17));
+    await restarted.stop();
+    await journal.close();
+  });
+});
