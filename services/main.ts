@@ -28,11 +28,14 @@ import { MemoryAnnouncements, RedisAnnouncements } from './shared/redis/stored-a
 /** A read waits at most this long for the journal: behind a stalled writer it answers from what is stored. */
 const JOURNAL_WAIT_MS = 10_000;
 
-async function waitForJournal(journal: RecordJournal, log: Logger): Promise<void> {
+/** Whether everything acknowledged before the call is stored; false: the answer may not show all of it. */
+async function waitForJournal(journal: RecordJournal, log: Logger): Promise<boolean> {
   const started = Date.now();
+  const caught = await journal.caughtUp(JOURNAL_WAIT_MS);
   // Said once per wait that ran out: the reads behind it, which do not wait again, are not logged each.
-  if (!(await journal.caughtUp(JOURNAL_WAIT_MS)) && Date.now() - started >= JOURNAL_WAIT_MS)
+  if (!caught && Date.now() - started >= JOURNAL_WAIT_MS)
     log.warn({ appended: journal.appended(), stored: journal.stored() }, 'read_before_journal_stored');
+  return caught;
 }
 
 /**

@@ -187,7 +187,9 @@ export function createRecordWriter({
    * the stored-id lookup. A release Redis refuses is left to the claims' TTL; it never fails the round.
    */
   async function releaseClaims(claimed: DecidedUsage['claimed']): Promise<void> {
-    if (claims === null) return;
+    // On a cluster the stored-id lookup may read a replica that has not fetched the round's part yet:
+    // the claims then stay for their TTL, which catches a client's copy whatever the replicas' lag.
+    if (claims === null || ch.cluster !== null) return;
     await Promise.all(claimed.map(({ token, keys }) => claims.release(keys, token))).catch((error: unknown) => {
       log.warn({ err: error }, 'usage_claims_not_released');
     });
@@ -203,7 +205,11 @@ export function createRecordWriter({
   const decided = new Map<string, Promise<DecidedUsage>>();
   function decideUsageRows(token: string, groups: readonly UsageGroup[]) {
     let rows = decided.get(token);
-    if (rows === undefined) {
+    // Kept as the most recently tried: the rounds dropped first are the ones no longer retried.
+    if (rows !== undefined) {
+      decided.delete(token);
+      decided.set(token, rows);
+    } else {
       const deps = { ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims };
       rows = usageRows(deps, groups);
       decided.set(token, rows);

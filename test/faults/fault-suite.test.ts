@@ -5,7 +5,7 @@ import { Exact } from '../../services/shared/exact-decimal.ts';
 import { Redis } from 'ioredis';
 import { Kafka, logLevel } from 'kafkajs';
 import { topicSpecs } from '../../services/shared/kafka/topics.ts';
-import { liveUsageKey } from '../../services/shared/redis/live-usage.ts';
+import { RedisLiveUsage } from '../../services/shared/redis/live-usage.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalKafka } from '../../infra/local/kafka.ts';
 import { LocalRedis } from '../../infra/local/redis.ts';
@@ -181,9 +181,7 @@ async function liveCounters(sessionId: string, listed: readonly { id: string }[]
   const client = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await client.connect();
-    const entries = (await client.hvals(liveUsageKey('callmeter:', sessionId))).map(
-      (value) => JSON.parse(value) as { event_id: string; cost: string },
-    );
+    const entries = await new RedisLiveUsage(client, 'callmeter:').read(sessionId);
     const ids = new Set(listed.map((event) => event.id));
     const unlisted = entries.filter((entry) => !ids.has(entry.event_id));
     return {

@@ -1,12 +1,15 @@
 import type { Context } from 'koa';
 import { describe, expect, it } from 'vitest';
-import { readAfterWrite } from './read-after-write.ts';
+import { readAfterWrite, STALE_READ_HEADER } from './read-after-write.ts';
 import { withSignal } from '../abortable.ts';
 
 /** Which requests wait for the journal: the middleware with a wait the test counts. */
 async function waits(method: string, path: string): Promise<boolean> {
   let waited = false;
-  await readAfterWrite(async () => (waited = true))({ method, path } as Context, async () => undefined);
+  await readAfterWrite(async () => (waited = true))(
+    { method, path, set: () => undefined } as unknown as Context,
+    async () => undefined,
+  );
   return waited;
 }
 
@@ -22,6 +25,26 @@ describe('readAfterWrite', () => {
     expect(await waits('GET', '/api/usage/events')).toBe(true);
     expect(await waits('PATCH', '/api/sessions/abc')).toBe(true);
     expect(await waits('POST', '/api/sessions/abc/transcripts')).toBe(true);
+  });
+});
+
+describe('readAfterWrite, behind a writer that did not catch up', () => {
+  it('answers from what is stored and marks the answer stale, and marks nothing once caught up', async () => {
+    const answer = async (caught: boolean) => {
+      const headers = new Map<string, string>();
+      const ctx = {
+        method: 'GET',
+        path: '/api/costs/summary',
+        set: (name: string, value: string) => headers.set(name, value),
+      };
+      let routed = false;
+      await readAfterWrite(async () => caught)(ctx as unknown as Context, async () => {
+        routed = true;
+      });
+      return { routed, stale: headers.get(STALE_READ_HEADER) ?? null };
+    };
+    expect(await answer(false)).toEqual({ routed: true, stale: 'journal' });
+    expect(await answer(true)).toEqual({ routed: true, stale: null });
   });
 });
 

@@ -7,19 +7,23 @@ import { currentSignal, untilAborted } from '../abortable.ts';
  * create of a tenant adding many wait for the round of the one before it.
  */
 const APPEND_ONLY = new Set(['POST /api/usage/events', 'POST /api/usage/events/batch', 'POST /api/rates']);
+/** Set on an answer that may not show every write acknowledged before its request (the writer is behind). */
+export const STALE_READ_HEADER = 'x-callmeter-stale-read';
 const OPERATIONAL = new Set(['/healthz', '/health', '/readyz', '/metrics']);
 
 /**
  * The embedded mode answers a write once its records are in the journal, before they are stored; every
  * other request waits until what was acknowledged before it is stored, so that a read (of ClickHouse, of
  * an answer kept in the cache, of the calls' live usage) shows every write answered before it, as when a
-   * 201 waited for the insert. Usage posts, the hot path, and new rate entries wait for nothing. A request
-   * whose client goes away stops waiting.
+ * 201 waited for the insert. Usage posts, the hot path, and new rate entries wait for nothing. A request
+ * whose client goes away stops waiting.
  */
-export function readAfterWrite(caughtUp: () => Promise<unknown>): Middleware {
+export function readAfterWrite(caughtUp: () => Promise<boolean>): Middleware {
   return async (ctx, next) => {
-    if (!APPEND_ONLY.has(`${ctx.method} ${ctx.path}`) && !OPERATIONAL.has(ctx.path))
-      await untilAborted(caughtUp(), currentSignal());
+    if (!APPEND_ONLY.has(`${ctx.method} ${ctx.path}`) && !OPERATIONAL.has(ctx.path)) {
+      // Behind a stalled writer the request answers from what is stored, and says so.
+      if (!(await untilAborted(caughtUp(), currentSignal()))) ctx.set(STALE_READ_HEADER, 'journal');
+    }
     await next();
   };
 }

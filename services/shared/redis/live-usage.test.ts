@@ -32,18 +32,22 @@ describe('MemoryLiveUsage', () => {
     expect(await live.read('old')).toEqual([]);
   });
 
-  it('keeps at most the cap of entries a call, the newest batch always whole', async () => {
+  it("keeps a call's newest entries in two generations of at most the cap each, the older dropped when the newer fills", async () => {
     const live = new MemoryLiveUsage();
     const batch = (from: number, count: number) =>
       Array.from({ length: count }, (_, i) => makeEntry({ event_id: `e${from + i}` }));
+    const ids = async () => (await live.read('s1')).map((e) => e.event_id);
     await live.record('s1', batch(0, LIVE_USAGE_MAX_ENTRIES - 10));
     await live.record('s1', batch(1_000, 20));
-    const ids = (await live.read('s1')).map((e) => e.event_id);
-    expect(ids).toHaveLength(20);
-    expect(ids).toContain('e1000');
+    expect(await ids()).toHaveLength(LIVE_USAGE_MAX_ENTRIES + 10);
+    expect(await ids()).toEqual(expect.arrayContaining(['e0', 'e1000']));
+    // A batch past the cap keeps its newest cap of entries; the generation before it becomes the older.
     await live.record('s1', batch(2_000, LIVE_USAGE_MAX_ENTRIES * 3));
-    const capped = (await live.read('s1')).map((e) => e.event_id);
-    expect(capped).toHaveLength(LIVE_USAGE_MAX_ENTRIES);
-    expect(capped).toContain(`e${2_000 + LIVE_USAGE_MAX_ENTRIES * 3 - 1}`);
+    expect(await ids()).toHaveLength(LIVE_USAGE_MAX_ENTRIES + 20);
+    expect(await ids()).toEqual(expect.arrayContaining(['e1000', `e${2_000 + LIVE_USAGE_MAX_ENTRIES * 3 - 1}`]));
+    expect(await ids()).not.toContain('e0');
+    await live.record('s1', batch(5_000, 5));
+    expect(await ids()).toHaveLength(LIVE_USAGE_MAX_ENTRIES + 5);
+    expect(await ids()).not.toContain('e1000');
   });
 });
