@@ -5,6 +5,8 @@ import { AppError } from '../shared/errors.ts';
 import { loadCatalogs } from '../shared/pricing/catalogs.ts';
 import { makeCard, makeRate } from '../shared/pricing/pricing.fixtures.ts';
 import { TenantRateIndex } from '../shared/pricing/tenant-rate-index.ts';
+import { toCardEntry } from '../shared/pricing/tenant-rates.ts';
+import type { RateRecord } from '../../schemas/records/rate.ts';
 import type { Envelope } from '../shared/records/envelope.ts';
 import { createTenantRateService } from './rate-service.ts';
 import { MemoryRateEntryStore } from './rates/rate-entry-store.ts';
@@ -90,6 +92,18 @@ describe('the cap on a tenant’s rate entries', () => {
     );
     const { service } = makeService(2, tenants);
     expect((await refusal(service.create(makeBody()))).code).toBe('CONFLICT');
+  });
+
+  it('frees the place of an entry the store had read in, as soon as this process ends it (before any refresh)', async () => {
+    const tenants = new TenantRateIndex(card, () => NOW);
+    const { service, published } = makeService(1, tenants);
+    const first = await service.create(makeBody());
+    // As the refresher would have read it in: the index counts it too.
+    const stored = published.find((envelope) => envelope.kind === 'rate')!.payload as RateRecord;
+    tenants.apply([{ entry: toCardEntry(stored), version: stored.version }]);
+    await refusal(service.create(makeBody()));
+    await service.end(first.id);
+    expect((await service.create(makeBody())).user_id).toBe('noisy');
   });
 
   it('gives the place back when the entry could not be published', async () => {

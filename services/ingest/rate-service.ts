@@ -112,7 +112,10 @@ export function createTenantRateService({
         version: stored.version + 1,
       };
       await entries.save(ended);
-      return publish(ended, nowMs, actor);
+      const answer = await publish(ended, nowMs, actor);
+      // Counted as ended at once by this process's cap check, not only after the next refresh.
+      tenants.apply([{ entry: toCardEntry(ended), version: ended.version }]);
+      return answer;
     },
   };
 }
