@@ -5,7 +5,7 @@ import { Exact } from '../../services/shared/exact-decimal.ts';
 import { LIVE_USAGE_MAX_ENTRIES, liveUsageKey } from '../../services/shared/redis/live-usage.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { CostLedger, expectViewsExact } from '../support/cost-ledger.ts';
+import { CostLedger, expectViewsExact, openLedgerSession } from '../support/cost-ledger.ts';
 import { eventually, isolate, serviceEnv } from '../support/harness.ts';
 import { SteadyTenant } from '../support/steady-tenant.ts';
 
@@ -70,16 +70,7 @@ describe.each(MODES)('a retry storm beside a steady tenant, on $name', (mode) =>
   const ledger = new CostLedger();
   const settle = <T>(check: () => Promise<T>) => eventually(check, 60_000, 250);
 
-  async function openSession(user: string): Promise<string> {
-    const answer = await call<{ id: string }>(running.ingests[0].url, 'POST', '/api/sessions/', {
-      room_name: `${user}-${randomUUID()}`,
-      user_id: user,
-      agent_id: `agent-${user}`,
-    });
-    expect(answer.status).toBe(201);
-    ledger.addSession(answer.body.id, user, `agent-${user}`);
-    return answer.body.id;
-  }
+  const openSession = (user: string) => openLedgerSession(running.ingests[0].url, ledger, user);
 
   /** One batch to one ingest process; every item must be accepted (a resend of an accepted id is accepted again). */
   async function sendBatch(ingest: CallmeterProcess, events: readonly Record<string, unknown>[]) {

@@ -4,9 +4,9 @@ import { TABLES } from '../../services/shared/clickhouse/tables.ts';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { call } from '../support/api.ts';
 import { makeUsageEventBody } from '../support/bodies.ts';
-import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { CostLedger, expectViewsExact } from '../support/cost-ledger.ts';
-import { eventually, isolate, serviceEnv } from '../support/harness.ts';
+import { CostLedger, expectViewsExact, openLedgerSession } from '../support/cost-ledger.ts';
+import { eventually } from '../support/harness.ts';
+import { hostileModes, type Running } from '../support/hostile-modes.ts';
 import { USAGE_ROLLUPS, type StoredTotals } from '../../services/consumer/stored-totals.ts';
 import { SteadyTenant } from '../support/steady-tenant.ts';
 
@@ -16,35 +16,12 @@ import { SteadyTenant } from '../support/steady-tenant.ts';
 // for it. Every rollup ends equal to usage_events, /readyz says so within 5 s, and no request waits
 // past the documented 10 s.
 
-interface Running {
-  readonly ingest: CallmeterProcess;
-  /** The process with the consumer and its engine: the fault routes and the cost views. */
-  readonly query: CallmeterProcess;
-  readonly stop: () => Promise<unknown>;
-}
-
 const FAULTS = { FAULT_INJECTION: '1' };
+// The fault routes are on the process with the consumer and its engine (the query process apart).
+const [EMBEDDED, APART] = hostileModes('hostile-journal', { embedded: FAULTS, query: FAULTS });
 const MODES = [
-  {
-    name: 'the embedded process',
-    journal: true,
-    start: async (): Promise<Running> => {
-      const app = await startCallmeter({ DATA_DIR: isolate('hostile-journal').dataDir, LOG_LEVEL: 'warn', ...FAULTS });
-      return { ingest: app, query: app, stop: () => app.stop() };
-    },
-  },
-  {
-    name: 'ingest apart over Kafka and Redis',
-    journal: false,
-    start: async (): Promise<Running> => {
-      const isolation = isolate('hostile-journal-kafka');
-      const ingest = await startCallmeter(
-        serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest` }),
-      );
-      const query = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer,query', ...FAULTS }));
-      return { ingest, query, stop: () => Promise.allSettled([ingest.stop(), query.stop()]) };
-    },
-  },
+  { ...EMBEDDED, journal: true },
+  { ...APART, journal: false },
 ] as const;
 
 // resemble: 0.00004 a character; every case event is 25 characters.
@@ -62,16 +39,7 @@ describe.each(MODES)('a failing view and a refusing journal beside a steady tena
   const settle = <T>(check: () => Promise<T>) => eventually(check, 45_000, 250);
   const admin = (path: string) => call(running.query.url, 'POST', path);
 
-  async function openSession(user: string): Promise<string> {
-    const answer = await call<{ id: string }>(running.ingest.url, 'POST', '/api/sessions/', {
-      room_name: `${user}-${randomUUID()}`,
-      user_id: user,
-      agent_id: `agent-${user}`,
-    });
-    expect(answer.status).toBe(201);
-    ledger.addSession(answer.body.id, user, `agent-${user}`);
-    return answer.body.id;
-  }
+  const openSession = (user: string) => openLedgerSession(running.ingest.url, ledger, user);
 
   /** Posts `count` events of 25 characters for the user's session, each counted once answered 201. */
   async function sendEvents(user: string, count: number) {

@@ -2,43 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { call } from '../support/api.ts';
-import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { CostLedger, expectViewsExact } from '../support/cost-ledger.ts';
-import { eventually, isolate, serviceEnv } from '../support/harness.ts';
+import { eventually } from '../support/harness.ts';
+import { hostileModes, type Running } from '../support/hostile-modes.ts';
 import { SteadyTenant } from '../support/steady-tenant.ts';
 
 // A tenant that fills its cap of rate entries, beside a steady tenant posting usage: the tenant past its
 // cap gets a clear 409, the steady tenant's prices and requests are as they were, the process stays ready.
 
-interface Running {
-  readonly ingest: CallmeterProcess;
-  readonly query: CallmeterProcess;
-  readonly stop: () => Promise<unknown>;
-}
-
 // Lower than the default, so that the cap is reached in seconds; what it caps is the same.
 const CAP = 150;
 const LIMITS = { RATE_ENTRIES_PER_TENANT: String(CAP) };
-const MODES = [
-  {
-    name: 'the embedded process',
-    start: async (): Promise<Running> => {
-      const app = await startCallmeter({ DATA_DIR: isolate('hostile-rates').dataDir, LOG_LEVEL: 'warn', ...LIMITS });
-      return { ingest: app, query: app, stop: () => app.stop() };
-    },
-  },
-  {
-    name: 'ingest apart over Kafka and Redis',
-    start: async (): Promise<Running> => {
-      const isolation = isolate('hostile-rates-kafka');
-      const ingest = await startCallmeter(
-        serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest`, ...LIMITS }),
-      );
-      const query = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer,query', ...LIMITS }));
-      return { ingest, query, stop: () => Promise.allSettled([ingest.stop(), query.stop()]) };
-    },
-  },
-] as const;
+const MODES = hostileModes('hostile-rates', { all: LIMITS });
 
 const NOISY = 'tenant-rates-noisy';
 const STEADY = 'tenant-rates-steady';

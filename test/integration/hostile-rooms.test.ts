@@ -3,19 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { call } from '../support/api.ts';
 import { makeAgentBody, makeUsageEventBody } from '../support/bodies.ts';
-import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { eventually, isolate, serviceEnv } from '../support/harness.ts';
+import { eventually } from '../support/harness.ts';
+import { hostileModes, type Running } from '../support/hostile-modes.ts';
 import { SteadyTenant } from '../support/steady-tenant.ts';
 
 // Rooms, numbers and the caps on agents and numbers, tried by hostile tenants with credentials bound
 // to them (AUTH_MODE=on) while a steady tenant posts usage beside them: a tenant's room name and its
 // numbers are its own, another tenant's are never seen, and a tenant's agents and numbers are capped.
-
-interface Running {
-  readonly ingest: CallmeterProcess;
-  readonly query: CallmeterProcess;
-  readonly stop: () => Promise<unknown>;
-}
 
 const ADMIN_API_KEY = `hostile-rooms-admin-${randomUUID()}`;
 const AGENTS_PER_TENANT = 3;
@@ -28,26 +22,7 @@ const ENV = {
   NUMBERS_PER_TENANT: String(NUMBERS_PER_TENANT),
   LOG_LEVEL: 'warn',
 };
-const MODES = [
-  {
-    name: 'the embedded process',
-    start: async (): Promise<Running> => {
-      const app = await startCallmeter({ DATA_DIR: isolate('hostile-rooms').dataDir, ...ENV });
-      return { ingest: app, query: app, stop: () => app.stop() };
-    },
-  },
-  {
-    name: 'ingest apart over Kafka and Redis',
-    start: async (): Promise<Running> => {
-      const isolation = isolate('hostile-rooms-kafka');
-      const ingest = await startCallmeter(
-        serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest`, ...ENV }),
-      );
-      const query = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer,query', ...ENV }));
-      return { ingest, query, stop: () => Promise.allSettled([ingest.stop(), query.stop()]) };
-    },
-  },
-] as const;
+const MODES = hostileModes('hostile-rooms', { all: ENV });
 
 // resemble: 0.00004 a character.
 const characters = (n: number) => new Exact('0.00004').times(n);

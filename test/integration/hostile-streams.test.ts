@@ -3,8 +3,8 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call } from '../support/api.ts';
-import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { eventually, isolate, serviceEnv } from '../support/harness.ts';
+import { eventually } from '../support/harness.ts';
+import { hostileModes, type Running } from '../support/hostile-modes.ts';
 import { SteadyTenant } from '../support/steady-tenant.ts';
 
 // One caller naming thousands of tenants' live streams, and clients that leave with their reads
@@ -16,39 +16,18 @@ const PER_CALLER = 40;
 const MAX = 50;
 const CAPS = { LIVE_STREAMS_PER_CALLER: String(PER_CALLER), LIVE_STREAMS_MAX: String(MAX), LOG_LEVEL: 'warn' };
 
-interface Running {
-  readonly ingest: CallmeterProcess;
-  readonly query: CallmeterProcess;
-  /** What the hostile caller sends with every request: its credential, if the query process wants one. */
-  readonly credential: Record<string, string>;
-  readonly stop: () => Promise<unknown>;
-}
-
+const [EMBEDDED, APART] = hostileModes('hostile-streams', {
+  embedded: { ...CAPS, AUTH_MODE: 'off' },
+  ingest: { AUTH_MODE: 'off' },
+  query: { ...CAPS, AUTH_MODE: 'on', ADMIN_API_KEY: ADMIN_KEY },
+});
+// credential: what the hostile caller sends with every request, if the query process wants one.
 const MODES = [
+  { ...EMBEDDED, name: 'the embedded process, AUTH_MODE=off (the caller is its source address)', credential: {} },
   {
-    name: 'the embedded process, AUTH_MODE=off (the caller is its source address)',
-    start: async (): Promise<Running> => {
-      const app = await startCallmeter({ DATA_DIR: isolate('hostile-streams').dataDir, ...CAPS, AUTH_MODE: 'off' });
-      return { ingest: app, query: app, credential: {}, stop: () => app.stop() };
-    },
-  },
-  {
+    ...APART,
     name: 'ingest apart over Kafka and Redis, the query process in AUTH_MODE=on (the caller is an unbound key)',
-    start: async (): Promise<Running> => {
-      const isolation = isolate('hostile-streams-kafka');
-      const ingest = await startCallmeter(
-        serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest`, AUTH_MODE: 'off' }),
-      );
-      const query = await startCallmeter(
-        serviceEnv(isolation, { SERVICES: 'consumer,query', ...CAPS, AUTH_MODE: 'on', ADMIN_API_KEY: ADMIN_KEY }),
-      );
-      return {
-        ingest,
-        query,
-        credential: { authorization: `Bearer ${ADMIN_KEY}` },
-        stop: () => Promise.allSettled([ingest.stop(), query.stop()]),
-      };
-    },
+    credential: { authorization: `Bearer ${ADMIN_KEY}` },
   },
 ] as const;
 
@@ -132,7 +111,7 @@ describe.each(MODES)('hostile live streams beside a steady tenant, on $name', (m
     expect(session.status).toBe(201);
     steady = new SteadyTenant(running.ingest.url, 'tenant-steady', session.body.id);
     steady.start();
-    summaries = summaryReader(running.query.url, 'tenant-steady', running.credential);
+    summaries = summaryReader(running.query.url, 'tenant-steady', mode.credential);
   });
 
   afterAll(async () => {
@@ -148,7 +127,7 @@ describe.each(MODES)('hostile live streams beside a steady tenant, on $name', (m
         ...(await Promise.all(
           Array.from({ length: 100 }, (_, i) =>
             openStream(running.query.url, '/api/costs/live', {
-              ...running.credential,
+              ...mode.credential,
               'x-user-id': `tenant-hostile-${wave * 100 + i}`,
             }),
           ),
@@ -171,7 +150,7 @@ describe.each(MODES)('hostile live streams beside a steady tenant, on $name', (m
     for (const stream of open) stream.close();
     await eventually(async () => expect(await metric(running.query.url, 'callmeter_live_streams_open')).toBe(0));
     const again = await openStream(running.query.url, '/api/costs/live', {
-      ...running.credential,
+      ...mode.credential,
       'x-user-id': 'tenant-hostile-again',
     });
     expect(again.status).toBe(200);
@@ -219,7 +198,7 @@ describe.each(MODES)('hostile live streams beside a steady tenant, on $name', (m
       const leaving = Array.from({ length: 300 }, () => new AbortController());
       const requests = leaving.map((controller, i) =>
         fetch(`${running.query.url}/api/costs/summary`, {
-          headers: { ...running.credential, 'x-user-id': `tenant-leaving-${i}` },
+          headers: { ...mode.credential, 'x-user-id': `tenant-leaving-${i}` },
           signal: controller.signal,
         }).catch(() => null),
       );
@@ -237,7 +216,7 @@ describe.each(MODES)('hostile live streams beside a steady tenant, on $name', (m
         );
       }, 30_000);
       const after = await call(running.query.url, 'GET', '/api/costs/summary', undefined, {
-        ...running.credential,
+        ...mode.credential,
         'x-user-id': 'tenant-steady',
       });
       expect(after.status).toBe(200);

@@ -3,9 +3,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { call } from '../support/api.ts';
-import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { CostLedger, expectViewsExact } from '../support/cost-ledger.ts';
-import { eventually, isolate, serviceEnv } from '../support/harness.ts';
+import { CostLedger, expectViewsExact, openLedgerSession } from '../support/cost-ledger.ts';
+import { eventually } from '../support/harness.ts';
+import { hostileModes, type Running } from '../support/hostile-modes.ts';
 import {
   hostileBatch,
   hostileBody,
@@ -21,37 +21,11 @@ import { SteadyTenant } from '../support/steady-tenant.ts';
 // usage steadily. That tenant's every request succeeds within 1 second throughout, every view of every
 // tenant equals the exact Decimal sum of its accepted events, and the process stays healthy.
 
-interface Running {
-  /** Where usage and sessions are posted, and where the cost views are read (one process when embedded). */
-  readonly ingest: CallmeterProcess;
-  readonly query: CallmeterProcess;
-  readonly stop: () => Promise<unknown>;
-}
-
 const GRACE = { USAGE_GRACE_AFTER_END_SECONDS: '1' };
+const [EMBEDDED, APART] = hostileModes('hostile-tenants', { all: GRACE });
 const MODES = [
-  {
-    name: 'the embedded process',
-    singles: 500,
-    batches: 30,
-    start: async (): Promise<Running> => {
-      const app = await startCallmeter({ DATA_DIR: isolate('hostile-tenants').dataDir, LOG_LEVEL: 'warn', ...GRACE });
-      return { ingest: app, query: app, stop: () => app.stop() };
-    },
-  },
-  {
-    name: 'ingest apart over Kafka and Redis',
-    singles: 200,
-    batches: 10,
-    start: async (): Promise<Running> => {
-      const isolation = isolate('hostile-tenants-kafka');
-      const ingest = await startCallmeter(
-        serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest`, ...GRACE }),
-      );
-      const query = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer,query', ...GRACE }));
-      return { ingest, query, stop: () => Promise.allSettled([ingest.stop(), query.stop()]) };
-    },
-  },
+  { ...EMBEDDED, singles: 500, batches: 30 },
+  { ...APART, singles: 200, batches: 10 },
 ] as const;
 
 const FUZZ_TENANTS = 3;
@@ -75,16 +49,8 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
   const settle = <T>(check: () => Promise<T>) => eventually(check, 30_000, 200);
   const expectExact = (users: readonly string[]) => expectViewsExact(ledger, running.query.url, users, settle);
 
-  async function openSession(user: string, agent: string | null): Promise<string> {
-    const answer = await call<{ id: string }>(running.ingest.url, 'POST', '/api/sessions/', {
-      room_name: `${user}-${randomUUID()}`,
-      user_id: user,
-      agent_id: agent,
-    });
-    expect(answer.status).toBe(201);
-    ledger.addSession(answer.body.id, user, agent);
-    return answer.body.id;
-  }
+  const openSession = (user: string, agent: string | null) =>
+    openLedgerSession(running.ingest.url, ledger, user, agent);
 
   /** One usage event of a case tenant: posted, and counted when the API accepted it. */
   async function send(name: string, overrides: Record<string, unknown>, cost: Exact) {

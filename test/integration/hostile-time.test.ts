@@ -2,46 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { call } from '../support/api.ts';
-import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { CostLedger, expectViewsExact } from '../support/cost-ledger.ts';
-import { eventually, isolate, serviceEnv } from '../support/harness.ts';
+import { CostLedger, expectViewsExact, openLedgerSession } from '../support/cost-ledger.ts';
+import { eventually } from '../support/harness.ts';
+import { hostileModes, type Running } from '../support/hostile-modes.ts';
 import { SteadyTenant } from '../support/steady-tenant.ts';
 
 // Time and money as a hostile tenant and an unlucky worker meet them: usage replayed from a spool long
 // after its call ended, usage claimed for after the end, a price in another currency, an end in the year
 // 9999, and the duration every view lists, while another tenant posts usage steadily beside.
 
-interface Running {
-  readonly ingest: CallmeterProcess;
-  readonly query: CallmeterProcess;
-  readonly stop: () => Promise<unknown>;
-}
-
 const GRACE_SECONDS = 60;
 const GRACE = { USAGE_GRACE_AFTER_END_SECONDS: String(GRACE_SECONDS), LOG_LEVEL: 'warn' };
+const [EMBEDDED, APART] = hostileModes('hostile-time', { all: GRACE });
 const MODES = [
-  {
-    name: 'the embedded process',
-    listsStoredSessions: true,
-    start: async (): Promise<Running> => {
-      const app = await startCallmeter({ DATA_DIR: isolate('hostile-time').dataDir, ...GRACE });
-      return { ingest: app, query: app, stop: () => app.stop() };
-    },
-  },
-  {
-    name: 'ingest apart over Kafka and Redis',
-    // The session list reads ingest's ClickHouse: here an embedded one of its own, which the consumer
-    // does not write (in production both use one server).
-    listsStoredSessions: false,
-    start: async (): Promise<Running> => {
-      const isolation = isolate('hostile-time-kafka');
-      const ingest = await startCallmeter(
-        serviceEnv(isolation, { SERVICES: 'ingest', DATA_DIR: `${isolation.dataDir}/ingest`, ...GRACE }),
-      );
-      const query = await startCallmeter(serviceEnv(isolation, { SERVICES: 'consumer,query', ...GRACE }));
-      return { ingest, query, stop: () => Promise.allSettled([ingest.stop(), query.stop()]) };
-    },
-  },
+  { ...EMBEDDED, listsStoredSessions: true },
+  // The session list reads ingest's ClickHouse: here an embedded one of its own, which the consumer
+  // does not write (in production both use one server).
+  { ...APART, listsStoredSessions: false },
 ] as const;
 
 // resemble: 0.00004 a character on the default card.
@@ -61,16 +38,7 @@ describe.each(MODES)('time and currency as hostile tenants use them, beside a st
   const ledger = new CostLedger();
   const settle = <T>(check: () => Promise<T>) => eventually(check, 30_000, 200);
 
-  async function openSession(user: string): Promise<string> {
-    const answer = await call<{ id: string }>(running.ingest.url, 'POST', '/api/sessions/', {
-      room_name: `${user}-${randomUUID()}`,
-      user_id: user,
-      agent_id: `agent-${user}`,
-    });
-    expect(answer.status).toBe(201);
-    ledger.addSession(answer.body.id, user, `agent-${user}`);
-    return answer.body.id;
-  }
+  const openSession = (user: string) => openLedgerSession(running.ingest.url, ledger, user);
 
   const patch = (id: string, body: Record<string, unknown>) =>
     call<SessionBody & { detail: unknown }>(running.ingest.url, 'PATCH', `/api/sessions/${id}`, body);

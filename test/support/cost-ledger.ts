@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { call } from './api.ts';
@@ -51,6 +52,23 @@ export class CostLedger {
       sessions: Object.fromEntries(own.map(([id, entry]) => [id, plain(entry.total)])),
     };
   }
+}
+
+/** Opens a session of `user` (in a room of its own) through `ingestUrl` and adds it to the ledger; its id. */
+export async function openLedgerSession(
+  ingestUrl: string,
+  ledger: CostLedger,
+  user: string,
+  agent: string | null = `agent-${user}`,
+): Promise<string> {
+  const answer = await call<{ id: string }>(ingestUrl, 'POST', '/api/sessions/', {
+    room_name: `${user}-${randomUUID()}`,
+    user_id: user,
+    agent_id: agent,
+  });
+  expect(answer.status).toBe(201);
+  ledger.addSession(answer.body.id, user, agent);
+  return answer.body.id;
 }
 
 /** Every cost view of one user as the dashboard reads it, each total exact and none negative. */
