@@ -140,6 +140,7 @@ async function main(): Promise<void> {
     checks: [...infra.checks, ...(consumer?.checks ?? [])],
     metrics: [...(consumer?.metrics ?? []), ...(query === null ? [] : [query.metrics])],
     corsOrigins: config.corsOrigins,
+    trustProxy: config.trustProxy,
     openapi: buildOpenApi(routes, 'callmeter', '0.1.0'),
     authenticator,
     limit: limiterFor(config, infra),

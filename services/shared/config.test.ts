@@ -148,6 +148,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ API_KEYS_PER_TENANT: '0' })).toThrow(/API_KEYS_PER_TENANT/);
   });
 
+  it('takes the client address from the socket unless TRUST_PROXY=1', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(true);
+    expect(() => loadConfig({ TRUST_PROXY: 'yes' })).toThrow(/TRUST_PROXY/);
+  });
+
   it('returns a frozen object', () => {
     const config = loadConfig({ KAFKA_BROKERS: 'k:1' });
     expect(Object.isFrozen(config)).toBe(true);

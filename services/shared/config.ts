@@ -14,6 +14,12 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly shutdownTimeoutMs: number;
   readonly corsOrigins: readonly string[];
+  /**
+   * TRUST_PROXY (off by default): the client's address is the last X-Forwarded-For entry, which the proxy
+   * sets, rather than the socket's peer. Set it only when the services are reachable through the proxy
+   * alone: otherwise anyone sends the header and picks the address the per-address limits count.
+   */
+  readonly trustProxy: boolean;
   /** The rate card file; null: the card shipped in infra/rate-card/rate-card.json. */
   readonly rateCardPath: string | null;
   /** RATE_ENTRIES_PER_TENANT: how many entries not yet ended one tenant may hold (POST /api/rates past it is a 409). */
@@ -159,6 +165,7 @@ export function loadConfig(env: Env): Config {
   const shutdownTimeoutMs = read.integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000);
   // FRONTEND_URL is the replaced service's name for the same list; its deployments set only that.
   const corsOrigins = [...new Set([...read.list('CORS_ORIGINS', []), ...read.list('FRONTEND_URL', [])])];
+  const trustProxy = read.oneOf('TRUST_PROXY', ['0', '1'], '0') === '1';
   const rateCard = read.string('RATE_CARD_PATH', '');
   const rateCardPath = rateCard === '' ? null : path.resolve(rateCard);
   const rateEntriesPerTenant = read.integer('RATE_ENTRIES_PER_TENANT', 1_000, 1, 100_000);
@@ -247,6 +254,7 @@ export function loadConfig(env: Env): Config {
     logLevel,
     shutdownTimeoutMs,
     corsOrigins,
+    trustProxy,
     rateCardPath,
     rateEntriesPerTenant,
     kafka,

@@ -119,6 +119,8 @@ describe.each(modes())('hostile auth beside a steady tenant, AUTH_MODE=on, on $n
       AUTH_KEY_REFRESH_MS: '500',
       AUTH_FAILURES_PER_SECOND: String(FAILURES_PER_SECOND),
       AUTH_FAILURES_BURST: String(FAILURES_BURST),
+      // As behind the proxy: a request without X-Forwarded-For is still counted by its socket's address.
+      TRUST_PROXY: '1',
       API_KEYS_PER_TENANT: String(KEYS_PER_TENANT),
     });
     const steadyKey = (await makeKey({ scope: 'ingest', user_id: 'tenant-steady', name: 'steady worker' })).body
@@ -287,6 +289,19 @@ describe.each(modes())('hostile auth beside a steady tenant, AUTH_MODE=on, on $n
     // The flooded address's valid key still passes; another address's bad credential is still a plain 401.
     expect((await callFrom('127.0.0.2', app.url, 'GET', '/api/costs/summary', bearer(reader))).status).toBe(200);
     expect((await callFrom('127.0.0.1', app.url, 'GET', '/api/costs/summary', bad[0]!)).status).toBe(401);
+  });
+
+  it("counts apart the clients one proxy forwards (TRUST_PROXY): a flood from one leaves another its tries, whatever entries the client wrote before the proxy's", async () => {
+    const proxy = '127.0.0.3';
+    const bad = bearer(`cm_live_${'B'.repeat(43)}`);
+    const through = (forwardedFor: string) =>
+      callFrom(proxy, app.url, 'GET', '/api/costs/summary', { ...bad, 'x-forwarded-for': forwardedFor });
+    const flood = await inWaves(FAILURES_BURST + 30, 30, () => through('203.0.113.1'));
+    expect(flood.filter((answer) => answer.status === 429).length).toBeGreaterThan(0);
+    expect((await through('203.0.113.2')).status).toBe(401);
+    // The proxy appends the address it was reached from: an entry the client wrote before it is not its address.
+    const spoofed = await inWaves(10, 10, () => through('203.0.113.3, 203.0.113.1'));
+    expect(spoofed.filter((answer) => answer.status === 429).length).toBeGreaterThan(0);
   });
 
   it('refuses a tenant its API key past API_KEYS_PER_TENANT with a 409 until one is revoked', async () => {

@@ -8,10 +8,15 @@ import { LiveStreams, streamCaller, type LiveStreamLimits } from './live-streams
 
 const LIMITS: LiveStreamLimits = { perTenant: 2, perCaller: 3, total: 4, reads: 1, heartbeatMs: 60_000 };
 
-/** A request's context as the streams use it: its response's close, and its headers. */
-function request(): { ctx: Context; leave: () => void } {
+/** A request's context as the streams use it: its response's close, its client-gone signal, and its headers. */
+function request(): { ctx: Context; leave: () => void; clientGone: AbortController } {
   const res = new EventEmitter();
-  return { ctx: { res, get: () => '' } as unknown as Context, leave: () => res.emit('close') };
+  const clientGone = new AbortController();
+  return {
+    ctx: { res, state: { clientGone: clientGone.signal }, get: () => '' } as unknown as Context,
+    leave: () => res.emit('close'),
+    clientGone,
+  };
 }
 
 function refusal(open: () => unknown): { status: string; detail: string; retryAfter?: string } | null {
@@ -57,6 +62,27 @@ describe('LiveStreams caps', () => {
     });
     expect(refusal(() => live.open(request().ctx, 't9', 'address 10.0.0.2', { tenant: 't9' }, read))).toBeNull();
     expect(live.openFor('t9')).toBe(1);
+  });
+
+  it('counts no stream of a reader gone before it opened, and frees a stream once its reader is gone, whichever signal says so', () => {
+    const live = streams();
+    for (let i = 0; i < 10; i += 1) {
+      // Left during the rate limit's or the token's await: the response's close fired before open().
+      const early = request();
+      early.leave();
+      early.clientGone.abort(new DOMException('The client closed the request', 'AbortError'));
+      expect(() => live.open(early.ctx, 't', 'address 10.0.0.1', { tenant: 't' }, read)).toThrow(
+        'The client closed the request',
+      );
+    }
+    expect([live.stats.open, live.openFor('t')]).toEqual([0, 0]);
+    const left = request();
+    live.open(left.ctx, 't', 'address 10.0.0.1', { tenant: 't' }, read);
+    left.clientGone.abort();
+    left.leave();
+    expect([live.stats.open, live.openFor('t')]).toEqual([0, 0]);
+    for (let i = 0; i < 2; i += 1) live.open(request().ctx, 't', 'address 10.0.0.1', { tenant: 't' }, read);
+    expect(live.stats.open).toBe(2);
   });
 
   it('refuses any stream past the process’s cap with a 503 and Retry-After', () => {

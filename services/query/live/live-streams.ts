@@ -76,6 +76,10 @@ export class LiveStreams {
     watched: Watched,
     stream: Omit<SnapshotStream<T>, 'heartbeatMs' | 'lastEventId'>,
   ): TextBody {
+    const clientGone = (ctx.state as { clientGone?: AbortSignal } | undefined)?.clientGone;
+    // A reader gone during the awaits before this (rate limit, token check) would never be sent the body:
+    // its response's close has fired already, and the stream's own end never runs, so it must not be counted.
+    if (clientGone?.aborted) throw clientGone.reason;
     this.admit(tenant, caller);
     const key = watchKey(watched);
     const wakeup = new Wakeup();
@@ -97,6 +101,7 @@ export class LiveStreams {
       if (caller !== null) count(this.openPerCaller, caller, -1);
     };
     ctx.res.once('close', release);
+    clientGone?.addEventListener('abort', release, { once: true });
     const lastEventId = ctx.get('last-event-id') || undefined;
     const limits = this.limits;
     const read = () => this.sharedRead(poll, stream.read) as Promise<T>;
@@ -238,7 +243,8 @@ function watchKey(watched: Watched): string {
 /**
  * Whose streams a request's are counted as beside its tenant's: none for a credential bound to one
  * tenant (the tenant's cap is its cap); an unbound credential by its id; in AUTH_MODE=off, where anyone
- * names any tenant, the source address (the socket's: app.proxy is off, so no forwarded header counts).
+ * names any tenant, the client's address: `ctx.ip`, which is the socket's peer, or with TRUST_PROXY the
+ * address the proxy put last in X-Forwarded-For (behind a proxy the peer is the proxy, shared by everyone).
  */
 export function streamCaller(
   caller: { readonly kind: string; readonly id: string; readonly tenant: string | null },

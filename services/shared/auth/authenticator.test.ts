@@ -105,6 +105,40 @@ describe('the credential authenticator', () => {
     expect(new Set(answers)).toEqual(new Set([200]));
   });
 
+  it('refuses no good token for the good ones in flight beside it, past the budget, while a bad one past it is still 429 unchecked', async () => {
+    // A slow JWKS fetch: every token waits for it, as they do while the issuer's set is refreshed.
+    let fetched!: () => void;
+    const fetch = new Promise<void>((resolve) => (fetched = resolve));
+    const verified: string[] = [];
+    const authenticator = credentialAuthenticator({
+      adminKey: null,
+      keys: new KeyRegistry(null as unknown as ClickHouse, 60_000, createLogger('silent')),
+      tokens: {
+        verify: async (token) => {
+          verified.push(token);
+          await fetch;
+          return token === 'good' ? { kind: 'valid', tenant: 'tenant-a' } : { kind: 'invalid', reason: 'bad' };
+        },
+      },
+      log: createLogger('silent'),
+      failures: new FailedAuthLimiter({ name: 'failed-auth', perSecond: 2, burst: 5 }),
+      now: () => T0,
+    });
+    const statusOf = (token: string) =>
+      authenticator.authenticate({ authorization: `Bearer ${token}` }, '10.0.0.1').then(
+        () => 200,
+        (error: unknown) => (error instanceof AppError && error.code === 'TOO_MANY_REQUESTS' ? 429 : 401),
+      );
+    const good = Array.from({ length: 12 }, () => statusOf('good'));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    fetched();
+    expect(await Promise.all(good)).toEqual(Array.from({ length: 12 }, () => 200));
+    expect(verified).toHaveLength(12);
+    const bad = await Promise.all(Array.from({ length: 8 }, () => statusOf('bad')));
+    expect(bad.sort()).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    expect(verified).toHaveLength(17);
+  });
+
   it('answers a token 503 with Retry-After while the JWKS cannot be fetched, without counting a failure', async () => {
     const { as } = setup({ kind: 'unavailable', reason: 'Expected 200 OK', retryAfterMs: 3_200 });
     const answers = [];

@@ -4,7 +4,7 @@ import { ANONYMOUS, type Caller } from './access.ts';
 import { looksLikeKey, sameSecret } from './api-keys.ts';
 import type { KeyRegistry } from './key-registry.ts';
 import { FailedAuthLimiter } from './rate-limits.ts';
-import type { TokenVerifier } from './user-tokens.ts';
+import type { TokenCheck, TokenVerifier } from './user-tokens.ts';
 
 export interface Authenticator {
   /**
@@ -51,7 +51,7 @@ export function credentialAuthenticator({
   failures = new FailedAuthLimiter(null),
   now = Date.now,
 }: CredentialDeps): Authenticator {
-  /** A credential about to be refused, or checked at some cost, takes a try of its address first; none left: 429. */
+  /** A credential about to be refused takes a try of its address; none left: 429. */
   const takeTry = (source: string) => {
     const retryAfterMs = failures.take(source, now());
     if (retryAfterMs !== null) throw TOO_MANY_FAILURES(retryAfterMs);
@@ -76,10 +76,20 @@ export function credentialAuthenticator({
         takeTry(source);
         throw INVALID();
       }
-      takeTry(source);
-      if (tokens === null) throw INVALID();
-      const token = await tokens.verify(credential);
-      if (token.kind !== 'invalid') failures.giveBack(source);
+      if (tokens === null) {
+        takeTry(source);
+        throw INVALID();
+      }
+      // Reserved before the check, so that a flood of bad tokens in flight is refused before it is checked;
+      // a good token gives its try back, and waits rather than being refused for good ones in flight.
+      const retryAfterMs = await failures.reserve(source, now);
+      if (retryAfterMs !== null) throw TOO_MANY_FAILURES(retryAfterMs);
+      let token: TokenCheck | undefined;
+      try {
+        token = await tokens.verify(credential);
+      } finally {
+        failures.settle(source, token === undefined || token.kind === 'invalid');
+      }
       if (token.kind === 'unavailable') {
         log.warn({ reason: token.reason }, 'user_token_unchecked: the JWKS could not be fetched');
         const seconds = String(Math.max(1, Math.ceil(token.retryAfterMs / 1000)));

@@ -162,14 +162,18 @@ export async function limitRequest(
 }
 
 /**
- * Failed authentications per source address, in this process's memory. A credential that would be
- * refused takes a token first (`take`), so that checks still in flight count against the budget
- * too; one that turns out good gives it back. Kept per process rather than in Redis so that the
- * check costs no round trip on the path it guards. The buckets' arithmetic is `takeToken`'s, for the
- * reason given at the Redis script above.
+ * Failed authentications per source address, in this process's memory. A credential known to be
+ * refused takes a token (`take`); one about to be checked reserves one (`reserve`), so that checks
+ * still in flight count against the budget too, and `settle` gives it back when it was good. A good
+ * credential is never refused for the checks in flight beside it: when they hold every token left, it
+ * waits for one of them to settle. Kept per process rather than in Redis so that the check costs no
+ * round trip on the path it guards. The buckets' arithmetic is `takeToken`'s, for the reason given at
+ * the Redis script above.
  */
 export class FailedAuthLimiter {
   private readonly addresses = new Map<string, { tokens: number; at: number }>();
+  /** Per address, the checks holding a reserved token, and the reservations waiting for one of them to settle. */
+  private readonly checking = new Map<string, { count: number; waiting: (() => void)[] }>();
 
   constructor(private readonly policy: BucketPolicy | null) {}
 
@@ -182,11 +186,36 @@ export class FailedAuthLimiter {
     return take.allowed ? null : take.retryAfterMs;
   }
 
-  /** The try of a credential that was good after all (or could not be checked) is not a failure. */
-  giveBack(address: string): void {
+  /**
+   * Reserves a try for a check about to run: null when reserved (`settle` it once the check ends), else
+   * the milliseconds until one is back. While checks of the address are in flight, an empty bucket may
+   * be theirs alone, so the reservation waits for them rather than being refused.
+   */
+  async reserve(address: string, now: () => number): Promise<number | null> {
+    for (;;) {
+      const retryAfterMs = this.take(address, now());
+      const inFlight = this.checking.get(address);
+      if (retryAfterMs === null) {
+        if (this.policy === null) return null;
+        if (inFlight === undefined) this.checking.set(address, { count: 1, waiting: [] });
+        else inFlight.count += 1;
+        return null;
+      }
+      if (inFlight === undefined) return retryAfterMs;
+      await new Promise<void>((resolve) => inFlight.waiting.push(resolve));
+    }
+  }
+
+  /** A reserved check has ended: its try is kept when the credential failed, given back otherwise. */
+  settle(address: string, failed: boolean): void {
     const state = this.addresses.get(address);
-    if (this.policy === null || state === undefined) return;
-    state.tokens = Math.min(this.policy.burst, state.tokens + 1);
+    if (!failed && this.policy !== null && state !== undefined)
+      state.tokens = Math.min(this.policy.burst, state.tokens + 1);
+    const inFlight = this.checking.get(address);
+    if (inFlight === undefined) return;
+    inFlight.count -= 1;
+    if (inFlight.count === 0) this.checking.delete(address);
+    for (const wake of inFlight.waiting.splice(0)) wake();
   }
 
   private dropFull(nowMs: number): void {

@@ -10,13 +10,14 @@ import { currentSignal, untilAborted } from '../abortable.ts';
 const servers: { close: () => void }[] = [];
 afterEach(() => servers.splice(0).forEach((server) => server.close()));
 
-async function serve(register: RouteRegistrar, corsOrigins: string[] = []): Promise<string> {
+async function serve(register: RouteRegistrar, corsOrigins: string[] = [], trustProxy = false): Promise<string> {
   const app = createHttpApp({
     service: 'test',
     log: createLogger('silent'),
     routes: [register],
     checks: [],
     corsOrigins,
+    trustProxy,
   });
   const server = app.listen(0, '127.0.0.1');
   servers.push(server);
@@ -143,6 +144,17 @@ describe('the HTTP app', () => {
       503,
       '{"detail":"redis unavailable","service":"test","checks":{"redis":"unavailable","kafka":"ok"}}',
     ]);
+  });
+
+  it('takes the client address (what the per-address limits count) from the socket, or with TRUST_PROXY from the entry the proxy appended', async () => {
+    const addressOf = (router: Parameters<RouteRegistrar>[0]) => router.get('/ip', (ctx) => sendJson(ctx, 200, ctx.ip));
+    // The client wrote the first entry itself; the proxy appended the address it was reached from.
+    const forwarded = { 'x-forwarded-for': '203.0.113.9, 198.51.100.7' };
+    const direct = await serve(addressOf);
+    expect(await (await fetch(`${direct}/ip`, { headers: forwarded })).json()).toBe('127.0.0.1');
+    const behindProxy = await serve(addressOf, [], true);
+    expect(await (await fetch(`${behindProxy}/ip`, { headers: forwarded })).json()).toBe('198.51.100.7');
+    expect(await (await fetch(`${behindProxy}/ip`)).json()).toBe('127.0.0.1');
   });
 
   it('replaces an unsafe incoming request id with a fresh one', async () => {

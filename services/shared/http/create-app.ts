@@ -20,6 +20,8 @@ export interface HttpAppOptions {
   readonly routes: readonly RouteRegistrar[];
   readonly checks: readonly DependencyCheck[];
   readonly corsOrigins?: readonly string[];
+  /** TRUST_PROXY: the client's address (ctx.ip) is the last X-Forwarded-For entry, the one the proxy wrote. */
+  readonly trustProxy?: boolean;
   /** The OpenAPI document of `routes`, served at /openapi.json and browsable at /docs. */
   readonly openapi?: Readonly<Record<string, unknown>>;
   /** Registries of the services' own metrics, served on /metrics beside the HTTP ones. */
@@ -41,6 +43,7 @@ export function createHttpApp({
   routes,
   checks,
   corsOrigins = [],
+  trustProxy = false,
   openapi,
   metrics: serviceMetrics = [],
   authenticator = OPEN,
@@ -49,7 +52,9 @@ export function createHttpApp({
   beforeRoutes = [],
 }: HttpAppOptions): Koa<RequestState> {
   const app = new Koa<RequestState>();
-  app.proxy = false;
+  app.proxy = trustProxy;
+  // The proxy appends the address it was reached from; entries before it are the client's to write.
+  if (trustProxy) app.maxIpsCount = 1;
   // Errors are answered by the error middleware; Koa's own handler would only log them twice.
   app.silent = true;
   const metrics = createHttpMetrics(service);
