@@ -129,8 +129,16 @@ describe.each(MODES)('the old worker’s and dashboard’s session routes on $na
     expect(other.status).toBe(201);
     expect(other.body.id).not.toBe(token.body.id);
 
-    const ended = await post<SessionBody>(`/api/sessions/by-room/${room}/end`, undefined);
+    // Both users hold the room live: an end that names neither is refused, and ends nothing.
+    const unnamed = await post<{ detail: string }>(`/api/sessions/by-room/${room}/end`, undefined);
+    expect([unnamed.status, unnamed.body.detail]).toEqual([409, expect.stringContaining('name the user')]);
+    const ended = await call<SessionBody>(run.ingest[0]!, 'POST', `/api/sessions/by-room/${room}/end`, undefined, {
+      'x-user-id': 'u-2',
+    });
     expect([ended.body.status, ended.body.id]).toEqual(['COMPLETED', other.body.id]);
+    expect((await get<SessionBody>(`/api/sessions/${token.body.id}`)).body.status).toBe('ACTIVE');
+    // One user left live: the room's latest session of any user, as the replaced service answered.
+    expect((await get<SessionBody>(`/api/sessions/by-room/${room}`)).body.id).toBe(other.body.id);
     const next = await post<SessionBody>('/api/sessions/', { room_name: room, user_id: 'u-2' }, 1);
     expect(next.status).toBe(201);
     expect(next.body.id).not.toBe(other.body.id);
