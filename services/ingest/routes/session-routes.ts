@@ -9,6 +9,7 @@ import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http
 import { WORKER_DATA } from '../../shared/auth/access.ts';
 import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
+import { hadNoOffset } from '../../shared/validation/lax-datetime.ts';
 import { nameSessionAgents, type AgentNames } from '../agents/session-agent-names.ts';
 import type { SessionService } from '../session-service.ts';
 import { sessionAnalysis, toSessionResponse } from '../sessions/session-response.ts';
@@ -92,9 +93,16 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       request: { body: sessionUpdateBody },
       response: SESSION,
       handle: async ({ path, body, tenant }) =>
-        respond(await sessions.update(path.session_id, toSessionUpdate(body), tenant)),
+        respond(await sessions.update(path.session_id, toSessionUpdate(body), tenant, offsetlessFields(body))),
     }),
   ];
+}
+
+/** The datetimes of the body sent without an offset: their window allows for the sender's UTC offset. */
+function offsetlessFields(body: SessionUpdateBody): ReadonlySet<string> {
+  return new Set(
+    Object.entries(body).flatMap(([key, value]) => (value instanceof Date && hadNoOffset(value) ? [key] : [])),
+  );
 }
 
 // Datetimes become epoch milliseconds, the domain's unit; absent keys stay absent.
