@@ -144,6 +144,18 @@ describe.each(MODES)('the old worker’s and dashboard’s session routes on $na
     expect(next.body.id).not.toBe(other.body.id);
   });
 
+  it('takes an end sent as a local datetime without an offset from a worker up to 14 hours ahead of UTC', async () => {
+    const session = (await post<SessionBody>('/api/sessions/', { room_name: `room-${randomUUID()}`, user_id: 'u-z' }))
+      .body;
+    // A naive datetime is the sender's local clock read as UTC: UTC+10 is 10 hours ahead of now.
+    const local = (aheadHours: number) => new Date(Date.now() + aheadHours * 3_600_000).toISOString().slice(0, 19);
+    const end = (at: string) =>
+      call<{ detail: unknown }>(run.ingest[0]!, 'PATCH', `/api/sessions/${session.id}`, { ended_at: at });
+    expect((await end(local(15))).status).toBe(422);
+    expect((await end(`${local(10)}Z`)).status).toBe(422);
+    expect((await end(local(10))).status).toBe(200);
+  });
+
   it('stores the worker’s turns by room and by id, reads them oldest first, and stores a redelivered turn once', async () => {
     const room = `room-${randomUUID()}`;
     const session = (await post<SessionBody>('/api/sessions/', { room_name: room, user_id: 'u-t' })).body;
