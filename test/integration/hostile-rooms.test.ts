@@ -271,6 +271,12 @@ describe.each(MODES)('hostile rooms and numbers beside a steady tenant, on $name
         (await as('tenant-capped', 'POST', '/api/telephony/numbers/assign', { agent_id: agent, phone_number: phone() }))
           .status,
       ).toBe(200);
+    // At the cap, an agent that holds a number already gets the documented 400, not the cap's 409.
+    const again = await as<{ detail: string }>('tenant-capped', 'POST', '/api/telephony/numbers/assign', {
+      agent_id: agents[0],
+      phone_number: phone(),
+    });
+    expect([again.status, again.body.detail]).toEqual([400, expect.stringContaining('already has number')]);
     const third = await as<{ detail: string }>('tenant-capped', 'POST', '/api/telephony/numbers/assign', {
       agent_id: agents[NUMBERS_PER_TENANT],
       phone_number: phone(),
