@@ -17,7 +17,7 @@ export interface AgentServiceDeps {
   /** AGENTS_PER_TENANT (config.agentCaps.agentsPerTenant); absent: no cap. */
   readonly agentsPerTenant?: number;
   /** The numbers agents hold: an agent's phone_number is read from here, so it follows assign and release. */
-  readonly numbers: Pick<NumberStore, 'get' | 'holder' | 'holders'>;
+  readonly numbers: Pick<NumberStore, 'get' | 'getMany' | 'holder' | 'holders'>;
   /** AUTH_MODE=on: a known agent's number is unique among its tenant's only (its scope is the tenant). */
   readonly tenantNumbers?: boolean;
   readonly sink: RecordSink;
@@ -99,8 +99,8 @@ export function createAgentService({
   /** How many phone numbers the user's active agents hold (NUMBERS_PER_TENANT counts them). */
   async function numbersHeld(userId: string): Promise<number> {
     const active = await live(() => store.activeIds(userId));
-    const held = await live(() => Promise.all(active.map((id) => numbers.get(id))));
-    return held.filter((number) => number?.phone_number != null).length;
+    const held = await live(() => numbers.getMany(active));
+    return held.filter((number) => number.phone_number !== null).length;
   }
 
   async function createAgent(input: Omit<NewAgentInput, 'id'>): Promise<AgentView> {

@@ -115,10 +115,18 @@ export function createSessionService({
         }),
       );
     },
-    /** `tenant` (a bound credential's): another tenant's session is a 404, as an unknown one; a session's user never changes. */
-    async update(id: string, update: SessionUpdate, tenant: string | null = null): Promise<Session> {
+    /**
+     * `tenant` (a bound credential's): another tenant's session is a 404, as an unknown one; a
+     * session's user never changes. `offsetless`: the instants sent without an offset.
+     */
+    async update(
+      id: string,
+      update: SessionUpdate,
+      tenant: string | null = null,
+      offsetless: ReadonlySet<string> = new Set(),
+    ): Promise<Session> {
       // With the body's validation: a 422 comes before the session is looked up.
-      assertInstantsInWindow(update, { nowMs: now(), maxAgeMs });
+      assertInstantsInWindow(update, { nowMs: now(), maxAgeMs }, offsetless);
       if (tenant !== null) await get(id, tenant);
       return applyInTurn(id, () => updateSession(store, id, update, now()));
     },

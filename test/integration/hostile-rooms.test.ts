@@ -126,6 +126,31 @@ describe.each(MODES)('hostile rooms and numbers beside a steady tenant, on $name
       expect(usage.status).toBe(201);
     }
 
+    // A worker that names no tenant (an unbound key without x-user-id, as the replaced service's
+    // worker posts) is asked for one: the room is live in several tenants, and the latest of any
+    // would put A's turns into B's call and end it. Nothing is posted or ended, no tenant is revealed.
+    const unnamed = (method: string, path: string, body?: unknown) =>
+      call<{ detail: string }>(running.ingest.url, method, path, body, admin);
+    for (const [method, path, body] of [
+      ['GET', `/api/sessions/by-room/${room}`, undefined],
+      ['POST', `/api/sessions/by-room/${room}/transcripts`, { content: 'unnamed', speaker: 'USER' }],
+      ['POST', `/api/sessions/by-room/${room}/end`, undefined],
+    ] as const) {
+      const refused = await unnamed(method, path, body);
+      expect([refused.status, refused.body.detail]).toEqual([409, expect.stringContaining('name the user')]);
+      expect(refused.text).not.toMatch(/tenant-(a|b|steady)/);
+    }
+    for (const [user, own] of [
+      ['tenant-a', a.body],
+      ['tenant-b', b.body],
+    ] as const)
+      expect((await as<SessionBody>(user, 'GET', `/api/sessions/${own.id}`)).body.status).toBe('ACTIVE');
+    const named = await call<SessionBody>(running.ingest.url, 'GET', `/api/sessions/by-room/${room}`, undefined, {
+      ...admin,
+      'x-user-id': 'tenant-a',
+    });
+    expect([named.status, named.body.id]).toEqual([200, a.body.id]);
+
     // A room only B uses is, for A, what a room nobody uses is: the same 404, byte for byte.
     const onlyB = `only-b-${randomUUID()}`;
     expect((await as('tenant-b', 'POST', '/api/sessions/', { room_name: onlyB, user_id: 'tenant-b' })).status).toBe(
@@ -246,6 +271,12 @@ describe.each(MODES)('hostile rooms and numbers beside a steady tenant, on $name
         (await as('tenant-capped', 'POST', '/api/telephony/numbers/assign', { agent_id: agent, phone_number: phone() }))
           .status,
       ).toBe(200);
+    // At the cap, an agent that holds a number already gets the documented 400, not the cap's 409.
+    const again = await as<{ detail: string }>('tenant-capped', 'POST', '/api/telephony/numbers/assign', {
+      agent_id: agents[0],
+      phone_number: phone(),
+    });
+    expect([again.status, again.body.detail]).toEqual([400, expect.stringContaining('already has number')]);
     const third = await as<{ detail: string }>('tenant-capped', 'POST', '/api/telephony/numbers/assign', {
       agent_id: agents[NUMBERS_PER_TENANT],
       phone_number: phone(),

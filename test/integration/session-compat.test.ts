@@ -129,11 +129,31 @@ describe.each(MODES)('the old worker’s and dashboard’s session routes on $na
     expect(other.status).toBe(201);
     expect(other.body.id).not.toBe(token.body.id);
 
-    const ended = await post<SessionBody>(`/api/sessions/by-room/${room}/end`, undefined);
+    // Both users hold the room live: an end that names neither is refused, and ends nothing.
+    const unnamed = await post<{ detail: string }>(`/api/sessions/by-room/${room}/end`, undefined);
+    expect([unnamed.status, unnamed.body.detail]).toEqual([409, expect.stringContaining('name the user')]);
+    const ended = await call<SessionBody>(run.ingest[0]!, 'POST', `/api/sessions/by-room/${room}/end`, undefined, {
+      'x-user-id': 'u-2',
+    });
     expect([ended.body.status, ended.body.id]).toEqual(['COMPLETED', other.body.id]);
+    expect((await get<SessionBody>(`/api/sessions/${token.body.id}`)).body.status).toBe('ACTIVE');
+    // One user left live: the room's latest session of any user, as the replaced service answered.
+    expect((await get<SessionBody>(`/api/sessions/by-room/${room}`)).body.id).toBe(other.body.id);
     const next = await post<SessionBody>('/api/sessions/', { room_name: room, user_id: 'u-2' }, 1);
     expect(next.status).toBe(201);
     expect(next.body.id).not.toBe(other.body.id);
+  });
+
+  it('takes an end sent as a local datetime without an offset from a worker up to 14 hours ahead of UTC', async () => {
+    const session = (await post<SessionBody>('/api/sessions/', { room_name: `room-${randomUUID()}`, user_id: 'u-z' }))
+      .body;
+    // A naive datetime is the sender's local clock read as UTC: UTC+10 is 10 hours ahead of now.
+    const local = (aheadHours: number) => new Date(Date.now() + aheadHours * 3_600_000).toISOString().slice(0, 19);
+    const end = (at: string) =>
+      call<{ detail: unknown }>(run.ingest[0]!, 'PATCH', `/api/sessions/${session.id}`, { ended_at: at });
+    expect((await end(local(15))).status).toBe(422);
+    expect((await end(`${local(10)}Z`)).status).toBe(422);
+    expect((await end(local(10))).status).toBe(200);
   });
 
   it('stores the worker’s turns by room and by id, reads them oldest first, and stores a redelivered turn once', async () => {

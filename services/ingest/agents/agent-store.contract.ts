@@ -39,6 +39,17 @@ export function agentStoreContract(name: string, makeStore: () => AgentStore | P
       expect(await store.activeIds('nobody')).toEqual([]);
     });
 
+    it('indexes an active agent once and never a deleted one', async () => {
+      const store = await makeStore();
+      const kept = makeAgent({ user_id: 'cap-i' });
+      const gone = makeAgent({ user_id: 'cap-i' });
+      for (const agent of [kept, gone]) await store.create(agent);
+      await store.update(gone.id, change({ is_active: false }));
+      await store.indexActive(kept);
+      await store.indexActive(gone);
+      expect(await store.activeIds('cap-i')).toEqual([kept.id]);
+    });
+
     it('refuses a second agent with the same id and keeps the first', async () => {
       const store = await makeStore();
       const first = makeAgent();

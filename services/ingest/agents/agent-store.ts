@@ -17,6 +17,11 @@ export interface AgentStore {
   update(id: string, mutate: AgentMutation): Promise<AgentUpdateOutcome>;
   /** The ids of this tenant's active agents that this store holds (what the per-tenant cap counts). */
   activeIds(userId: string): Promise<string[]>;
+  /**
+   * Puts this agent into its tenant's active index when the store holds it active: agents written
+   * before the index existed are not in it, and the cap would miss them.
+   */
+  indexActive(agent: Agent): Promise<void>;
 }
 
 export type AgentMutation = (current: Agent) => Agent | null;

@@ -25,6 +25,9 @@ export class MemoryAgentStore implements AgentStore {
     return { kind: 'changed', before, after };
   }
 
+  /** The active agents are read from the agents themselves here: there is no index to heal. */
+  async indexActive(_agent: Agent): Promise<void> {}
+
   async activeIds(userId: string): Promise<string[]> {
     return [...this.agents.values()].filter((a) => a.user_id === userId && a.is_active).map((a) => a.id);
   }

@@ -35,6 +35,16 @@ index(KEYS[2], ARGV[4], ARGV[5])
 return 1`,
 );
 
+/** KEYS agent, tenant's active agents; ARGV id. Indexes the agent if its stored version is active. */
+const indexActiveScript = new LuaScript(
+  'indexActiveAgent',
+  2,
+  `
+local json = redis.call('HGET', KEYS[1], 'agent')
+if json and cjson.decode(json).is_active == true then redis.call('SADD', KEYS[2], ARGV[1]) end
+return 1`,
+);
+
 /**
  * Agents shared by every ingest process: one hash { version, agent JSON } per agent, no TTL. An
  * update applies the mutation in this process and writes with a Lua compare-and-set on `version`,
@@ -70,6 +80,11 @@ export class RedisAgentStore implements AgentStore {
 
   activeIds(userId: string): Promise<string[]> {
     return guard(() => this.redis.smembers(this.keys.tenantAgents(userId)));
+  }
+
+  async indexActive(agent: Agent): Promise<void> {
+    const keys = [this.keys.agent(agent.id), this.keys.tenantAgents(agent.user_id)];
+    await guard(() => indexActiveScript.run(this.redis, keys, [agent.id]));
   }
 
   private async compareAndSet(id: string, mutate: AgentMutation): Promise<AgentUpdateOutcome> {

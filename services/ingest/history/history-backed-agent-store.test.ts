@@ -32,6 +32,28 @@ describe('HistoryBackedAgentStore', () => {
     expect((await store.activeIds('capped')).sort()).toEqual([created.id, storedOnly.id].sort());
   });
 
+  it('counts an agent live state holds active outside its index (written before it existed), and indexes it', async () => {
+    const upgraded = makeAgent({ user_id: 'capped' });
+    const created = makeAgent({ user_id: 'capped' });
+    const indexed = new Set<string>();
+    // Live state as a release before the index left it: the agent is stored, its tenant's index lacks it.
+    class Unindexed extends MemoryAgentStore {
+      override async activeIds(userId: string): Promise<string[]> {
+        return (await super.activeIds(userId)).filter((id) => id !== upgraded.id || indexed.has(id));
+      }
+      override async indexActive(agent: Agent): Promise<void> {
+        indexed.add(agent.id);
+      }
+    }
+    const live = new Unindexed();
+    await live.create(upgraded);
+    await live.create(created);
+    const store = new HistoryBackedAgentStore(live, storedHistory([upgraded]).history);
+    expect(await live.activeIds('capped')).toEqual([created.id]);
+    expect((await store.activeIds('capped')).sort()).toEqual([created.id, upgraded.id].sort());
+    expect((await live.activeIds('capped')).sort()).toEqual([created.id, upgraded.id].sort());
+  });
+
   it('restores an agent the live store lost, on read and on update', async () => {
     const kept = makeAgent();
     const live = new MemoryAgentStore();

@@ -39,6 +39,10 @@ export class HistoryBackedAgentStore
     return [...live, ...restored.filter((agent) => agent !== null)];
   }
 
+  indexActive(agent: Agent): Promise<void> {
+    return this.liveAgents.indexActive(agent);
+  }
+
   active(userId: string): Promise<Agent[]> {
     return this.history.active(userId);
   }
@@ -47,15 +51,23 @@ export class HistoryBackedAgentStore
    * The tenant's active agents, for its cap: those live state holds active (a create is there at
    * once, before the history has it), and those the history holds active that live state does not
    * know at all (after an embedded restart, a flushed Redis, or an upgrade from a release without
-   * the live index). An agent live state knows as deleted is not counted, whatever the history says yet.
+   * the live index). An agent live state holds active outside its index (written before the index
+   * existed) is counted and put into the index. An agent live state knows as deleted is not counted,
+   * whatever the history says yet.
    */
   async activeIds(userId: string): Promise<string[]> {
     const [live, stored] = await Promise.all([this.liveAgents.activeIds(userId), this.history.active(userId)]);
     const known = new Set(live);
     const storedOnly = stored.filter((agent) => !known.has(agent.id));
-    const unknownLive = await Promise.all(
-      storedOnly.map(async (agent) => ((await this.liveAgents.get(agent.id)) === null ? agent.id : null)),
+    const unindexed = await Promise.all(
+      storedOnly.map(async (agent) => {
+        const copy = await this.liveAgents.get(agent.id);
+        if (copy === null) return agent.id;
+        if (!copy.is_active) return null;
+        await this.liveAgents.indexActive(copy);
+        return agent.id;
+      }),
     );
-    return [...live, ...unknownLive.filter((id) => id !== null)];
+    return [...live, ...unindexed.filter((id) => id !== null)];
   }
 }

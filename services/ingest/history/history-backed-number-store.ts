@@ -28,6 +28,13 @@ export class HistoryBackedNumberStore implements NumberStore {
     return (await this.live.get(agentId)) ?? this.history.agent(agentId);
   }
 
+  /** Live state's, and one history read for the agents it does not know (not one query per agent). */
+  async getMany(agentIds: readonly string[]): Promise<AgentNumber[]> {
+    const live = await this.live.getMany(agentIds);
+    const known = new Set(live.map((number) => number.agent_id));
+    return [...live, ...(await this.history.agents(agentIds.filter((id) => !known.has(id))))];
+  }
+
   async assign(request: AssignRequest): Promise<AssignOutcome> {
     await this.restoreAgent(request.agent_id);
     const holder = await this.storedHolder(request.phone_number, scopeOf(request));

@@ -23,6 +23,14 @@ export class NumberHistory {
     return rows[0] ?? null;
   }
 
+  /** The latest stored state of each of these agents that has one, in one query. */
+  async agents(agentIds: readonly string[]): Promise<AgentNumber[]> {
+    if (agentIds.length === 0) return [];
+    return this.select(`WHERE agent_id IN {agents:Array(String)} ORDER BY version DESC LIMIT 1 BY agent_id`, {
+      agents: [...agentIds],
+    });
+  }
+
   /**
    * The agent whose latest state holds this number, if any: the agents that ever held it come from
    * telephony_number_holders (011, ordered by number), and their latest states from their key ranges
@@ -41,7 +49,7 @@ export class NumberHistory {
     return rows.filter((row) => row.phone_number === phoneNumber);
   }
 
-  private async select(clause: string, params: Record<string, string>): Promise<AgentNumber[]> {
+  private async select(clause: string, params: Record<string, string | string[]>): Promise<AgentNumber[]> {
     const result = await this.ch.client.query({
       query: `SELECT ${COLUMNS} FROM ${tableName(this.ch, 'telephonyNumbers')} ${clause}`,
       query_params: params,

@@ -43,6 +43,23 @@ export class SessionHistory {
     return rows[0] ?? null;
   }
 
+  /**
+   * The room's sessions, of any tenant, whose latest stored version is live (CREATED or ACTIVE) and
+   * was written since `sinceMs`: older ones have left the live store as idle, so they hold no room.
+   */
+  async liveInRoom(roomName: string, sinceMs: number): Promise<{ id: string; user_id: string }[]> {
+    const result = await this.ch.client.query({
+      query:
+        `SELECT toString(id) AS id, any(user_id) AS user_id FROM ${tableName(this.ch, 'sessionsByRoom')} ` +
+        `WHERE room_name = {room:String} GROUP BY id ` +
+        `HAVING argMax(status, version) IN ('CREATED', 'ACTIVE') ` +
+        `AND argMax(updated_at, version) >= fromUnixTimestamp64Milli({since:Int64})`,
+      query_params: { room: roomName, since: sinceMs },
+      format: 'JSONEachRow',
+    });
+    return result.json<{ id: string; user_id: string }>();
+  }
+
   async list(userId: string, query: SessionListQuery): Promise<SessionPage> {
     const params = {
       user: userId,

@@ -9,6 +9,7 @@ import { sessionUpdateBody, type SessionUpdateBody } from '../../../schemas/http
 import { WORKER_DATA } from '../../shared/auth/access.ts';
 import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
+import { hadNoOffset } from '../../shared/validation/lax-datetime.ts';
 import { nameSessionAgents, type AgentNames } from '../agents/session-agent-names.ts';
 import type { SessionService } from '../session-service.ts';
 import { sessionAnalysis, toSessionResponse } from '../sessions/session-response.ts';
@@ -20,6 +21,13 @@ const routes = routeGroup({ tags: ['sessions'], access: WORKER_DATA });
 const SESSION = { schema: sessionResponseSchema };
 const NOT_FOUND = { 404: errorDoc('Unknown session', 'Session not found') };
 const TOO_MANY_WAITING = tooManyWaitingDoc('session');
+/** The by-room routes' answer when no tenant is named and the room is live in several. */
+export const ROOM_OF_SEVERAL_TENANTS = {
+  409: errorDoc(
+    'No tenant named (AUTH_MODE=off without x-user-id, or an unbound key), and live sessions of several tenants hold the room',
+    'Room room-1 has live sessions of several users; name the user (x-user-id) whose session it is',
+  ),
+};
 
 /** In the replaced service's declaration order, which decides the Allow header of a 405. */
 export function sessionRoutes(sessions: SessionService, agentNames: AgentNames): Route[] {
@@ -53,13 +61,13 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
     }),
     routes.get('/api/sessions/by-room/{room_name}', {
       summary: 'The latest session of a room of the tenant named (credential or x-user-id), else of any tenant',
-      responses: NOT_FOUND,
+      responses: { ...NOT_FOUND, ...ROOM_OF_SEVERAL_TENANTS },
       response: SESSION,
       handle: async ({ path, userId }) => respond(await sessions.getByRoom(path.room_name, userId)),
     }),
     routes.post('/api/sessions/by-room/{room_name}/end', {
       summary: 'End the room’s ACTIVE session as COMPLETED',
-      responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
+      responses: { ...NOT_FOUND, ...ROOM_OF_SEVERAL_TENANTS, ...TOO_MANY_WAITING },
       response: SESSION,
       handle: async ({ path, userId }) => respond(await sessions.endByRoom(path.room_name, userId)),
     }),
@@ -85,9 +93,16 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       request: { body: sessionUpdateBody },
       response: SESSION,
       handle: async ({ path, body, tenant }) =>
-        respond(await sessions.update(path.session_id, toSessionUpdate(body), tenant)),
+        respond(await sessions.update(path.session_id, toSessionUpdate(body), tenant, offsetlessFields(body))),
     }),
   ];
+}
+
+/** The datetimes of the body sent without an offset: their window allows for the sender's UTC offset. */
+function offsetlessFields(body: SessionUpdateBody): ReadonlySet<string> {
+  return new Set(
+    Object.entries(body).flatMap(([key, value]) => (value instanceof Date && hadNoOffset(value) ? [key] : [])),
+  );
 }
 
 // Datetimes become epoch milliseconds, the domain's unit; absent keys stay absent.

@@ -13,7 +13,7 @@ import { routeGroup } from '../../shared/http/route-group.ts';
 import type { AgentService } from '../agent-service.ts';
 import { toPhoneLookupResponse } from '../agents/agent-response.ts';
 import type { TelephonyService } from '../telephony-service.ts';
-import type { HeldNumber } from '../telephony/number-rules.ts';
+import { agentHasNumber, type HeldNumber } from '../telephony/number-rules.ts';
 import { changeQueue } from '../shared/keyed-queue.ts';
 import { tooManyWaitingDoc } from './waiting-doc.ts';
 
@@ -55,6 +55,9 @@ export function telephonyRoutes(
     if (!agent.is_active)
       throw AppError.of('BAD_REQUEST', `Agent ${agentId} is deleted; a deleted agent holds no number`);
     return tenantTurn.run(agent.user_id, async () => {
+      // The documented 400 before the cap's 409: an agent holding a number would not add one.
+      const current = await telephony.get(agentId);
+      if (current?.phone_number != null) throw AppError.of('BAD_REQUEST', agentHasNumber(current.phone_number));
       const held = await agents.numbersHeld(agent.user_id);
       if (held >= numbersPerTenant)
         throw AppError.of(

@@ -5,6 +5,7 @@ import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
 import type { TranscriptService } from '../transcript-service.ts';
 import { toTranscriptResponse } from '../transcripts/transcript.ts';
+import { ROOM_OF_SEVERAL_TENANTS } from './session-routes.ts';
 
 const routes = routeGroup({ tags: ['sessions'], access: WORKER_DATA });
 /** A turn added to a session named by its id or its room (the room's latest session). */
@@ -33,6 +34,7 @@ export function transcriptRoutes(transcripts: TranscriptService): Route[] {
     addTurn.post('/api/sessions/by-room/{room_name}/transcripts', {
       summary: 'Add a turn to the transcript of the room’s latest session (of the tenant named, as by-room reads)',
       request: { body: transcriptCreateByRoomBody },
+      responses: ROOM_OF_SEVERAL_TENANTS,
       handle: async ({ path, body, userId }) =>
         toTranscriptResponse(await transcripts.addByRoom(path.room_name, body, userId)),
     }),

@@ -1,6 +1,6 @@
 import { AppError } from '../../shared/errors.ts';
 import { roomQueue } from '../shared/keyed-queue.ts';
-import type { Session } from './session.ts';
+import { isFinalStatus, type Session } from './session.ts';
 import * as store from './session-store.ts';
 
 interface Entry {
@@ -20,6 +20,8 @@ export class MemorySessionStore implements store.SessionStore {
   private readonly latestByRoom = new Map<string, string>();
   /** The latest session of a tenant's room (store.tenantRoom). */
   private readonly latestByTenantRoom = new Map<string, string>();
+  /** Per room, the tenants whose sessions it has seen (checked live on read). */
+  private readonly tenantsByRoom = new Map<string, Set<string>>();
   private readonly rooms = roomQueue();
   private readonly retention: store.SessionStoreOptions;
   private readonly now: () => number;
@@ -36,6 +38,8 @@ export class MemorySessionStore implements store.SessionStore {
     this.put(session);
     this.point(this.latestByRoom, session.room_name, session);
     this.point(this.latestByTenantRoom, store.tenantRoom(session.user_id, session.room_name), session);
+    const tenants = this.tenantsByRoom.get(session.room_name) ?? new Set<string>();
+    this.tenantsByRoom.set(session.room_name, tenants.add(session.user_id));
   }
 
   async get(id: string): Promise<Session | null> {
@@ -43,11 +47,23 @@ export class MemorySessionStore implements store.SessionStore {
   }
 
   async getByRoom(roomName: string, userId: string | null): Promise<Session | null> {
+    if (userId === null && this.liveTenants(roomName) > 1) throw store.roomOfSeveralTenants(roomName);
     const id =
       userId === null
         ? this.latestByRoom.get(roomName)
         : this.latestByTenantRoom.get(store.tenantRoom(userId, roomName));
     return id === undefined ? null : this.live(id);
+  }
+
+  /** A tenant's latest session of the room is its live one if it has one: a room holds one live session per tenant. */
+  private liveTenants(roomName: string): number {
+    let live = 0;
+    for (const userId of this.tenantsByRoom.get(roomName) ?? []) {
+      const id = this.latestByTenantRoom.get(store.tenantRoom(userId, roomName));
+      const session = id === undefined ? null : this.live(id);
+      if (session !== null && !isFinalStatus(session.status)) live += 1;
+    }
+    return live;
   }
 
   async update(id: string, mutate: store.SessionMutation): Promise<store.SessionUpdateOutcome> {
@@ -103,7 +119,12 @@ export class MemorySessionStore implements store.SessionStore {
     this.entries.delete(session.id);
     if (this.latestByRoom.get(session.room_name) === session.id) this.latestByRoom.delete(session.room_name);
     const key = store.tenantRoom(session.user_id, session.room_name);
-    if (this.latestByTenantRoom.get(key) === session.id) this.latestByTenantRoom.delete(key);
+    if (this.latestByTenantRoom.get(key) === session.id) {
+      this.latestByTenantRoom.delete(key);
+      const tenants = this.tenantsByRoom.get(session.room_name);
+      tenants?.delete(session.user_id);
+      if (tenants?.size === 0) this.tenantsByRoom.delete(session.room_name);
+    }
   }
 
   // Expired sessions are dropped on access; this pass bounds memory for sessions nobody reads again.

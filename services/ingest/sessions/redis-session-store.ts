@@ -7,6 +7,7 @@ import { unavailableOnError } from '../../shared/redis/redis-script.ts';
 import { createIngestRedisKeys, type IngestRedisKeys } from '../shared/redis-keys.ts';
 import type { Session } from './session.ts';
 import {
+  anyTenantRoomScript,
   createSessionScript,
   listSessionsScript,
   releaseLockScript,
@@ -16,6 +17,7 @@ import {
 import {
   liveRetentionMs,
   reviseSession,
+  roomOfSeveralTenants,
   type SessionListQuery,
   type SessionMutation,
   type SessionPage,
@@ -67,6 +69,7 @@ export class RedisSessionStore implements SessionStore {
       this.keys.tenantRoomLatest(session.user_id, session.room_name),
       this.keys.userSessions(session.user_id),
       this.keys.userExpiring(session.user_id),
+      this.keys.roomTenants(session.room_name),
     ];
     const args = [
       session.id,
@@ -74,6 +77,7 @@ export class RedisSessionStore implements SessionStore {
       JSON.stringify(session),
       session.created_at,
       liveRetentionMs(session, this.retention),
+      session.user_id,
     ];
     const created = await guard(() => createSessionScript.run(this.redis, keys, args));
     if (created !== 1) throw AppError.of('CONFLICT', `Session ${session.id} already exists`);
@@ -87,7 +91,7 @@ export class RedisSessionStore implements SessionStore {
   async getByRoom(roomName: string, userId: string | null): Promise<Session | null> {
     const id =
       userId === null
-        ? await guard(() => this.redis.hget(this.keys.roomLatest(roomName), 'id'))
+        ? await this.anyTenantRoom(roomName)
         : ((await guard(() =>
             tenantRoomScript.run(
               this.redis,
@@ -96,6 +100,18 @@ export class RedisSessionStore implements SessionStore {
             ),
           )) as string | null);
     return id === null ? null : this.get(id);
+  }
+
+  private async anyTenantRoom(roomName: string): Promise<string | null> {
+    const id = (await guard(() =>
+      anyTenantRoomScript.run(
+        this.redis,
+        [this.keys.roomLatest(roomName), this.keys.roomTenants(roomName)],
+        [this.keys.session('')],
+      ),
+    )) as string | number | null;
+    if (id === -1) throw roomOfSeveralTenants(roomName);
+    return typeof id === 'string' ? id : null;
   }
 
   update(id: string, mutate: SessionMutation): Promise<SessionUpdateOutcome> {
@@ -160,6 +176,7 @@ export class RedisSessionStore implements SessionStore {
           this.keys.roomLatest(after.room_name),
           this.keys.tenantRoomLatest(after.user_id, after.room_name),
           this.keys.userExpiring(after.user_id),
+          this.keys.roomTenants(after.room_name),
         ];
         const args = [id, before.version, after.version, JSON.stringify(after), liveRetentionMs(after, this.retention)];
         const written = await guard(() => updateSessionScript.run(this.redis, keys, args));

@@ -45,4 +45,22 @@ describe('assertInstantsInWindow', () => {
       },
     ]);
   });
+
+  it('gives an instant sent without an offset (a local datetime or date) up to 14 hours more ahead, and no more', () => {
+    const offsetless = new Set(['ended_at']);
+    // A worker at UTC+14 sends its local date: midnight of it is 14 hours ahead of UTC's now at most.
+    const tomorrow = Date.UTC(2026, 10, 23);
+    const atTenUtc = Date.UTC(2026, 10, 22, 10, 0);
+    expect(itemsOf(() => assertInstantsInWindow({ ended_at: tomorrow }, { ...window, nowMs: atTenUtc }))).toHaveLength(
+      1,
+    );
+    expect(
+      itemsOf(() => assertInstantsInWindow({ ended_at: tomorrow }, { ...window, nowMs: atTenUtc }, offsetless)),
+    ).toEqual([]);
+    const beyond = T0 + 14 * 3_600_000 + 5 * 60_000 + 1;
+    expect(itemsOf(() => assertInstantsInWindow({ ended_at: beyond }, window, offsetless))).toHaveLength(1);
+    expect(itemsOf(() => assertInstantsInWindow({ transfer_timestamp: beyond - 1 }, window, offsetless))).toHaveLength(
+      1,
+    );
+  });
 });

@@ -19,6 +19,14 @@ local function retain(session_key, room_keys, expiring_key, id, retention_ms)
     if redis.call('HGET', room_keys[i], 'id') == id then redis.call('PEXPIREAT', room_keys[i], expire_at) end
   end
   redis.call('ZADD', expiring_key, expire_at, id)
+  return expire_at
+end
+
+-- A key that names several sessions expires after the last of them, never before.
+local function outlive(key, expire_at)
+  local ttl = redis.call('PTTL', key)
+  if ttl == -2 or (ttl >= 0 and now_ms() + ttl >= tonumber(expire_at)) then return end
+  redis.call('PEXPIREAT', key, expire_at)
 end`;
 
 // A session restored from the history can be older than the room's latest: it must not take over.
@@ -42,10 +50,13 @@ local function prune(index_key, expiring_key)
   end
 end`;
 
-/** KEYS session, room, tenant's room, user index, user expiring; ARGV id, version, json, created_at, retention_ms. 1, or 0 if the id exists. */
+/**
+ * KEYS session, room, tenant's room, user index, user expiring, room's tenants; ARGV id, version,
+ * json, created_at, retention_ms, user_id. 1, or 0 if the id exists.
+ */
 export const createSessionScript = new LuaScript(
   'createSession',
-  5,
+  6,
   `${NOW_MS}${RETAIN}${PRUNE}${POINT}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 prune(KEYS[4], KEYS[5])
@@ -53,20 +64,24 @@ redis.call('HSET', KEYS[1], 'version', ARGV[2], 'session', ARGV[3])
 point(KEYS[2], ARGV[1], ARGV[4])
 point(KEYS[3], ARGV[1], ARGV[4])
 redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
-retain(KEYS[1], { KEYS[2], KEYS[3] }, KEYS[5], ARGV[1], ARGV[5])
+redis.call('HSET', KEYS[6], ARGV[6], redis.call('HGET', KEYS[3], 'id'))
+outlive(KEYS[6], retain(KEYS[1], { KEYS[2], KEYS[3] }, KEYS[5], ARGV[1], ARGV[5]))
 return 1`,
 );
 
-/** KEYS session, room, tenant's room, user expiring; ARGV id, expected version, next version, json, retention_ms. 1, 0 on a version mismatch, -1 if gone. */
+/**
+ * KEYS session, room, tenant's room, user expiring, room's tenants; ARGV id, expected version, next
+ * version, json, retention_ms. 1, 0 on a version mismatch, -1 if gone.
+ */
 export const updateSessionScript = new LuaScript(
   'updateSession',
-  4,
+  5,
   `${NOW_MS}${RETAIN}
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return -1 end
 if current ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[3], 'session', ARGV[4])
-retain(KEYS[1], { KEYS[2], KEYS[3] }, KEYS[4], ARGV[1], ARGV[5])
+outlive(KEYS[5], retain(KEYS[1], { KEYS[2], KEYS[3] }, KEYS[4], ARGV[1], ARGV[5]))
 return 1`,
 );
 
@@ -128,5 +143,36 @@ local ttl = redis.call('PTTL', session_key)
 if ttl <= 0 then return false end
 redis.call('HSET', KEYS[1], 'id', id, 'created_at', redis.call('HGET', KEYS[2], 'created_at'))
 redis.call('PEXPIRE', KEYS[1], ttl)
+return id`,
+);
+
+/**
+ * KEYS room, room's tenants; ARGV session key prefix. The room's latest session of any tenant (false
+ * if none), or -1 when the room has live (CREATED or ACTIVE) sessions of more than one tenant: each
+ * tenant's latest session, and the room's pointer (sessions created before the tenants were kept).
+ * Tenants whose session has expired are dropped from the room's tenants.
+ */
+export const anyTenantRoomScript = new LuaScript(
+  'anyTenantRoom',
+  2,
+  `
+local live, count = {}, 0
+local function consider(id)
+  local json = redis.call('HGET', ARGV[1] .. id, 'session')
+  if not json then return false end
+  local session = cjson.decode(json)
+  if (session.status == 'CREATED' or session.status == 'ACTIVE') and not live[session.user_id] then
+    live[session.user_id] = true
+    count = count + 1
+  end
+  return true
+end
+local tenants = redis.call('HGETALL', KEYS[2])
+for i = 1, #tenants, 2 do
+  if not consider(tenants[i + 1]) then redis.call('HDEL', KEYS[2], tenants[i]) end
+end
+local id = redis.call('HGET', KEYS[1], 'id')
+if id then consider(id) end
+if count > 1 then return -1 end
 return id`,
 );

@@ -174,11 +174,30 @@ export function sessionStoreContract(name: string, makeStore: MakeSessionStore):
       expect(await store.getByRoom('shared', 'alice')).toEqual(mine);
       expect(await store.getByRoom('shared', 'bob')).toEqual(theirs);
       expect(await store.getByRoom('shared', 'carol')).toBeNull();
-      // No tenant named: the room's latest of any tenant.
-      expect((await store.getByRoom('shared', null))?.id).toBe(theirs.id);
       await store.update(mine.id, sessionMutation({ status: 'COMPLETED' }, T0 + 2_000));
       expect((await store.getByRoom('shared', 'alice'))?.status).toBe('COMPLETED');
       expect(await store.getByRoom('shared', 'bob')).toEqual(theirs);
+    });
+
+    it('names no tenant’s session for a room live in several tenants: a conflict, until one is left live', async () => {
+      const store = await makeStore();
+      const mine = makeSession({ user_id: 'alice', room_name: 'both', created_at: T0 });
+      const theirs = makeSession({ user_id: 'bob', room_name: 'both', created_at: T0 + 1_000 });
+      await store.create(mine);
+      expect((await store.getByRoom('both', null))?.id).toBe(mine.id);
+      await store.create(theirs);
+      const conflict = await store.getByRoom('both', null).catch((error: unknown) => error);
+      expect(conflict).toMatchObject({ code: 'CONFLICT' });
+      expect((conflict as AppError).detail).not.toMatch(/alice|bob/);
+      expect((await store.getByRoom('both', 'alice'))?.id).toBe(mine.id);
+      // The latest session of any tenant, as before, once one tenant's call has ended.
+      await store.update(theirs.id, sessionMutation({ status: 'COMPLETED' }, T0 + 2_000));
+      expect((await store.getByRoom('both', null))?.id).toBe(theirs.id);
+      const again = makeSession({ user_id: 'bob', room_name: 'both', created_at: T0 + 3_000, status: 'CREATED' });
+      await store.create(again);
+      await expect(store.getByRoom('both', null)).rejects.toMatchObject({ code: 'CONFLICT' });
+      await store.update(mine.id, sessionMutation({ status: 'FAILED' }, T0 + 4_000));
+      expect((await store.getByRoom('both', null))?.id).toBe(again.id);
     });
 
     it('tells tenants apart whatever their ids and room names hold', async () => {

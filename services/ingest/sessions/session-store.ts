@@ -14,7 +14,9 @@ export interface SessionStore {
   /**
    * The latest session created for this room by this tenant (`userId`), if any: two tenants may use
    * one room name at once. `userId` null: the room's latest session of any tenant (a request that
-   * names no tenant, as the replaced service answered every one).
+   * names no tenant, as the replaced service answered every one), and throws roomOfSeveralTenants
+   * when the room has live (CREATED or ACTIVE) sessions of more than one tenant: the latest of any
+   * would hand one tenant's transcripts and end to another's call.
    */
   getByRoom(roomName: string, userId: string | null): Promise<Session | null>;
   /**
@@ -40,6 +42,14 @@ export interface SessionStore {
  */
 export function tenantRoom(userId: string, roomName: string): string {
   return `${encodeURIComponent(userId)}:${roomName}`;
+}
+
+/** The CONFLICT a by-room request naming no tenant gets when live sessions of several tenants hold the room. */
+export function roomOfSeveralTenants(roomName: string): AppError {
+  return AppError.of(
+    'CONFLICT',
+    `Room ${roomName} has live sessions of several users; name the user (x-user-id) whose session it is`,
+  );
 }
 
 export type SessionMutation = (current: Session) => Session | null;

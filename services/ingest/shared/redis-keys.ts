@@ -12,6 +12,8 @@ export interface IngestRedisKeys {
   roomLatest(roomName: string): string;
   /** Hash { id, created_at } of the latest session created for this tenant's room. */
   tenantRoomLatest(userId: string, roomName: string): string;
+  /** Hash { user_id: id of that tenant's latest session of the room }; outlives each session it names. */
+  roomTenants(roomName: string): string;
   /** String: the token of the create that holds the tenant's room's lock; expires by itself. */
   tenantRoomLock(userId: string, roomName: string): string;
   /** Sorted set: the user's session ids scored by created_at (ms). */
@@ -37,6 +39,7 @@ export function createIngestRedisKeys(prefix: string): IngestRedisKeys {
     session: (id) => `${prefix}session:${id}`,
     roomLatest: (roomName) => `${prefix}session-room:${roomName}`,
     tenantRoomLatest: (userId, roomName) => `${prefix}tenant-room:${tenantRoom(userId, roomName)}`,
+    roomTenants: (roomName) => `${prefix}room-tenants:${roomName}`,
     tenantRoomLock: (userId, roomName) => `${prefix}tenant-room-lock:${tenantRoom(userId, roomName)}`,
     userSessions: (userId) => `${prefix}user-sessions:${userId}`,
     userExpiring: (userId) => `${prefix}user-expiring:${userId}`,

@@ -51,6 +51,10 @@ export class MemoryNumberStore implements NumberStore {
     return true;
   }
 
+  async getMany(agentIds: readonly string[]): Promise<AgentNumber[]> {
+    return (await Promise.all(agentIds.map((id) => this.get(id)))).filter((number) => number !== null);
+  }
+
   async get(agentId: string): Promise<AgentNumber | null> {
     this.forgetExpired();
     return this.agents.get(agentId) ?? null;

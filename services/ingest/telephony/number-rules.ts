@@ -45,6 +45,9 @@ export interface AssignRequest {
   readonly scope?: string;
 }
 
+/** The 400 of an assign for an agent that holds a number already. */
+export const agentHasNumber = (phoneNumber: string) => `Agent already has number ${phoneNumber}. Release it first.`;
+
 /**
  * `holder`: the agent that holds the number in the request's scope, if any. One number per agent,
  * one agent per number within a scope.
@@ -54,7 +57,7 @@ export function decideAssign(agent: AgentNumber | null, holder: string | null, r
     return {
       kind: 'agent_has_number',
       phone_number: agent.phone_number,
-      detail: `Agent already has number ${agent.phone_number}. Release it first.`,
+      detail: agentHasNumber(agent.phone_number),
     };
   }
   if (holder !== null && holder !== request.agent_id) {

@@ -22,6 +22,8 @@ export interface NumberStore {
   forget(held: HeldNumber): Promise<boolean>;
   /** null: the agent never held a number. */
   get(agentId: string): Promise<AgentNumber | null>;
+  /** The numbers of these agents that ever held one, in one read where the store can (the per-tenant cap). */
+  getMany(agentIds: readonly string[]): Promise<AgentNumber[]>;
   /** The agent that holds this E.164 number now in this scope ('' for the unscoped), or null (GET /api/telephony/lookup). */
   holder(phoneNumber: string, scope?: string): Promise<string | null>;
   /** Every agent that holds this number now, in any scope (a lookup that names no tenant). */

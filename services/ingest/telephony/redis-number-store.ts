@@ -120,6 +120,10 @@ export class RedisNumberStore implements NumberStore {
     return (await guard(() => forgetScript.run(this.redis, keys, [held.agent_id, held.phone_number]))) === 1;
   }
 
+  async getMany(agentIds: readonly string[]): Promise<AgentNumber[]> {
+    return (await Promise.all(agentIds.map((id) => this.get(id)))).filter((number) => number !== null);
+  }
+
   async get(agentId: string): Promise<AgentNumber | null> {
     return toAgentNumber(await guard(() => this.redis.hgetall(this.keys.telephonyAgent(agentId))));
   }

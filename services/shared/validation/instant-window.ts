@@ -5,6 +5,12 @@ export const FUTURE_TOLERANCE_MS = 5 * 60_000;
 
 const DAY_MS = 86_400_000;
 
+/**
+ * The largest offset of a local time ahead of UTC (UTC+14): an instant sent without an offset (a
+ * local datetime or date read as UTC) may lie this far ahead of the real one.
+ */
+export const MAX_UTC_OFFSET_MS = 14 * 3_600_000;
+
 /** The latest instant the DateTime64(3) columns hold: a later one would be stored as another instant. */
 export const LATEST_STORED_MS = Date.UTC(2299, 11, 31, 23, 59, 59, 999);
 
@@ -29,8 +35,9 @@ export function instantOutsideWindow(
   input: unknown,
   { nowMs, maxAgeMs }: InstantWindow,
   pastReason = '',
+  futureSlackMs = 0,
 ): ValidationItem | null {
-  if (atMs > nowMs + FUTURE_TOLERANCE_MS)
+  if (atMs > nowMs + FUTURE_TOLERANCE_MS + futureSlackMs)
     return valueError(field, `${field} is more than 5 minutes in the future`, input);
   if (atMs < nowMs - maxAgeMs)
     return valueError(field, `${field} is more than ${maxAgeMs / DAY_MS} days in the past${pastReason}`, input);

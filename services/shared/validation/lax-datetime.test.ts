@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { laxDatetime } from './lax-datetime.ts';
+import { hadNoOffset, laxDatetime } from './lax-datetime.ts';
 import { PyFloat } from './py-value.ts';
 
 const float = (text: string): PyFloat => new PyFloat(Number(text), text);
@@ -62,5 +62,20 @@ describe('laxDatetime refuses with speedate 0.17 texts', () => {
       ok: false,
       error: { type: 'datetime_type', msg: 'Input should be a valid datetime' },
     });
+  });
+});
+
+describe('hadNoOffset', () => {
+  it('marks a naive datetime and a bare date, and neither one with an offset nor a timestamp', () => {
+    const value = (input: unknown) => {
+      const result = laxDatetime(input);
+      if (!result.ok) throw new Error('not parsed');
+      return result.value;
+    };
+    expect(hadNoOffset(value('2026-11-23'))).toBe(true);
+    expect(hadNoOffset(value('2026-11-23T09:00:00'))).toBe(true);
+    expect(hadNoOffset(value('2026-11-23T09:00:00Z'))).toBe(false);
+    expect(hadNoOffset(value('2026-11-23T09:00:00+14:00'))).toBe(false);
+    expect(hadNoOffset(value(1_795_000_000))).toBe(false);
   });
 });

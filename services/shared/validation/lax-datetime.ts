@@ -4,6 +4,18 @@ import type { DateTimeParts, Parsed } from './speedate-errors.ts';
 import { dateTimeFromFloat, dateTimeFromTimestamp, parseDateBytes, parseDateTimeBytes } from './speedate-timestamp.ts';
 
 const I64_MIN = -9_223_372_036_854_775_808n;
+
+/** The values parsed from text without an offset (a naive datetime or a bare date), read as UTC. */
+const offsetless = new WeakSet<Date>();
+
+/**
+ * Whether this value came from text without an offset: its instant is the sender's local time read
+ * as UTC, so it may lie up to the largest UTC offset ahead of the real one.
+ */
+export function hadNoOffset(date: Date): boolean {
+  return offsetless.has(date);
+}
+
 const I64_MAX = 9_223_372_036_854_775_807n;
 
 /**
@@ -26,10 +38,16 @@ export function laxDatetime(input: unknown): Lax<Date> {
 function fromString(text: string): Lax<Date> {
   const bytes = Buffer.from(text, 'utf8');
   const parsed = parseDateTimeBytes(bytes);
-  if (parsed.ok) return toDate(parsed.value);
+  if (parsed.ok) return marked(parsed.value);
   const date = parseDateBytes(bytes);
   if (!date.ok) return laxFail(parsingError('datetime_from_date_parsing', date.error));
-  return toDate({ ...date.value, hour: 0, minute: 0, second: 0, microsecond: 0, tzOffset: null });
+  return marked({ ...date.value, hour: 0, minute: 0, second: 0, microsecond: 0, tzOffset: null });
+}
+
+function marked(parts: DateTimeParts): Lax<Date> {
+  const result = toDate(parts);
+  if (result.ok && parts.tzOffset === null) offsetless.add(result.value);
+  return result;
 }
 
 /** Python ints outside i64 go through float(); past float range that raises and it is a type error. */
