@@ -64,7 +64,15 @@ export function telephonyRoutes(
           'CONFLICT',
           `This user's agents hold ${held} phone numbers, the most one user may hold (NUMBERS_PER_TENANT=${numbersPerTenant}); release one first`,
         );
-      return assign(tenantNumbers ? agent.user_id : undefined);
+      const assigned = await assign(tenantNumbers ? agent.user_id : undefined);
+      // A DELETE of the agent may have run meanwhile (it marks the agent deleted, then releases): whichever
+      // of the two comes second frees the number, so a deleted agent never keeps one.
+      const after = await agents.find(agentId, tenant);
+      if (after !== null && !after.is_active) {
+        await telephony.release(agentId).catch(() => undefined);
+        throw AppError.of('BAD_REQUEST', `Agent ${agentId} is deleted; a deleted agent holds no number`);
+      }
+      return assigned;
     });
   }
 
