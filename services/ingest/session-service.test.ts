@@ -70,7 +70,7 @@ describe('session service: one session per live room', () => {
     expect((await service.getByRoom('room-x', 'u')).status).toBe('ACTIVE');
   });
 
-  it('makes a new session for a room whose sessions all ended, and answers a read naming no tenant with the room’s latest', async () => {
+  it('makes a new session for a room whose sessions all ended, and answers a read naming no tenant with the room’s one live session, or a 409 while several tenants hold it', async () => {
     const { service } = makeService(makeSink().sink);
     const first = await service.create({ room_name: 'r', user_id: 'u' });
     await service.endByRoom('r');
@@ -78,7 +78,9 @@ describe('session service: one session per live room', () => {
     expect(next.id).not.toBe(first.id);
     expect((await service.getByRoom('r')).id).toBe(next.id);
     const other = await service.create({ room_name: 'r', user_id: 'v' });
-    expect((await service.getByRoom('r')).id).toBe(other.id);
+    await expect(service.getByRoom('r')).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect((await service.getByRoom('r', 'v')).id).toBe(other.id);
+    expect((await service.getByRoom('r', 'u')).id).toBe(next.id);
   });
 
   it('makes one session of 20 concurrent creates for one room', async () => {
