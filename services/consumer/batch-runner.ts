@@ -60,6 +60,8 @@ export interface BatchRunner {
 }
 
 const MAX_BACKOFF_MS = 5_000;
+/** How often a round being stored asks kafkajs to heartbeat (it sends one per heartbeatInterval at most). */
+const HEARTBEAT_SLICE_MS = 500;
 const MAX_RELAUNCH_DELAY_MS = 30_000;
 
 /**
@@ -405,7 +407,7 @@ async function storeWithBackoff(
   const stored = await retry(
     async (n) => {
       try {
-        await store();
+        await whileHeartbeating(heartbeat, store);
         return true;
       } catch (error) {
         failed();
@@ -421,6 +423,22 @@ async function storeWithBackoff(
   return stored === true;
 }
 
+/**
+ * Runs one try at storing a round, heartbeating meanwhile (kafkajs heartbeats only when asked). A member
+ * silent for longer than the session timeout is expelled while its insert may still land, and the next
+ * owners of its partitions replay its batches regrouped, each decided before that insert is stored:
+ * both inserts keep the events (the same batch token holds their claims). Heartbeating, the member stays
+ * in the group, which waits for it to rejoin (up to the rebalance timeout) once its round is committed.
+ */
+async function whileHeartbeating<T>(heartbeat: () => Promise<void>, work: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => void heartbeat().catch(() => undefined), HEARTBEAT_SLICE_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** Waits `ms` in slices, heartbeating so that the group keeps the partition; false once the consumer stops or the partition moved. */
 async function waitHeartbeating(
   ms: number,
@@ -429,7 +447,7 @@ async function waitHeartbeating(
   const until = Date.now() + ms;
   while (Date.now() < until) {
     if (!isRunning() || isStale()) return false;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(500, until - Date.now())));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(HEARTBEAT_SLICE_MS, until - Date.now())));
     await heartbeat().catch(() => undefined);
   }
   return isRunning() && !isStale();
