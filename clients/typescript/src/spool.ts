@@ -21,12 +21,7 @@ export class MemoryPending implements Pending {
   }
 
   oldest(limit: number): [number, UsageBody][] {
-    const out: [number, UsageBody][] = [];
-    for (const item of this.items) {
-      if (out.length >= limit) break;
-      out.push(item);
-    }
-    return out;
+    return oldestOf(this.items, limit);
   }
 
   remove(seqs: readonly number[]): void {
@@ -88,12 +83,7 @@ export class SpoolPending implements Pending {
   }
 
   oldest(limit: number): [number, UsageBody][] {
-    const out: [number, UsageBody][] = [];
-    for (const item of this.items) {
-      if (out.length >= limit) break;
-      out.push(item);
-    }
-    return out;
+    return oldestOf(this.items, limit);
   }
 
   remove(seqs: readonly number[]): void {
@@ -133,4 +123,14 @@ export class SpoolPending implements Pending {
     this.answered = 0;
     return openSync(this.file, 'a');
   }
+}
+
+/** The first `limit` events of a queue, in the order they were recorded. */
+function oldestOf(items: ReadonlyMap<number, UsageBody>, limit: number): [number, UsageBody][] {
+  const out: [number, UsageBody][] = [];
+  for (const item of items) {
+    if (out.length >= limit) break;
+    out.push(item);
+  }
+  return out;
 }
