@@ -20,7 +20,7 @@ import { buildOpenApi } from './shared/http/openapi.ts';
 import { journalRecordSink, type RecordSink } from './shared/records/record-sink.ts';
 import { RecordJournal } from './shared/records/journal.ts';
 import { fencedReads } from './shared/clickhouse/fenced-reads.ts';
-import { readAfterWrite } from './shared/http/read-after-write.ts';
+import { readAfterWrite, readTenant } from './shared/http/read-after-write.ts';
 import path from 'node:path';
 import { MemoryLiveUsage, RedisLiveUsage } from './shared/redis/live-usage.ts';
 import { MemoryAnnouncements, RedisAnnouncements } from './shared/redis/stored-announcements.ts';
@@ -29,9 +29,9 @@ import { MemoryAnnouncements, RedisAnnouncements } from './shared/redis/stored-a
 const JOURNAL_WAIT_MS = 10_000;
 
 /** Whether everything acknowledged before the call is stored; false: the answer may not show all of it. */
-async function waitForJournal(journal: RecordJournal, log: Logger): Promise<boolean> {
+async function waitForJournal(journal: RecordJournal, log: Logger, tenant: string | null): Promise<boolean> {
   const started = Date.now();
-  const caught = await journal.caughtUp(JOURNAL_WAIT_MS);
+  const caught = await journal.caughtUp(JOURNAL_WAIT_MS, tenant);
   // Said once per wait that ran out: the reads behind it, which do not wait again, are not logged each.
   if (!caught && Date.now() - started >= JOURNAL_WAIT_MS)
     log.warn({ appended: journal.appended(), stored: journal.stored() }, 'read_before_journal_stored');
@@ -74,16 +74,16 @@ async function main(): Promise<void> {
       ? await RecordJournal.open(path.join(config.dataDir, 'journal'))
       : null;
   if (journal !== null) shutdown.add('journal', () => journal.close());
-  const caughtUp = journal === null ? null : () => waitForJournal(journal, log);
-  // The reads of ingest and the cost queries wait for the journal; the writer's own (its stored-id
-  // lookup) cannot, it is what they wait for.
+  const caughtUp = journal === null ? null : (tenant: string | null) => waitForJournal(journal, log, tenant);
+  // The reads of ingest and the cost queries wait for the journal (for the tenant their request's route
+  // reads, or for every tenant); the writer's own (its stored-id lookup) cannot, it is what they wait for.
   const fencedInfra =
     caughtUp === null
       ? infra
       : {
           ...infra,
-          clickhouseReads: fencedReads(infra.clickhouseReads, caughtUp),
-          clickhouseIngestReads: fencedReads(infra.clickhouseIngestReads, caughtUp),
+          clickhouseReads: fencedReads(infra.clickhouseReads, () => caughtUp(readTenant())),
+          clickhouseIngestReads: fencedReads(infra.clickhouseIngestReads, () => caughtUp(readTenant())),
         };
   // One reader of the card and the tenants' entries for every service of this process, reading past the
   // journal's fence: the consumer prices with it, and the consumer is what the fence waits for.

@@ -67,7 +67,8 @@ describe.each(MODES)('a failing view and a refusing journal beside a steady tena
 
   beforeAll(async () => {
     running = await mode.start();
-    for (const user of ['tenant-views', 'tenant-waits']) sessions[user] = await openSession(user);
+    for (const user of ['tenant-views', 'tenant-waits', 'tenant-quiet', 'tenant-loud'])
+      sessions[user] = await openSession(user);
     const steadySession = await openSession('tenant-steady');
     steady = new SteadyTenant(running.ingest.url, 'tenant-steady', steadySession);
     steady.start();
@@ -129,6 +130,34 @@ describe.each(MODES)('a failing view and a refusing journal beside a steady tena
       window.to = Date.now();
       expect(await sendEvents('tenant-views', 3)).toEqual([201, 201, 201]);
       await expectViewsExact(ledger, running.query.url, ['tenant-views'], settle);
+    },
+    60_000,
+  );
+
+  it.runIf(mode.journal)(
+    "answers a tenant's cost reads at once while another tenant's acknowledged records wait for the writer",
+    async () => {
+      expect(await sendEvents('tenant-quiet', 2)).toEqual([201, 201]);
+      await expectViewsExact(ledger, running.query.url, ['tenant-quiet'], settle);
+      expect((await admin('/_faults/clickhouse-inserts?seconds=6')).status).toBe(200);
+      const faultEnds = Date.now() + 6_000;
+      // Acknowledged into the journal; the writer cannot store it while ClickHouse refuses.
+      expect(await sendEvents('tenant-loud', 1)).toEqual([201]);
+      const summaryOf = (user: string) =>
+        call<{ total_cost: string }>(running.query.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': user });
+      let loudAnswered = false;
+      const loud = summaryOf('tenant-loud').finally(() => (loudAnswered = true));
+      const quiet = await summaryOf('tenant-quiet');
+      // The quiet tenant's read waits for its own records only: answered, whole and not stale, while the
+      // loud tenant's read still waits for its record and the writer still cannot store.
+      expect([quiet.status, quiet.headers.get('x-callmeter-stale-read'), loudAnswered, Date.now() < faultEnds]).toEqual(
+        [200, null, false, true],
+      );
+      expect(quiet.body.total_cost).toBe(EVENT_COST.times(2).toFixed());
+      const answered = await loud;
+      expect([answered.status, answered.headers.get('x-callmeter-stale-read')]).toEqual([200, null]);
+      expect(answered.body.total_cost).toBe(EVENT_COST.toFixed());
+      await expectViewsExact(ledger, running.query.url, ['tenant-quiet', 'tenant-loud'], settle);
     },
     60_000,
   );

@@ -23,11 +23,12 @@ import { timeZoneOf } from './time-zone.ts';
 
 const CURRENCY = 'USD';
 /** The caller's costs: x-user-id required (401 after validation). */
-const callerCosts = routeGroup({ tags: ['costs'], access: 'read', requireUserId: true });
-/** One call's costs, with or without x-user-id. */
+const callerCosts = routeGroup({ tags: ['costs'], access: 'read', requireUserId: true, readsCallerTenant: true });
+/** One call's costs, with or without x-user-id (with it, only that tenant's call is read). */
 const sessionCosts = routeGroup({
   tags: ['costs'],
   access: 'read',
+  readsCallerTenant: true,
   responses: { 404: errorDoc('Unknown session (or, with x-user-id, another user’s)', 'Session not found') },
 });
 

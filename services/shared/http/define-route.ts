@@ -47,6 +47,11 @@ export interface RouteDefinition<S extends RequestSchemas, R> {
   readonly requireUserId?: boolean;
   /** The right a credential needs (AUTH_MODE=on); services/shared/auth/README.md has the table. */
   readonly access: RouteAccess;
+  /**
+   * Every read the handler makes is of the caller's tenant's records (or of records of no tenant):
+   * behind the embedded journal it waits only for those, not for another tenant's writes.
+   */
+  readonly readsCallerTenant?: boolean;
   readonly bodyLimitBytes?: number;
   /**
    * The body is read (as Python reads JSON) but not validated as a whole: the handler gets it as
@@ -138,6 +143,7 @@ export function defineRoute<const P extends string, const S extends RouteRequest
     });
     const userId = tenant ?? ctx.get('x-user-id');
     if (definition.requireUserId && userId === '') throw AppError.of('UNAUTHORIZED', 'User ID required');
+    await state.readFence?.(definition.readsCallerTenant === true && userId !== '' ? userId : null);
     const input = {
       ...(request as ValidatedRequest<RequestSchemas>),
       userId: userId === '' ? null : userId,

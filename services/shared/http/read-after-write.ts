@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Middleware } from 'koa';
 import { currentSignal, untilAborted } from '../abortable.ts';
 
@@ -12,18 +13,45 @@ export const STALE_READ_HEADER = 'x-callmeter-stale-read';
 const OPERATIONAL = new Set(['/healthz', '/health', '/readyz', '/metrics']);
 
 /**
- * The embedded mode answers a write once its records are in the journal, before they are stored; every
- * other request waits until what was acknowledged before it is stored, so that a read (of ClickHouse, of
- * an answer kept in the cache, of the calls' live usage) shows every write answered before it, as when a
- * 201 waited for the insert. Usage posts, the hot path, and new rate entries wait for nothing. A request
- * whose client goes away stops waiting.
+ * Whether what was acknowledged before the call is stored (false: the writer is behind, the answer
+ * may not show all of it). With a tenant, only that tenant's records and those of no tenant count.
  */
-export function readAfterWrite(caughtUp: () => Promise<boolean>): Middleware {
+export type JournalFence = (tenant: string | null) => Promise<boolean>;
+
+/** Waits as its route says: for every tenant's acknowledged records (null), or for one tenant's. */
+export type ReadFence = (tenant: string | null) => Promise<void>;
+
+/** Whose records the reads of the request running now must see: null, everyone's. */
+interface ReadScope {
+  tenant: string | null;
+}
+
+const scopes = new AsyncLocalStorage<ReadScope>();
+
+/** The tenant the running request's reads wait for, once its route has said (null: every tenant, or no request). */
+export function readTenant(): string | null {
+  return scopes.getStore()?.tenant ?? null;
+}
+
+/**
+ * The embedded mode answers a write once its records are in the journal, before they are stored; every
+ * other request's route waits (`state.readFence`, called by defineRoute once it knows the caller) until
+ * what was acknowledged before it is stored, so that a read (of ClickHouse, of an answer kept in the
+ * cache, of the calls' live usage) shows every write answered before it, as when a 201 waited for the
+ * insert. A route whose every read is of its caller's tenant waits only for that tenant's records (and
+ * those of no tenant): one tenant's writes never hold another's reads. Usage posts, the hot path, and
+ * new rate entries wait for nothing. A request whose client goes away stops waiting.
+ */
+export function readAfterWrite(caughtUp: JournalFence): Middleware {
   return async (ctx, next) => {
-    if (!APPEND_ONLY.has(`${ctx.method} ${ctx.path}`) && !OPERATIONAL.has(ctx.path)) {
+    if (APPEND_ONLY.has(`${ctx.method} ${ctx.path}`) || OPERATIONAL.has(ctx.path)) return next();
+    const scope: ReadScope = { tenant: null };
+    const fence: ReadFence = async (tenant) => {
+      scope.tenant = tenant;
       // Behind a stalled writer the request answers from what is stored, and says so.
-      if (!(await untilAborted(caughtUp(), currentSignal()))) ctx.set(STALE_READ_HEADER, 'journal');
-    }
-    await next();
+      if (!(await untilAborted(caughtUp(tenant), currentSignal()))) ctx.set(STALE_READ_HEADER, 'journal');
+    };
+    (ctx.state as { readFence?: ReadFence }).readFence = fence;
+    await scopes.run(scope, next);
   };
 }

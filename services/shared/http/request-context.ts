@@ -1,3 +1,4 @@
+import type { ReadFence } from './read-after-write.ts';
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Middleware } from 'koa';
@@ -15,6 +16,8 @@ export interface RequestState {
   limit: RequestLimiter;
   /** Aborted when the client goes away before its answer is sent: what the request still waits for is cancelled. */
   clientGone: AbortSignal;
+  /** Behind the embedded journal: waits until what was acknowledged before the request is stored (read-after-write.ts). */
+  readFence?: ReadFence;
 }
 
 export type RequestLimiter = (caller: Caller, tenant: string | null) => Promise<Record<string, string>>;

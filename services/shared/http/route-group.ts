@@ -17,7 +17,10 @@ export type GroupAccess = RouteAccess | { readonly read: RouteAccess; readonly c
  * success status, its answer, a 401 without x-user-id, and documented answers (a route adds its own).
  */
 export type RouteGroupDefaults = Partial<
-  Pick<RouteDefinition<RequestSchemas, unknown>, 'status' | 'response' | 'requireUserId' | 'responses'>
+  Pick<
+    RouteDefinition<RequestSchemas, unknown>,
+    'status' | 'response' | 'requireUserId' | 'responses' | 'readsCallerTenant'
+  >
 > & {
   readonly tags: readonly string[];
   readonly access: GroupAccess;

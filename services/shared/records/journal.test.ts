@@ -71,6 +71,40 @@ describe('RecordJournal', () => {
     await journal.close();
   });
 
+  it("lets a tenant's reader through once its own records and those of no tenant are stored, not another's", async () => {
+    const journal = await RecordJournal.open(folder());
+    await journal.append(['a1', 'b1', 'shared', 'b2'], ['tenant-a', 'tenant-b', null, 'tenant-b']);
+    await journal.markStored(1);
+    // tenant-a's record is stored, but the record of no tenant (position 2) is not: its reader waits.
+    let aThrough = false;
+    const aWaiting = journal.caughtUp(5_000, 'tenant-a').then((caught) => (aThrough = caught));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(aThrough).toBe(false);
+    await journal.markStored(3);
+    expect(await aWaiting).toBe(true);
+    // tenant-b's last record (position 3) is not stored: its reader and an unscoped one still wait.
+    expect(await journal.caughtUp(20, 'tenant-b')).toBe(false);
+    await journal.markStored(4);
+    expect(await journal.caughtUp(5_000, 'tenant-b')).toBe(true);
+    // Another tenant's appends never hold tenant-a's reader.
+    await journal.append(['b3'], ['tenant-b']);
+    expect(await journal.caughtUp(20, 'tenant-a')).toBe(true);
+    expect(await journal.caughtUp(20)).toBe(false);
+    await journal.close();
+  });
+
+  it('makes every reader wait for what a restart found unstored, whoever appended it', async () => {
+    const where = folder();
+    const first = await RecordJournal.open(where);
+    await first.append(['a1'], ['tenant-a']);
+    await first.close();
+    const second = await RecordJournal.open(where);
+    expect(await second.caughtUp(20, 'tenant-b')).toBe(false);
+    await second.markStored(1);
+    expect(await second.caughtUp(20, 'tenant-b')).toBe(true);
+    await second.close();
+  });
+
   it('tells each new journal apart by its id, so round tokens of a deleted journal never repeat', async () => {
     const a = await RecordJournal.open(folder());
     const b = await RecordJournal.open(folder());

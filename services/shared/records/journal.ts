@@ -19,6 +19,12 @@ export interface PlannedRound {
   readonly uncertain?: boolean;
 }
 
+/** A record to append, and the tenant whose reads wait for it (null: every read waits for it). */
+interface Appended {
+  readonly value: string;
+  readonly tenant: string | null;
+}
+
 interface Checkpoint {
   /** Every position below it is stored in ClickHouse. */
   readonly stored: number;
@@ -45,7 +51,14 @@ export class RecordJournal {
   private storedSeq: number;
   private plannedRound: PlannedRound | null;
   private readonly waiters: { readonly seq: number; readonly resolve: () => void }[] = [];
-  private readonly appends: MicroBatcher<string>;
+  private readonly appends: MicroBatcher<Appended>;
+  /**
+   * The position after each tenant's last appended record not yet stored, and after the last record of
+   * no tenant: a read for one tenant waits for its own records and for records of none, never for
+   * another tenant's.
+   */
+  private readonly tenantEnds = new Map<string, number>();
+  private sharedEnd: number;
   private readonly appendListeners = new Set<() => void>();
   /** The positions stored when a wait for the writer last ran out: waits return at once until it moves on. */
   private stuckAt: number | null = null;
@@ -65,7 +78,9 @@ export class RecordJournal {
     this.storedSeq = checkpoint.stored;
     this.plannedRound = checkpoint.planned;
     this.appendedSeq = Math.max(checkpoint.stored, lastSeq === null ? 0 : lastSeq + 1);
-    this.appends = new MicroBatcher<string>((values) => this.write(values));
+    // Whose records a restart finds unstored is not kept: every read waits for them.
+    this.sharedEnd = this.appendedSeq;
+    this.appends = new MicroBatcher<Appended>((items) => this.write(items));
   }
 
   static async open(folder: string): Promise<RecordJournal> {
@@ -98,9 +113,12 @@ export class RecordJournal {
     return this.plannedRound;
   }
 
-  /** Resolves once `values` are on disk, in order, each at a position of its own. */
-  append(values: readonly string[]): Promise<void> {
-    return this.appends.submit(values);
+  /**
+   * Resolves once `values` are on disk, in order, each at a position of its own. `tenants[i]` names
+   * the tenant whose reads must see `values[i]`; absent or null, every read must.
+   */
+  append(values: readonly string[], tenants: readonly (string | null)[] = []): Promise<void> {
+    return this.appends.submit(values.map((value, i) => ({ value, tenant: tenants[i] ?? null })));
   }
 
   /** Called after every synced append (the writer's wake-up); returns the unsubscribe. */
@@ -138,6 +156,7 @@ export class RecordJournal {
     this.storedSeq = to;
     this.stuckAt = null;
     this.plannedRound = null;
+    for (const [tenant, end] of this.tenantEnds) if (end <= to) this.tenantEnds.delete(tenant);
     for (let i = this.waiters.length - 1; i >= 0; i--) {
       if (this.waiters[i]!.seq <= to) this.waiters.splice(i, 1)[0]!.resolve();
     }
@@ -152,10 +171,11 @@ export class RecordJournal {
   /**
    * Resolves once everything appended before the call is stored (true), or after `timeoutMs` (false):
    * a read that follows a 201 sees what the 201 acknowledged, and one behind a stalled writer still
-   * gets an answer.
+   * gets an answer. With `tenant`, only that tenant's records and those of no tenant are waited for:
+   * a read of one tenant's data does not wait for the rounds of another's.
    */
-  async caughtUp(timeoutMs: number): Promise<boolean> {
-    const target = this.appendedSeq;
+  async caughtUp(timeoutMs: number, tenant: string | null = null): Promise<boolean> {
+    const target = tenant === null ? this.appendedSeq : Math.max(this.sharedEnd, this.tenantEnds.get(tenant) ?? 0);
     if (target <= this.storedSeq) return true;
     // A request waits once: its later reads, and every request after it, answer from what is stored
     // until the writer stores again, instead of each waiting the full time behind a writer that cannot.
@@ -214,15 +234,19 @@ export class RecordJournal {
     }
   }
 
-  private async write(values: readonly string[]): Promise<void> {
+  private async write(items: readonly Appended[]): Promise<void> {
     const first = this.appendedSeq;
     await this.written(() =>
       this.db.batch(
-        values.map((value, i) => ({ type: 'put' as const, key: recordKey(first + i), value })),
+        items.map(({ value }, i) => ({ type: 'put' as const, key: recordKey(first + i), value })),
         { sync: true },
       ),
     );
-    this.appendedSeq = first + values.length;
+    this.appendedSeq = first + items.length;
+    items.forEach(({ tenant }, i) => {
+      if (tenant === null) this.sharedEnd = first + i + 1;
+      else this.tenantEnds.set(tenant, first + i + 1);
+    });
     for (const listener of this.appendListeners) listener();
   }
 }

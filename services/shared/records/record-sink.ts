@@ -66,7 +66,8 @@ export function journalRecordSink(
           headers: { 'Retry-After': '1' },
         });
       // The value a Kafka record carries (encodeRecord), which the writer decodes the same way.
-      await journal.append(envelopes.map((envelope) => JSON.stringify(envelope))).catch((error: unknown) => {
+      const values = envelopes.map((envelope) => JSON.stringify(envelope));
+      await journal.append(values, envelopes.map(readerTenant)).catch((error: unknown) => {
         // A disk that refuses the append (full, read-only): nothing was acknowledged, the client retries.
         throw AppError.of('DEPENDENCY_UNAVAILABLE', 'The records could not be written to the journal, try again', {
           headers: { 'Retry-After': '1' },
@@ -75,4 +76,13 @@ export function journalRecordSink(
       });
     },
   };
+}
+
+/**
+ * The tenant whose reads must wait for a record: its payload's `user_id`. A record of no tenant (a
+ * transcript, a number, an unbound key, its audit) is waited for by every read.
+ */
+export function readerTenant(envelope: Envelope): string | null {
+  const userId = envelope.payload['user_id'];
+  return typeof userId === 'string' && userId !== '' ? userId : null;
 }
