@@ -1,15 +1,26 @@
-"""A small real HTTP server standing in for callmeter's batch route, scripted per test."""
+"""
+A small real HTTP server standing in for callmeter's batch route, scripted per test; and callmeter itself,
+embedded, for the tests that need its prices.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import socket
+import subprocess
 import threading
 import time
+import urllib.request
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
 
 # What the server does with the next batch: None answers every item accepted (duplicate when seen);
 # a tuple (status, headers, body) answers that; "hang" stores the batch and answers after `hang_s`.
@@ -123,3 +134,74 @@ def usage(i: int, **extra: Any) -> dict[str, Any]:
         "quantity": i + 1,
         **extra,
     }
+
+
+class EmbeddedCallmeter:
+    """
+    callmeter as `npm start` runs it (services/main.ts: the on-disk journal and the embedded ClickHouse),
+    in its own data directory, with authentication off, as test/support/callmeter-process.ts starts it.
+    """
+
+    def __init__(self, data_dir: Path) -> None:
+        node = shutil.which("node")
+        if node is None:
+            raise RuntimeError("node is not on PATH: the embedded callmeter cannot start")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        self.log = data_dir / "callmeter.log"
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": os.environ.get("HOME", ""),
+            "UV_THREADPOOL_SIZE": "8",
+            "DATA_DIR": str(data_dir),
+            "LOG_LEVEL": "warn",
+            "PORT": str(port),
+            "HOST": "127.0.0.1",
+        }
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(
+                [node, "--max-semi-space-size=64", "--import", "tsx", "services/main.ts"],
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def wait_until_up(self, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"callmeter exited with {self.process.returncode}: {self.log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError(f"callmeter did not answer /healthz within {timeout} s: {self.log.read_text()[-2000:]}")
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(f"{self.url}{path}", timeout=10) as answer:
+            return json.loads(answer.read())
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def callmeter(tmp_path_factory):
+    """The embedded callmeter, one per test module."""
+    process = EmbeddedCallmeter(tmp_path_factory.mktemp("callmeter-data"))
+    try:
+        process.wait_until_up()
+        yield process
+    finally:
+        process.stop()
