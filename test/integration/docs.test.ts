@@ -52,8 +52,15 @@ async function npmStart(dataDir: string): Promise<Started> {
 async function stopGroup(child: ChildProcess): Promise<void> {
   if (child.pid === undefined || child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  process.kill(-child.pid, 'SIGTERM');
-  const stuck = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 30_000);
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, name);
+    } catch {
+      // The group has gone already.
+    }
+  };
+  signal('SIGTERM');
+  const stuck = setTimeout(() => signal('SIGKILL'), 30_000);
   await exited;
   clearTimeout(stuck);
 }
