@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../infra/local/free-port.ts';
 import { eventually, isolate } from '../support/harness.ts';
-import { brokenLinks, documentationPages, scriptOf, testedBlocks } from '../support/markdown.ts';
+import { brokenLinks, documentationPages, links, scriptOf, testedBlocks } from '../support/markdown.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const README_MAX_LINES = 250;
@@ -93,6 +93,11 @@ describe('the README and docs/', () => {
   it('link only to files and headings that exist', () => {
     expect(pages.length).toBeGreaterThan(5);
     expect(pages.flatMap((page) => brokenLinks(ROOT, page, PENDING_PAGES))).toEqual([]);
+  });
+
+  it('link every page of docs/ from the README', () => {
+    const linked = new Set(links(read('README.md')).map((link) => link.target.split('#')[0]));
+    expect(pages.filter((page) => page.startsWith('docs/') && !linked.has(page))).toEqual([]);
   });
 
   it('mark the tour of the README as tested', () => {
