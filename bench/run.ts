@@ -35,8 +35,8 @@ const CI = process.env.BENCH_MODE === 'ci';
 const PHASE = process.env.BENCH_PHASE ?? 'all';
 const LOAD_MS = CI ? 5_000 : 20_000;
 // Unmeasured load before each measured one: the broker's JVM and every fresh Node process compile
-// their hot paths in the first seconds (back-to-back 10-second loads of one setup measured 2,466 then
-// 3,850 events/s as the broker warmed), and a broker in production has long been warm.
+// their hot paths in the first seconds (back-to-back loads of one setup grew faster as the broker
+// warmed), and a broker in production has long been warm.
 const WARMUP_MS = CI ? 2_000 : 10_000;
 const SOAK_MS = CI ? 20_000 : 300_000;
 const PROBES = CI ? 30 : 200;
@@ -184,7 +184,7 @@ async function main(): Promise<void> {
       connections: CLIENTS,
       sessions: [{ id: 'x', user_id: 'x' }],
     });
-    // A small fleet's load: the baseline of the embedded mode at 4 connections (issue 22).
+    // A small fleet's load: the baseline of the embedded mode at 4 connections.
     const bareFew = await drive({
       url: bare.url,
       mode: 'bare',
@@ -284,7 +284,7 @@ async function main(): Promise<void> {
     const consumerRate = Math.round(((stored - first!.count) / (performance.now() - first!.at)) * 1000);
     const rawRows = Math.min(stored, 200_000);
     // The baseline inserts the rows the consumer stores (priced parts and all) as the consumer inserts
-    // them; the synthetic rows of the runs before 2026-11-26 are measured beside it, for their figures.
+    // them; the synthetic rows of earlier runs are measured beside it, to compare with their figures.
     const rawInsertOf = (shape: 'consumer' | 'synthetic') =>
       runJson<{ rows_per_s: number }>(
         'bench/load/raw-insert.ts',
@@ -320,7 +320,7 @@ async function main(): Promise<void> {
         unit: 'ms',
         ...(p === 95 ? { target: '<= 1000' } : p === 99 ? { target: '<= 1500' } : {}),
       });
-    // The live stream (issue 21): a message within 1 s of the event being stored. Stored is read as
+    // The live stream: a message within 1 s of the event being stored. Stored is read as
     // "visible in the summary", polled every 25 ms, so the figure after it is the stream's own delay
     // within a poll; the one from the 201 includes the pipeline.
     if (latencies.live.length > 0)

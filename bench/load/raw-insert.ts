@@ -20,8 +20,7 @@ import { usageEnvelope } from './usage-records.ts';
  * text-to-speech events of 1 to 997 characters, each with its priced parts), and inserted as the
  * consumer inserts (`insertRows`: JSONCompactEachRow, a deduplication token each), so that the ratio
  * is the consumer's own work against a bare insert of what it writes. `rows: "synthetic"`: the rows of
- * the runs before 2026-11-26 (one session, no priced parts, JSONEachRow), kept beside it to compare
- * with their figures. Prints one JSON line.
+ * earlier runs (one session, no priced parts, JSONEachRow), kept beside it to compare with their figures. Prints one JSON line.
  */
 const { rows, batchSize, shape } = JSON.parse(process.argv[2]!) as {
   rows: number;

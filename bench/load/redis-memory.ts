@@ -69,7 +69,7 @@ try {
     }
   })();
   const started = performance.now();
-  // At 3,300 events/s at the least (a quiet machine stores about 20,000): past it the run is reported failed.
+  // At 3,300 events/s at the least, well under what a quiet machine stores: past it the run is reported failed.
   const deadline = Date.now() + Math.max(600_000, events * 0.3);
   let published = 0;
   let next = 0;

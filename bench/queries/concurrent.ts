@@ -11,7 +11,7 @@ export interface Throughput {
 }
 
 /**
- * `clients` connections asking `url` back to back for `seconds` (autocannon, as the issue measured it),
+ * `clients` connections asking `url` back to back for `seconds` (autocannon, as the target is stated),
  * each answer's time recorded. Any answer but a 200, or a request error, fails the run: a figure of
  * errors served fast would mean nothing.
  */

@@ -21,7 +21,7 @@ import { measure, type Latency } from './measure.ts';
  * under .local/bench and reused while its shape is the same), starts callmeter on it, and measures
  * p50 / p95 of each cost endpoint for the small and the large user, sequentially, over HTTP, with the
  * answer cache off (QUERY_CACHE_SECONDS=0), so that every request reads the engine. Then many
- * dashboards at once (issue 22, item 5): summary, timeline and by-agent of the large user at 1, 8 and 32
+ * dashboards at once: summary, timeline and by-agent of the large user at 1, 8 and 32
  * concurrent clients, first with the cache off (the read connections alone) and then as `npm start`
  * runs (the cache on, so repeated reads are answered from it).
  * BENCH_QUERIES_EVENTS sets the large user's events (default 10 million; CI runs a reduced size),

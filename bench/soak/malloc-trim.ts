@@ -6,13 +6,12 @@ const run = promisify(execFile);
 /**
  * Calls glibc's malloc_trim(0) in a running process, through gdb, and says whether it ran.
  *
- * Why: a V8 heap snapshot leaves the process holding what the snapshot generator freed. Measured on
- * Node 20 with a 60 MiB heap: anonymous RSS 72 MiB before a snapshot, 664 MiB after it (the same with
- * v8.writeHeapSnapshot in the process, and not returned over time), and 200 MiB of Buffers allocated
- * afterwards raised it by 5 MiB only: the freed memory is reused, so after a snapshot RSS both grows by
- * the snapshot and hides native growth up to that size. After malloc_trim(0) the same process read
- * 151 MiB, and the same 200 MiB of Buffers showed as 215 MiB. Node has no binding for malloc_trim, and
- * the soak must not load code of its own into callmeter; gdb stops the process for about a second.
+ * Why: a V8 heap snapshot leaves the process holding what the snapshot generator freed, many times the
+ * heap, and never returns it (v8.writeHeapSnapshot in the process does the same). That memory is reused,
+ * so after a snapshot RSS both grows by the snapshot and hides native growth up to that size; after
+ * malloc_trim(0) RSS and later allocations read true again (figures in bench/results/dated-runs.md,
+ * the soak). Node has no binding for malloc_trim, and the soak must not load code of its own into
+ * callmeter; gdb stops the process for about a second.
  */
 export async function trimMalloc(pid: number): Promise<boolean> {
   try {

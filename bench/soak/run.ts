@@ -15,7 +15,7 @@ import { growthJson, soakMarkdown, soakMetrics, type ProcessOutcome } from './re
 import type { MemorySample, ProcessMemory } from './memory-series.ts';
 
 /**
- * npm run soak (issue 22, item 8; not in CI) — callmeter as the bench runs it (an ingest process and a
+ * npm run soak (not in CI) — callmeter as the bench runs it (an ingest process and a
  * consumer+query process, through the real Kafka broker and redis-server) under a steady load for
  * SOAK_MINUTES (default 30), the first SOAK_WARMUP_MINUTES (default 5) of it a warm-up. Every
  * SOAK_SAMPLE_SECONDS (5) it reads each process's resident memory; after the warm-up and at the end it
@@ -29,17 +29,15 @@ const MINUTES = Number(process.env.SOAK_MINUTES ?? 30);
 const WARMUP_MINUTES = Number(process.env.SOAK_WARMUP_MINUTES ?? 5);
 const RATE = Number(process.env.SOAK_RATE ?? 1_000);
 const SAMPLE_MS = Number(process.env.SOAK_SAMPLE_SECONDS ?? 5) * 1_000;
-// The tests' 256 MB would stop the soak: the consumer keeps a claim key for every event stored for 7
-// days (services/consumer/usage/event-claims.ts), about 430 bytes each, so Redis filled after 525,716
-// events (19 minutes at about 460 events/s) and then refused every write. The soak reports Redis's growth
-// (redis_used_memory_mb, the keys by family) and raises the bound so that the processes stay under load.
+// Above the tests' 256 MB: a Redis that grows (claims left behind, live entries) shows in the soak's
+// figures (redis_used_memory_mb, the keys by family) instead of refusing writes and stopping the load.
 const REDIS_MAXMEMORY = process.env.SOAK_REDIS_MAXMEMORY ?? '4gb';
 if (!(WARMUP_MINUTES > 0 && MINUTES > WARMUP_MINUTES && RATE > 0 && SAMPLE_MS > 0))
   throw new Error('SOAK_MINUTES must exceed SOAK_WARMUP_MINUTES, and both, SOAK_RATE and SOAK_SAMPLE_SECONDS be > 0');
 // Each RSS figure compared is the median over this window, not one sample: a sample can fall on
 // either side of a garbage collection. Both windows end where a snapshot begins: the full collection of
-// a snapshot shrinks V8's young generation (in a short run heapTotal was 60 MiB in the 15 s after one
-// and 177 MiB in the 15 s before the next), so a window after it would start from a heap not at work.
+// a snapshot shrinks V8's young generation for a while, so a window after it would start from a heap
+// not at work.
 // What the warm-up snapshot leaves in the allocator is returned with malloc_trim (malloc-trim.ts), so
 // that it neither counts as growth at the end nor hides growth; that trim can only make the end higher.
 const WINDOW_S = Math.min(60, (WARMUP_MINUTES * 60) / 2, ((MINUTES - WARMUP_MINUTES) * 60) / 4);

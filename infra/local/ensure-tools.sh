@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the tests need, when the machine lacks it: Debian's redis-server, caddy, chromium and gdb, the Kafka jars
+# Installs what the tests need, when the machine lacks it: Debian's redis-server, caddy, chromium, gdb, curl and jq, the Kafka jars
 # from Maven Central (infra/kafka/pom.xml), and from PyPI Schemathesis and the Python client's test
 # environment, each in its own virtualenv. The
 # fault suite and the benchmark always start their own broker and redis-server (they stop and
@@ -28,6 +28,10 @@ debian_package chromium chromium
 
 # gdb, for the soak's malloc_trim after a heap snapshot (bench/soak/malloc-trim.ts).
 debian_package gdb gdb
+
+# curl and jq, for the README's tour and the docs' tested blocks (test/integration/docs.test.ts).
+debian_package curl curl
+debian_package jq jq
 
 libs="$root/.local/kafka/libs"
 if [ ! -f "$libs/.complete" ]; then

@@ -5,8 +5,8 @@ import { createWriteStream } from 'node:fs';
  * Node's arguments for a callmeter process run from source, as `npm start` runs it: tsx as the
  * loader, and a 64 MiB young generation (--max-semi-space-size; V8's default is 16 MiB). Ingest
  * allocates a short-lived buffer or object for every field of every record, and with the default the
- * scavenger took about a fifth of its CPU: the larger one measured 10 to 15 % more events per
- * second. package.json, the Dockerfile and test/fuzz/schemathesis.sh give the same flag.
+ * scavenger took a large share of its CPU (bench/results/dated-runs.md). package.json, the Dockerfile
+ * and test/fuzz/schemathesis.sh give the same flag.
  */
 export function callmeterNodeArgs(file: string): string[] {
   return ['--max-semi-space-size=64', '--import', 'tsx', file];
@@ -16,8 +16,7 @@ export function callmeterNodeArgs(file: string): string[] {
  * The environment a callmeter process starts with, as `npm start` gives it: libuv's thread pool of 8
  * (Node's default is 4). Every running statement of the embedded engine holds one of its threads (the
  * writer's insert, the ingest reads, the read connections: 4 with the defaults), and the embedded
- * journal's synced appends run on it too; with 4 an append waited behind the engine's statements (a
- * 64-client load: 55 ms a synced append with 4 threads, 25 to 45 ms with 16, on a busy machine).
+ * journal's synced appends run on it too; with 4 an append waited behind the engine's statements.
  */
 export function callmeterEnv(): Record<string, string> {
   return { UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '8' };

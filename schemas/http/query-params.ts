@@ -62,7 +62,7 @@ export type CostSummaryQuery = FromPySchema<typeof costSummaryQuery>;
 
 /**
  * GET /api/sessions/ — newest first, `limit` up to 1,000: the old service allowed 10,000, and 10,000 sessions of
- * 64 KiB session_data and analysis each built a response of gigabytes (issue 16; a documented difference).
+ * 64 KiB session_data and analysis each built a response of gigabytes (a documented difference, docs/api.md).
  */
 export const sessionListQuery = {
   type: 'object',

@@ -2,7 +2,7 @@ import type { ListSchema, ModelSchema } from '../../services/shared/validation/s
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
 import { USAGE_LIMITS } from '../records/usage.ts';
 
-// Upper bounds keep every stored value and every sum exact (USAGE_LIMITS, README Limits), and refuse
+// Upper bounds keep every stored value and every sum exact (USAGE_LIMITS, docs/usage-events.md), and refuse
 // absurd inputs ("1e1000000000") before anything expands them. quantity × unit_cost is bounded by
 // ingest (usage/reported-cost.ts), since a schema bounds each field alone.
 const quantity = {

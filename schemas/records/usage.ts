@@ -1,7 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 
 /**
- * The bounds that keep every stored value and every sum exact (README, Limits): ingest refuses a
+ * The bounds that keep every stored value and every sum exact (docs/usage-events.md, Limits): ingest refuses a
  * usage event past them with a 422, and the rate card loader refuses a rate past them, so no event
  * the consumer prices can cost more than MAX_EVENT_COST.
  * - MAX_QUANTITY: one event's quantity, and each token count, in the event type's unit.

@@ -67,8 +67,8 @@ const MAX_RELAUNCH_DELAY_MS = 30_000;
 /**
  * The one consumer loop: for each fetch, plan → store → commit. The batches of a gathered topic
  * (usage) are stored together, one insert per table per round across the partitions this consumer
- * holds: one insert's fixed cost (about 85 ms on the embedded engine, for the parts its
- * materialized views write) is paid once per fetch instead of once per partition. Other topics' batches
+ * holds: one insert's fixed cost (a new part in the table and in every table its materialized views
+ * write) is paid once per fetch instead of once per partition. Other topics' batches
  * are stored one by one. Offsets are committed only after the handler stored the round; while a
  * dependency is down the round is retried with backoff (heartbeating, so the group keeps the
  * partitions), and never skipped.
@@ -119,8 +119,7 @@ export async function startBatchRunner({
       heartbeatInterval: 2_000,
       maxBytesPerPartition: 4 * 1024 * 1024,
       // A fetch is a round: up to 32 MiB (kafkajs's default is 10) makes a backlog's rounds larger, each
-      // insert's fixed cost shared by more rows. Draining 200,000 events on two cores with three members:
-      // 15,008 rows/s at 10 MiB, 19,583-20,176 at 32, 18,897 at 64.
+      // insert's fixed cost shared by more rows; 64 MiB drained no faster (bench/results/dated-runs.md).
       maxBytes: 32 * 1024 * 1024,
     });
     current = consumer;

@@ -161,8 +161,8 @@ export async function startConsumer({
   // Several members of the group in one process, each a runner of its own (its fetch loop, its rounds,
   // its plans), exactly as if they were processes: a fetch's round runs plan → store → commit one step
   // after another, and the engine inserts on its own threads, so another member's round is decoded and
-  // priced meanwhile. Measured on two cores (a backlog of 121,000 events): one member 12,778-13,147
-  // rows/s, two 16,973-19,003, three 18,743-23,277 (README, Performance).
+  // priced meanwhile. Three drained a backlog fastest on two cores; more did not help
+  // (bench/results/dated-runs.md, docs/performance.md).
   const run = async () => {
     const runners = await Promise.all(
       Array.from({ length: members }, () =>

@@ -17,8 +17,8 @@ const PART_CHARS = 64 * 1024;
 
 /**
  * A streamed CSV: the rows are made one at a time and sent in parts of about 64 KiB, with a turn of
- * the event loop between parts. A timeline of many buckets and providers reached 19 MB, and built as
- * one string it held the embedded process (and so its ingest) for over a second.
+ * the event loop between parts. A timeline of many buckets and providers runs to tens of megabytes, and
+ * built as one string it held the embedded process (and so its ingest) while it was made.
  */
 function csvBody(name: string, header: readonly string[], rows: Iterable<readonly (string | number)[]>): TextBody {
   const line = (row: readonly (string | number)[]) => `${row.map(field).join(',')}\r\n`;

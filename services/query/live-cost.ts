@@ -30,8 +30,8 @@ export async function pendingLiveEntries(
 /**
  * What the user's calls in progress (sessions still ACTIVE) have cost so far: their stored events. The live counters are not
  * read here: the consumer writes them after the insert, so they never hold an event ClickHouse lacks,
- * and reading them would cost a Redis read of every event of every live call on each summary (about
- * 700 ms at 100,000 live events). The breakdown of one call still unions its counters by event id.
+ * and reading them would cost a Redis read of every event of every live call on each summary, growing
+ * with the live events. The breakdown of one call still unions its counters by event id.
  */
 export async function liveCost(ch: ClickHouse, userId: string): Promise<Exact> {
   return new Exact(await activeSessionsCost(ch, userId));

@@ -241,7 +241,7 @@ export function loadConfig(env: Env): Config {
     reads: read.integer('LIVE_STREAM_READS', 1, 1, 64),
     heartbeatMs: read.integer('LIVE_STREAM_HEARTBEAT_SECONDS', 15, 1, 3_600) * 1000,
   };
-  // FAULT_ROUTES is the name the issue of tenancy gave it; FAULT_INJECTION the earlier one. Either mounts /_faults/*.
+  // FAULT_ROUTES is the name in use; FAULT_INJECTION the earlier one, which the fault tests still set. Either mounts /_faults/*.
   const faultInjection =
     read.oneOf('FAULT_ROUTES', ['0', '1'], '0') === '1' || read.oneOf('FAULT_INJECTION', ['0', '1'], '0') === '1';
 

@@ -30,7 +30,7 @@ const MEMBERS_PER_PROCESS = 2;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Scale-out (issue 22, item 2): every service in more than one process, over the real Kafka broker,
+ * Scale-out: every service in more than one process, over the real Kafka broker,
  * the real redis-server and one ClickHouse database reached over HTTP (CLICKHOUSE_URL). No ClickHouse
  * server can run here, so that database is the embedded engine behind the test endpoint of
  * test/support/clickhouse-http (test equipment): callmeter's own HTTP path, against chdb.

@@ -9,7 +9,7 @@ import { startCallmeter, type CallmeterProcess } from '../support/callmeter-proc
 import { eventually, isolate, serviceEnv } from '../support/harness.ts';
 import { startJwksServer, type JwksServer } from '../support/jwks-server.ts';
 
-// The enforcement table of AUTH_MODE=on (README "Tenancy and access"): every route, called by every
+// The enforcement table of AUTH_MODE=on (docs/tenancy.md): every route, called by every
 // kind of credential, in the embedded process and with ingest apart over Kafka and Redis.
 
 const A = 'tenant-a';

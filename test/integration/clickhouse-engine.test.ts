@@ -340,9 +340,9 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     expect(byUser).toEqual([{ id: session_id, status: 'COMPLETED' }]);
   });
 
-  it('runs every query of the SQL guide for finance in the README', async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    const block = /## SQL guide for finance[\s\S]*?```sql\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  it('runs every query of the SQL guide for finance (docs/finance-sql.md)', async () => {
+    const guide = await readFile(new URL('../../docs/finance-sql.md', import.meta.url), 'utf8');
+    const block = /## Queries[\s\S]*?```sql\n([\s\S]*?)```/.exec(guide)?.[1] ?? '';
     const statements = block
       .split(/;\s*\n/)
       .map((s) => s.replace(/^--.*$/gm, '').trim())

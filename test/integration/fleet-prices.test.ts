@@ -8,7 +8,7 @@ import { startCallmeter, type CallmeterProcess } from '../support/callmeter-proc
 import { eventually, isolate, serviceEnv } from '../support/harness.ts';
 import { FLEET_MIX, type FleetItem } from '../support/fleet-mix.ts';
 
-// Issue 18: a fleet's usage (LiveKit's and Pipecat's plugin defaults) priced by the catalog beneath the
+// A fleet's usage (LiveKit's and Pipecat's plugin defaults) priced by the catalog beneath the
 // card, token kinds each at its own rate, every event `computed`, the stored costs equal to the quotes
 // and to the catalog's prices; a tenant's own price from its effective_from only, and never repricing
 // what is stored.

@@ -26,7 +26,7 @@ const MODES = [
 
 // resemble: 0.00004 a character; every case event is 25 characters.
 const EVENT_COST = new Exact('0.00004').times(25);
-/** The documented longest wait of a request for the journal's writer (README, the embedded journal). */
+/** The documented longest wait of a request for the journal's writer (docs/architecture.md, the embedded journal). */
 const JOURNAL_WAIT_MS = 10_000;
 
 describe.each(MODES)('a failing view and a refusing journal beside a steady tenant, on $name', (mode) => {

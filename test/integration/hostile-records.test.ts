@@ -13,7 +13,7 @@ import { eventually, isolate, serviceEnv, testConfig } from '../support/harness.
 import { SteadyTenant } from '../support/steady-tenant.ts';
 import { readTopic } from '../support/topic-messages.ts';
 
-// Issue 16, items 3 and 10 through Kafka: records that ingest would refuse, published past it (an older
+// Through Kafka: records that ingest would refuse, published past it (an older
 // ingest, a replayed topic), reach the consumer. ClickHouse refuses some of them for what they hold
 // ("Decimal value is too big"; an insert over more partitions than it takes): those must go to the dead
 // letters while the rest, and every other tenant's usage after them, is stored; never a stall.

@@ -17,7 +17,7 @@ import {
 } from '../support/hostile-usage.ts';
 import { SteadyTenant } from '../support/steady-tenant.ts';
 
-// Issue 16, item 10: every hostile case and generated variants of it, sent while another tenant posts
+// Every hostile case of usage and generated variants of it, sent while another tenant posts
 // usage steadily. That tenant's every request succeeds within 1 second throughout, every view of every
 // tenant equals the exact Decimal sum of its accepted events, and the process stays healthy.
 
@@ -295,7 +295,7 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
       event_id: randomUUID(),
     }));
     // About 1.1 MB of records: through Kafka one request's records past 1 MB are a 413 with nothing stored
-    // (README, the record path); the same events then go in four batches.
+    // (docs/architecture.md, the record path); the same events then go in four batches.
     const whole = await post('/api/usage/events/batch', events);
     expect([whole.status, whole.text.slice(0, 300)]).toEqual([
       expect.toSatisfy((status: number) => status === 200 || status === 413),
@@ -325,13 +325,13 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
     const rows = text.trimEnd().split('\r\n');
     const totalColumn = rows[0]!.split(',').indexOf('total_cost');
     expect(Exact.sum(0, ...rows.slice(1).map((row) => row.split(',')[totalColumn]!)).toFixed()).toBe('0.001');
-    // Issue 16 item 5: a CSV is streamed, so the process never holds the whole answer (20 MB here) in memory.
+    // A CSV is streamed, so the process never holds the whole answer in memory.
     expect({ streamed: csv.headers.get('content-length') === null, bytes: text.length }).toMatchObject({
       streamed: true,
     });
   }, 120_000);
 
-  it('refuses a session list page over 1,000 with a 422 less_than_equal (issue 16 item 5)', async () => {
+  it('refuses a session list page over 1,000 with a 422 less_than_equal', async () => {
     const page = await call<{ sessions: unknown[] }>(
       running.ingest.url,
       'GET',
@@ -375,8 +375,7 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
       JSON.stringify(seen),
     ).toEqual([]);
     // A tenant starved by the others waits again and again; one answer past a second in a hundred is the
-    // machine's (two cores shared with the broker, Redis and the other test files: a clean-clone CI run
-    // under load saw a single answer of 1,276 ms among 176 whose median was 28 ms).
+    // machine's (two cores shared with the broker, Redis and the other test files).
     const slow = steady.requests.filter((request) => request.ms >= 1000);
     expect(slow.length, JSON.stringify({ ...seen, slow })).toBeLessThanOrEqual(Math.floor(seen.requests / 100));
   });
@@ -396,7 +395,7 @@ describe.each(MODES)('hostile tenants beside a steady one, on $name', (mode) => 
    * The body of a generated event, with its event id (fresh, or any tenant's earlier one) and verdict.
    * A user's own id sent again goes to the session it was first sent to, as a client's retry does: over
    * Kafka, records are ordered per session only, so which of two different events of one user under one
-   * id is counted when they are in different sessions is not defined (README, Exactly once).
+   * id is counted when they are in different sessions is not defined (docs/architecture.md, exactly once).
    */
   function prepare(event: HostileEvent, sentAt: number) {
     const user = `tenant-fuzz-${event.tenant}`;

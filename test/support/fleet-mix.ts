@@ -25,8 +25,8 @@ const realtime = {
 };
 
 /**
- * The models and voices LiveKit Agents' and Pipecat's plugins use by default or document first (README:
- * "Prices beyond the card"), dated snapshots and the fleets' own provider names included. Speech entries
+ * The models and voices LiveKit Agents' and Pipecat's plugins use by default or document first (docs/pricing.md:
+ * the catalogs beneath the card), dated snapshots and the fleets' own provider names included. Speech entries
  * name the plugins' default models (infra/rate-card/speech-catalog.md lists where each was read).
  */
 export const FLEET_MIX: readonly FleetItem[] = [

@@ -5,7 +5,7 @@ export type UsageBody = Record<string, unknown> & { readonly event_id: string };
 
 export type Quantity = number | bigint | string;
 
-/** The fields a usage event may carry besides its identity (root README: Usage events, Token kinds). */
+/** The fields a usage event may carry besides its identity (docs/usage-events.md; docs/pricing.md, Token kinds). */
 export const QUANTITY_FIELDS = new Set([
   'quantity',
   'unit_cost',

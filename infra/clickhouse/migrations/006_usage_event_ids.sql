@@ -1,9 +1,8 @@
 -- Every stored event id, ordered by id: the consumer asks it which event ids of a batch are stored
 -- already (a client retry whose Redis claim expired or was lost). Ordered by id, the lookup is a
--- primary-key search: about 9 ms for 3,000 ids at 11M events, where the bloom-filter index of 003 on
--- usage_events (ordered by user and time) took about 100 ms, and about 300 ms per batch while a
--- backlog was consumed. Fed by a materialized view on usage_events, so a replayed insert (same
--- deduplication token) is dropped here too. Backfilled once while still empty (see 005 on upgrades).
+-- primary-key search, where the bloom-filter index of 003 on usage_events (ordered by user and time)
+-- scanned granules, slower still while a backlog was consumed. Fed by a materialized view on
+-- usage_events, so a replayed insert (same deduplication token) is dropped here too. Backfilled once while still empty (see 005 on upgrades).
 CREATE TABLE IF NOT EXISTS {{database}}.usage_event_ids
 (
     id UUID COMMENT 'usage_events.id'

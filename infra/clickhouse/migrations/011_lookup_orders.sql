@@ -1,5 +1,5 @@
 -- The lookups of the request path, each a search of its own key range instead of a scan of a table
--- ordered by something else (issue 16, item 6): a session by room (every create asks it, to keep one
+-- ordered by something else: a session by room (every create asks it, to keep one
 -- session per live room, and so do by-room reads and ends when live state lacks the room), the agents
 -- holding a phone number (the phone lookup and assign when live state lacks the number), and a user's
 -- agents (the agent list). Each is fed by a materialized view, so a replayed insert (same

@@ -1,4 +1,4 @@
--- Token kinds (issue 18): the parts of an LLM event's input and output tokens, each priced at its own
+-- Token kinds: the parts of an LLM event's input and output tokens, each priced at its own
 -- rate, and the priced parts of every computed cost, so that finance sees cached against fresh tokens
 -- and each part's rate. Old rows keep NULL counts and no parts; their cost is unchanged.
 ALTER TABLE {{database}}.usage_events ADD COLUMN IF NOT EXISTS cached_input_tokens Nullable(UInt64) COMMENT 'part of input_tokens read from the prompt cache, when sent';

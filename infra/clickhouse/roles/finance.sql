@@ -1,5 +1,5 @@
 -- Finance reads ClickHouse directly, without write rights: a read-only role with bounded queries,
--- granted SELECT on the tables and views the README's SQL guide documents. Apply on a ClickHouse
+-- granted SELECT on the tables and views docs/finance-sql.md documents. Apply on a ClickHouse
 -- server (with access management enabled) as an administrator, naming the database:
 --   sed 's/{{database}}/callmeter/g' infra/clickhouse/roles/finance.sql | clickhouse client --multiquery
 -- then give people the role:

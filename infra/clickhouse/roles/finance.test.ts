@@ -16,12 +16,10 @@ const created = new Set(
 const granted = [...role.matchAll(/^GRANT SELECT ON \{\{database\}\}\.(\w+) TO callmeter_finance;$/gm)].map(
   (match) => match[1]!,
 );
-const guide = readFileSync(path.join(ROOT, 'README.md'), 'utf8')
-  .split('## SQL guide for finance')[1]!
-  .split('\n## ')[0]!;
+const guide = readFileSync(path.join(ROOT, 'docs/finance-sql.md'), 'utf8').split('\n## Tables')[1]!.split('\n## ')[0]!;
 
 // No ClickHouse server runs here (the embedded engine has no users): the role is checked against the
-// migrations and the SQL guide by reading, and the README says so.
+// migrations and the SQL guide by reading, and docs/finance-sql.md says so.
 describe('the finance role (infra/clickhouse/roles/finance.sql)', () => {
   it('grants SELECT only, on tables the migrations create, and never on the key hashes', () => {
     expect(granted.length).toBeGreaterThan(10);

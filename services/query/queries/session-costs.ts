@@ -18,8 +18,7 @@ export async function sessionsWithUsage(ch: ClickHouse, userId: string): Promise
  * The stored cost of the user's sessions that are still ACTIVE: one statement over the user's key
  * range of sessions_by_user and of usage_by_session, no FINAL and no cap on how many calls are live.
  * Only sessions with an ACTIVE row can be ACTIVE now, so the latest version (argMax) is taken for
- * those alone: merges leave few such rows, where a tenant has hundreds of thousands of sessions
- * (13 ms instead of 57 ms at 200,000 sessions).
+ * those alone: merges leave few such rows, where a tenant has hundreds of thousands of sessions.
  */
 export async function activeSessionsCost(ch: ClickHouse, userId: string): Promise<string> {
   const sessions = tableName(ch, 'sessionsByUser');

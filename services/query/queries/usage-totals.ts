@@ -7,7 +7,7 @@ import { alignRange, DAY_MS, QUARTER_HOUR_MS, splitRange } from './range-split.t
 
 // Aliases differ from the column names: ClickHouse would resolve a column to a same-named alias.
 // Sums are Decimal(76, 18), as the rollups store them (migration 010): the events' Decimal(38, 18)
-// is widened before it is summed, so that no sum of events at their bounds wraps (README, Limits).
+// is widened before it is summed, so that no sum of events at their bounds wraps (docs/usage-events.md, Limits).
 
 export interface SummaryLine extends CostLine {
   readonly provider: string;

@@ -11,7 +11,7 @@
  * fixed shapes, which `clusterStatements` refuses to pass through when it does not recognise one.
  * No ClickHouse server can run where this was written: cluster-ddl.test.ts compares the result with
  * the single-node DDL table by table and column by column; running it on a cluster is checked only by
- * reading (README: ClickHouse cluster).
+ * reading (docs/architecture.md, ClickHouse cluster).
  */
 
 export interface ClusterTarget {

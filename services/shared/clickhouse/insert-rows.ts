@@ -71,9 +71,9 @@ export async function insertRows<K extends InsertedTable>(
 
 /**
  * Rows as JSONCompactEachRow (arrays under one column list) when every row has the first row's
- * columns in the same order and none is undefined, as the row builders give them: the engine parses that about 45 % faster
- * than JSONEachRow's keyed objects (126,000 usage rows in inserts of 14,000: 50,072 rows/s against
- * 34,502, with deduplication tokens, on the embedded engine). Null: rows of other shapes, sent as JSONEachRow.
+ * columns in the same order and none is undefined, as the row builders give them: the engine parses that
+ * markedly faster than JSONEachRow's keyed objects (bench/results/dated-runs.md). Null: rows of other shapes,
+ * sent as JSONEachRow.
  */
 function compactRows(
   rows: readonly Record<string, unknown>[],

@@ -4,7 +4,7 @@ import { readRateEntryChanges, type RateEntryChanges, type StoredRate } from '..
 import type { Logger } from '../logger.ts';
 import { cardWithTenantIndex, TenantRateIndex } from './tenant-rate-index.ts';
 
-/** How often every pricing process reads the tenants' entries: a new one applies within this plus the store's lag (README: within 5 s). */
+/** How often every pricing process reads the tenants' entries: a new one applies within this plus the store's lag (docs/pricing.md: within 5 s). */
 export const TENANT_RATES_REFRESH_MS = 2_000;
 
 /** A tenant entry as the card's lookups take it; the card's own fields only. */

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 # recorded again — after a crash, a timeout or a restart, by either client — is the same event.
 EVENT_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://callmeter.dev/usage-event")
 
-# The fields a usage event may carry besides its identity (README "Usage events", "Token kinds").
+# The fields a usage event may carry besides its identity (docs/usage-events.md, docs/pricing.md "Token kinds").
 QUANTITY_FIELDS = frozenset(
     {
         "quantity",
