@@ -173,13 +173,19 @@ export function runWorker(command: string, args: readonly string[], timeoutMs: n
     child.once('error', reject);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      const lines = stdout
-        .split('\n')
-        .filter((line) => line.startsWith('{'))
-        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      // Only the JSON lines: a test runner's output (pytest's) may start other lines with a brace too.
+      const lines = stdout.split('\n').flatMap((line) => (line.startsWith('{') ? jsonLine(line) : []));
       resolve({ code, stdout, stderr, lines });
     });
   });
+}
+
+function jsonLine(line: string): Record<string, unknown>[] {
+  try {
+    return [JSON.parse(line) as Record<string, unknown>];
+  } catch {
+    return [];
+  }
 }
 
 /** The ledger a worker wrote: one JSON line per distinct usage event it recorded. */

@@ -1,26 +1,52 @@
-import { metrics, voice } from '@livekit/agents';
+import { voice, type metrics } from '@livekit/agents';
 import { CONSOLE_LOGGER, QueueFullError, type Callmeter, type Logger } from './client.ts';
+import {
+  countersOf,
+  decimalMinus,
+  decimalPlus,
+  eventFields,
+  metricUsage,
+  type Counters,
+  type EventFields,
+} from './livekit-usage.ts';
 import { providerId } from './providers.ts';
-import { plain, shiftDecimal, type Quantity } from './records.ts';
 
 type AgentMetrics = metrics.AgentMetrics;
+type Usage = { readonly modelUsage: readonly Partial<metrics.ModelUsage>[] };
 
-interface Usage {
-  readonly eventType: string;
-  readonly quantities?: Record<string, Quantity>;
-  readonly usageData?: Record<string, Quantity>;
+const USAGE_EVENT = 'SessionUsageUpdated';
+/** Whether the installed @livekit/agents emits the session's running totals (`session_usage_updated`). */
+export const EMITS_USAGE = USAGE_EVENT in voice.AgentSessionEventTypes;
+
+// One id per run of a session's totals, shared by every forwarder of this process: LiveKit starts a new
+// collector at each AgentSession.start(), and keeps no id of a run it could be named by.
+const runs = new WeakMap<object, string>();
+let runCount = 0;
+
+/** The run of an AgentSession's totals: the collector LiveKit starts afresh at each start(). */
+export function runOf(session: voice.AgentSession): string {
+  const collector = session._usageCollector as object;
+  let run = runs.get(collector);
+  if (run === undefined) {
+    runCount += 1;
+    run = `${process.pid}-${Date.now()}-${runCount}`;
+    runs.set(collector, run);
+  }
+  return run;
 }
 
 /**
- * Turns LiveKit Agents for Node's metrics (what `metrics_collected` carries) into callmeter usage:
- * LLM and realtime metrics as `llm_tokens` with their token kinds, STT as `stt_minutes` (the audio
- * duration in seconds, exact), TTS as `tts_characters`. Each event's key is the metric's own ids, so
- * one metric forwarded twice is one event. Metrics with nothing to bill are skipped.
+ * Forwards an AgentSession's usage to callmeter (docs/clients-livekit.md). With `session_usage_updated`
+ * (the session's running totals per kind, provider and model), each total's growth since the last one
+ * forwarded is one event, keyed by the call, the run, the kind, provider and model and every counter's
+ * value reached: a snapshot seen again is the same event id, counted once by the server; an older one
+ * adds nothing; one the client could not queue is carried by the next. Without it (older versions), each
+ * metric of `metrics_collected` is one event keyed by the metric's own ids.
  */
 export class UsageForwarder {
-  /** LiveKit's own usage totals of the metrics this forwarder saw, each once. */
-  readonly collector = new metrics.ModelUsageCollector();
-  private readonly seen = new Set<string>();
+  /** What was forwarded: per run, kind, provider and model, the totals reached (LiveKit's counters, exact). */
+  readonly forwarded = new Map<string, Counters>();
+  private readonly seenMetrics = new Set<string>();
 
   constructor(
     readonly client: Pick<Callmeter, 'record'>,
@@ -28,26 +54,74 @@ export class UsageForwarder {
     private readonly logger: Logger = CONSOLE_LOGGER,
   ) {}
 
-  /** Records one metric; returns its event id, or null when it bills nothing. */
-  onMetrics(metric: AgentMetrics): string | null {
-    const usage = usageOf(metric);
-    if (usage === null) return null;
-    const key = metricKey(metric);
-    if (!this.seen.has(key)) {
-      this.seen.add(key);
-      this.collector.collect(metric);
+  /** Forwards a snapshot of LiveKit's running totals; returns the ids of the events it recorded. */
+  onUsage(usage: Usage, options: { readonly run?: string; readonly timestamp?: number } = {}): string[] {
+    const recorded: string[] = [];
+    for (const modelUsage of usage.modelUsage) {
+      const parsed = countersOf(modelUsage);
+      if (parsed === null) continue;
+      const [kind, provider, model, reached] = parsed;
+      const id = this.forwardGrowth([options.run ?? '', kind, provider, model], reached, options.timestamp);
+      if (id !== null) recorded.push(id);
     }
-    const metadata = 'metadata' in metric ? metric.metadata : undefined;
+    return recorded;
+  }
+
+  private forwardGrowth(key: readonly string[], reached: Counters, timestamp: number | undefined): string | null {
+    const before = this.forwarded.get(key.join('|')) ?? {};
+    const names = [...new Set([...Object.keys(reached), ...Object.keys(before)])].sort();
+    const delta = Object.fromEntries(
+      names.map((name) => [name, decimalMinus(reached[name] ?? '0', before[name] ?? '0')]),
+    );
+    const signs = Object.values(delta).map((value) => (value.startsWith('-') ? -1 : /[1-9]/.test(value) ? 1 : 0));
+    if (!signs.includes(1)) return null; // this snapshot or a later one was forwarded already
+    if (signs.includes(-1)) {
+      // Within a run LiveKit's totals only grow; a mix means they restarted under the same run.
+      this.logger.warn(`callmeter: LiveKit's totals for ${key.join('|')} went down and up at once: not forwarded`);
+      return null;
+    }
+    const fields = eventFields(key[1]!, delta);
+    if (fields === null) return null;
+    const snapshot = names.map((name) => `${name}=${reached[name] ?? '0'}`).join(',');
+    const eventKey = `livekit-usage:${[this.call.sessionId, ...key, snapshot].join('|')}`;
+    const id = this.record(key[2]!, key[3]!, eventKey, timestamp, fields);
+    if (id !== null) this.forwarded.set(key.join('|'), { ...reached });
+    return id;
+  }
+
+  /** Records one metric of `metrics_collected` (versions without session_usage_updated); null when it bills nothing. */
+  onMetrics(metric: AgentMetrics): string | null {
+    const usage = metricUsage(metric);
+    const parsed = usage === null ? null : countersOf(usage);
+    if (parsed === null) return null;
+    const [kind, provider, model, counts] = parsed;
+    const fields = eventFields(kind, counts);
+    if (fields === null) return null;
+    const key = metricKey(metric);
+    const id = this.record(provider, model, key, metric.timestamp, fields);
+    if (id !== null && !this.seenMetrics.has(key)) {
+      this.seenMetrics.add(key);
+      const totalsKey = ['metrics', kind, provider, model].join('|');
+      const totals = this.forwarded.get(totalsKey) ?? {};
+      for (const [name, value] of Object.entries(counts)) totals[name] = decimalPlus(totals[name] ?? '0', value);
+      this.forwarded.set(totalsKey, totals);
+    }
+    return id;
+  }
+
+  private record(provider: string, model: string, key: string, timestamp: number | undefined, fields: EventFields) {
     try {
       return this.client.record({
         sessionId: this.call.sessionId,
         userId: this.call.userId,
         agentId: this.call.agentId,
-        provider: providerId(metadata?.modelProvider),
-        model: metadata?.modelName || undefined,
+        provider: providerId(provider),
+        model: model || undefined,
         key,
-        timestamp: metric.timestamp,
-        ...usage,
+        timestamp,
+        eventType: fields.eventType,
+        quantities: fields.quantities,
+        usageData: fields.usageData,
       });
     } catch (error) {
       if (!(error instanceof QueueFullError)) throw error;
@@ -56,32 +130,51 @@ export class UsageForwarder {
     }
   }
 
-  /** Subscribes to an AgentSession's metrics_collected event; returns the unsubscribe. */
+  /**
+   * Subscribes to an AgentSession (before its start()): `session_usage_updated` where LiveKit has it,
+   * else `metrics_collected`. Returns the unsubscribe.
+   */
   attach(session: voice.AgentSession): () => void {
+    if (EMITS_USAGE) {
+      const listener = (event: voice.SessionUsageUpdatedEvent) =>
+        void this.onUsage(event.usage, { run: runOf(session), timestamp: event.createdAt });
+      session.on(voice.AgentSessionEventTypes.SessionUsageUpdated, listener);
+      return () => session.off(voice.AgentSessionEventTypes.SessionUsageUpdated, listener);
+    }
     const listener = (event: voice.MetricsCollectedEvent) => void this.onMetrics(event.metrics);
     session.on(voice.AgentSessionEventTypes.MetricsCollected, listener);
     return () => session.off(voice.AgentSessionEventTypes.MetricsCollected, listener);
   }
 
+  /** What was forwarded for a run, per `kind|provider|model`, in LiveKit's counters (durations in seconds). */
+  totals(run: string): Map<string, Counters> {
+    const prefix = `${run}|`;
+    return new Map(
+      [...this.forwarded]
+        .filter(([key]) => key.startsWith(prefix))
+        .map(([key, counts]) => [key.slice(prefix.length), counts]),
+    );
+  }
+
   /**
-   * True when the session's own usage totals (LLM, STT, TTS) equal those of what was recorded;
+   * True when the session's own totals (LLM, STT, TTS) equal what was forwarded for its current run;
    * else a warning naming what differs.
    */
   compareTotals(session: voice.AgentSession): boolean {
-    const key = (usage: Partial<metrics.ModelUsage>) => `${usage.type}|${usage.provider}|${usage.model}`;
-    // The session reports its totals with the zero fields left out: compared the same way.
-    const ours = new Map(
-      this.collector
-        .flatten()
-        .map(metrics.filterZeroValues)
-        .map((usage) => [key(usage), JSON.stringify(usage)]),
-    );
-    const differing = session.usage.modelUsage
-      .filter((usage) => ['llm_usage', 'stt_usage', 'tts_usage'].includes(usage.type ?? ''))
-      .filter((usage) => ours.get(key(usage)) !== JSON.stringify(usage))
-      .map(key);
+    const ours = this.totals(EMITS_USAGE ? runOf(session) : 'metrics');
+    const differing: string[] = [];
+    for (const usage of session.usage.modelUsage) {
+      const parsed = countersOf(usage);
+      if (parsed === null) continue;
+      const [kind, provider, model, theirs] = parsed;
+      const key = `${kind}|${provider}|${model}`;
+      const forwarded = ours.get(key) ?? {};
+      const names = new Set([...Object.keys(theirs), ...Object.keys(forwarded)]);
+      if ([...names].some((name) => /[1-9]/.test(decimalMinus(theirs[name] ?? '0', forwarded[name] ?? '0'))))
+        differing.push(key);
+    }
     if (differing.length > 0)
-      this.logger.warn(`callmeter: LiveKit's usage totals differ from what was recorded for ${differing.join(', ')}`);
+      this.logger.warn(`callmeter: LiveKit's usage totals differ from what was forwarded for ${differing.join(', ')}`);
     return differing.length === 0;
   }
 }
@@ -91,55 +184,4 @@ export function metricKey(metric: AgentMetrics): string {
   const field = (name: string) => String((metric as Record<string, unknown>)[name] ?? '');
   const speech = field('speechId') || field('segmentId');
   return `livekit:${metric.type}|${field('label')}|${field('requestId')}|${speech}|${metric.timestamp}`;
-}
-
-function usageOf(metric: AgentMetrics): Usage | null {
-  switch (metric.type) {
-    case 'llm_metrics': {
-      const total = metric.promptTokens + metric.completionTokens;
-      if (total === 0) return null;
-      return tokens({
-        quantity: total,
-        input_tokens: metric.promptTokens,
-        cached_input_tokens: metric.promptCachedTokens,
-        cache_write_tokens: metric.cacheCreationTokens ?? 0,
-        output_tokens: metric.completionTokens,
-      });
-    }
-    case 'realtime_model_metrics': {
-      const total = metric.inputTokens + metric.outputTokens;
-      if (total === 0) return null;
-      const inputs = metric.inputTokenDetails;
-      return tokens({
-        quantity: total,
-        input_tokens: metric.inputTokens,
-        cached_input_tokens: inputs.cachedTokens,
-        audio_input_tokens: inputs.audioTokens,
-        cached_audio_input_tokens: inputs.cachedTokensDetails?.audioTokens ?? 0,
-        output_tokens: metric.outputTokens,
-        audio_output_tokens: metric.outputTokenDetails.audioTokens,
-      });
-    }
-    case 'stt_metrics':
-      if (!(metric.audioDurationMs > 0)) return null;
-      return {
-        eventType: 'stt_minutes',
-        // Milliseconds to seconds by moving the point, so no float division touches the quantity.
-        usageData: { audio_duration_seconds: shiftDecimal(plain(String(metric.audioDurationMs)), -3) },
-      };
-    case 'tts_metrics':
-      return metric.charactersCount > 0
-        ? { eventType: 'tts_characters', quantities: { quantity: metric.charactersCount } }
-        : null;
-    default:
-      return null;
-  }
-}
-
-/** An llm_tokens event with the token kinds that are not zero (quantity, input and output always). */
-function tokens(counts: Record<string, number>): Usage {
-  const kept = Object.entries(counts).filter(
-    ([name, count]) => count !== 0 || ['quantity', 'input_tokens', 'output_tokens'].includes(name),
-  );
-  return { eventType: 'llm_tokens', quantities: Object.fromEntries(kept) };
 }

@@ -18,6 +18,9 @@ export const QUANTITY_FIELDS = new Set([
   'cached_audio_input_tokens',
   'audio_output_tokens',
   'reasoning_tokens',
+  'image_input_tokens',
+  'cached_image_input_tokens',
+  'session_duration_seconds',
 ]);
 
 const NAMESPACE_URL = '6ba7b811-9dad-11d1-80b4-00c04fd430c8';

@@ -25,6 +25,9 @@ QUANTITY_FIELDS = frozenset(
         "cached_audio_input_tokens",
         "audio_output_tokens",
         "reasoning_tokens",
+        "image_input_tokens",
+        "cached_image_input_tokens",
+        "session_duration_seconds",
     }
 )
 

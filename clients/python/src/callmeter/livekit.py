@@ -1,13 +1,39 @@
-"""LiveKit Agents: the usage in `metrics_collected` events, recorded once per metric."""
+"""
+LiveKit Agents: a call's usage, forwarded to callmeter exactly once (docs/clients-livekit.md).
+
+livekit-agents 1.5 and later emit `session_usage_updated` after every metric, with the session's running
+totals per kind, provider and model (LLMModelUsage, TTSModelUsage, STTModelUsage). UsageForwarder sends
+each total's growth since the last total it forwarded, as one usage event, and names the event after the
+totals reached: the event's key is the call, the run of LiveKit's counters, the kind, provider and model,
+and every counter's value in that snapshot (the client makes it a uuid5). So:
+- the same snapshot seen again (a second forwarder on the session, the event delivered twice, a replay of
+  the run's snapshots from its start) is the same event id, which the server counts once;
+- a snapshot older than one already forwarded adds nothing and is skipped;
+- an event the client could not queue (QueueFull) leaves the forwarded totals where they were, so the next
+  snapshot carries its growth, under the next snapshot's id;
+- what was recorded before a worker died is re-sent from the client's spool under the same ids.
+LiveKit's totals start from zero at each AgentSession.start(), so each run of them has its own ids: the
+run is the session's start time (LiveKit names a run no other way), and a worker started again, whose new
+session counts from zero in the same call, is new usage and never mistaken for the old run's.
+
+The model is the one that served: a FallbackAdapter passes on the metrics of the instance that answered,
+so LiveKit's totals, and the events, are per real provider and model.
+
+Versions without the event (before 1.5) are served from `metrics_collected`, one event per metric named
+after the metric's own ids. Newer ones are never subscribed to it: it is deprecated there, and LiveKit
+logs so for every subscription.
+"""
 
 from __future__ import annotations
 
 import logging
+import typing
 from decimal import Decimal
 from typing import Any
 
-from livekit.agents import metrics as lk
+from livekit.agents.voice import events as lk_events
 
+from ._livekit_usage import Counters, counters_of, event_fields, metric_usage
 from ._pending import QueueFull
 from .aio import AsyncCallmeter
 from .client import Callmeter
@@ -15,15 +41,15 @@ from .providers import provider_id
 
 log = logging.getLogger("callmeter.livekit")
 
+USAGE_EVENT = "session_usage_updated"
+# Whether the installed livekit-agents emits the session's running totals (1.5 and later).
+EMITS_USAGE = USAGE_EVENT in typing.get_args(getattr(lk_events, "EventTypes", None))
+
+_Key = tuple[str, str, str, str]  # run, kind, provider, model
+
 
 class UsageForwarder:
-    """
-    Turns LiveKit's metrics (what `metrics_collected` carries as ev.metrics) into callmeter usage:
-    LLMMetrics and RealtimeModelMetrics as `llm_tokens` with their token kinds, STTMetrics as
-    `stt_minutes` (the audio duration, divided exactly by the server), TTSMetrics as
-    `tts_characters`. Each event's key is made of the metric's own ids, so one metric forwarded twice
-    is one event. Metrics with nothing to bill (VAD, end of utterance, zero counts) are skipped.
-    """
+    """Forwards an AgentSession's usage to callmeter: attach(session), or on_usage()/on_metrics() by hand."""
 
     def __init__(
         self,
@@ -37,42 +63,107 @@ class UsageForwarder:
         self.session_id = session_id
         self.user_id = user_id
         self.agent_id = agent_id
-        self.collector = lk.ModelUsageCollector()
-        self.recorded: dict[str, int] = {}
-        self._seen: set[str] = set()
+        # What was forwarded: per run, kind, provider and model, the totals reached.
+        self.forwarded: dict[_Key, Counters] = {}
+        self._seen_metrics: set[str] = set()
+
+    def on_usage(self, usage: Any, *, run: str = "", timestamp: float | None = None) -> list[str]:
+        """
+        Forwards a snapshot of LiveKit's running totals (an AgentSessionUsage or its model_usage list):
+        one event per kind, provider and model that grew; returns their event ids.
+        """
+        recorded = []
+        for model_usage in getattr(usage, "model_usage", usage):
+            parsed = counters_of(model_usage)
+            if parsed is None:
+                continue
+            kind, provider, model, reached = parsed
+            key = (run, kind, provider, model)
+            event_id = self._forward_growth(key, reached, timestamp)
+            if event_id is not None:
+                recorded.append(event_id)
+        return recorded
+
+    def _forward_growth(self, key: _Key, reached: Counters, timestamp: float | None) -> str | None:
+        before = self.forwarded.get(key, {})
+        delta = {name: value - before.get(name, Decimal(0)) for name, value in reached.items()}
+        if all(value <= 0 for value in delta.values()):
+            return None  # this snapshot or a later one was forwarded already
+        if any(value < 0 for value in delta.values()):
+            # Within a run LiveKit's totals only grow; a mix means they restarted under the same run.
+            log.warning("callmeter: LiveKit's totals for %s went down and up at once: not forwarded", key)
+            return None
+        fields = event_fields(key[1], delta)
+        if fields is None:
+            return None
+        snapshot = ",".join(f"{name}={value}" for name, value in sorted(reached.items()))
+        event_key = "livekit-usage:" + "|".join((self.session_id, *key, snapshot))
+        event_id = self._record(key[2], key[3], event_key, timestamp, fields)
+        if event_id is not None:
+            self.forwarded[key] = dict(reached)
+        return event_id
 
     def on_metrics(self, metrics: Any) -> str | None:
-        """Records one metric; returns its event id, or None when it bills nothing."""
-        usage = _usage_of(metrics)
-        if usage is None:
+        """
+        Records one metric of `metrics_collected` (versions without session_usage_updated); returns its
+        event id, or None when it bills nothing.
+        """
+        parsed = metric_usage(metrics)
+        if parsed is None:
+            return None
+        kind, provider, model, counts = parsed
+        fields = event_fields(kind, counts)
+        if fields is None:
             return None
         key = metric_key(metrics)
-        if key not in self._seen:
-            self._seen.add(key)
-            self.collector.collect(metrics)
-        metadata = getattr(metrics, "metadata", None)
+        event_id = self._record(provider, model, key, metrics.timestamp, fields)
+        if event_id is not None and key not in self._seen_metrics:
+            self._seen_metrics.add(key)
+            run_totals = self.forwarded.setdefault(("metrics", kind, provider, model), {})
+            for name, value in counts.items():
+                run_totals[name] = run_totals.get(name, Decimal(0)) + value
+        return event_id
+
+    def _record(
+        self, provider: str, model: str, key: str, timestamp: float | None, fields: dict[str, Any]
+    ) -> str | None:
         try:
             return self.client.record(
                 session_id=self.session_id,
                 user_id=self.user_id,
                 agent_id=self.agent_id,
-                provider=provider_id(getattr(metadata, "model_provider", None)),
-                model=getattr(metadata, "model_name", None) or None,
+                provider=provider_id(provider),
+                model=model or None,
                 key=key,
-                timestamp=metrics.timestamp,
-                **usage,
+                timestamp=timestamp,
+                **fields,
             )
         except QueueFull:
             log.error("callmeter: usage of %s not recorded: the queue is full", key)
             return None
 
     def attach(self, session: Any) -> None:
-        """Subscribes to an AgentSession's `metrics_collected` event."""
-        session.on("metrics_collected", lambda event: self.on_metrics(event.metrics))
+        """
+        Subscribes to an AgentSession: `session_usage_updated` where LiveKit has it (each run of the
+        session's totals told apart by its start time), else `metrics_collected`.
+        """
+        if EMITS_USAGE:
+            session.on(
+                USAGE_EVENT,
+                lambda event: self.on_usage(event.usage, run=run_of(session), timestamp=event.created_at),
+            )
+        else:
+            session.on("metrics_collected", lambda event: self.on_metrics(event.metrics))
 
-    def usage_summary(self) -> list[Any]:
-        """LiveKit's own usage totals of what this forwarder saw (ModelUsageCollector), to compare with."""
-        return self.collector.flatten()
+    def totals(self, run: str = "") -> dict[tuple[str, str, str], Counters]:
+        """What was forwarded for a run, per kind, provider and model, in LiveKit's counters."""
+        return {key[1:]: dict(counts) for key, counts in self.forwarded.items() if key[0] == run}
+
+
+def run_of(session: Any) -> str:
+    """The run of an AgentSession's totals: its start time (LiveKit resets the totals at each start())."""
+    started = getattr(session, "_started_at", None)
+    return "" if started is None else repr(started)
 
 
 def metric_key(metrics: Any) -> str:
@@ -87,51 +178,6 @@ def metric_key(metrics: Any) -> str:
     return "livekit:" + "|".join(str(part) for part in parts)
 
 
-def _usage_of(metrics: Any) -> dict[str, Any] | None:
-    if isinstance(metrics, lk.LLMMetrics):
-        total = metrics.prompt_tokens + metrics.completion_tokens
-        if total == 0:
-            return None
-        return _tokens(
-            quantity=total,
-            input_tokens=metrics.prompt_tokens,
-            cached_input_tokens=metrics.prompt_cached_tokens,
-            cache_write_tokens=getattr(metrics, "cache_creation_tokens", 0),
-            output_tokens=metrics.completion_tokens,
-            reasoning_tokens=getattr(metrics, "reasoning_tokens", 0),
-        )
-    if isinstance(metrics, lk.RealtimeModelMetrics):
-        total = metrics.input_tokens + metrics.output_tokens
-        if total == 0:
-            return None
-        inputs, outputs = metrics.input_token_details, metrics.output_token_details
-        cached = inputs.cached_tokens_details
-        return _tokens(
-            quantity=total,
-            input_tokens=metrics.input_tokens,
-            cached_input_tokens=inputs.cached_tokens,
-            audio_input_tokens=inputs.audio_tokens,
-            cached_audio_input_tokens=cached.audio_tokens if cached else 0,
-            output_tokens=metrics.output_tokens,
-            audio_output_tokens=outputs.audio_tokens,
-        )
-    if isinstance(metrics, lk.STTMetrics):
-        if metrics.audio_duration <= 0:
-            return None
-        return {"event_type": "stt_minutes", "usage_data": {"audio_duration_seconds": Decimal(repr(metrics.audio_duration))}}
-    if isinstance(metrics, lk.TTSMetrics):
-        if metrics.characters_count <= 0:
-            return None
-        return {"event_type": "tts_characters", "quantity": metrics.characters_count}
-    return None
-
-
-def _tokens(**counts: int) -> dict[str, Any]:
-    """An llm_tokens event with the token kinds that are not zero (input, output and quantity always)."""
-    kept = {name: count for name, count in counts.items() if count or name in ("quantity", "input_tokens", "output_tokens")}
-    return {"event_type": "llm_tokens", **kept}
-
-
 async def meter_job(
     ctx: Any,
     client: AsyncCallmeter,
@@ -143,8 +189,9 @@ async def meter_job(
 ) -> UsageForwarder:
     """
     For the usual worker entrypoint: creates the callmeter session of the job's room, forwards the
-    AgentSession's metrics (when given; else call attach() later), and on the job's shutdown ends
-    the session, flushes, and logs when LiveKit's own usage totals differ from what was recorded.
+    AgentSession's usage (when given; else call attach() later, before session.start()), and on the
+    job's shutdown ends the session, flushes, and logs when LiveKit's own totals differ from what was
+    forwarded.
     """
     created = await client.start_session(ctx.room.name, user_id, agent_id, session_data)
     forwarder = UsageForwarder(client, session_id=created["id"], user_id=user_id, agent_id=agent_id)
@@ -154,22 +201,33 @@ async def meter_job(
     async def finish(*_: Any) -> None:
         await client.flush()
         await client.end_session(created["id"])
-        compare_totals(forwarder, session)
+        if session is not None:
+            compare_totals(forwarder, session)
 
     ctx.add_shutdown_callback(finish)
     return forwarder
 
 
-def compare_totals(forwarder: UsageForwarder, session: Any = None) -> bool:
-    """True when LiveKit's usage totals for the session equal what the forwarder recorded; else a log line."""
-    ours = {(u.type, u.provider, u.model): u.model_dump() for u in forwarder.usage_summary()}
-    theirs_source = getattr(session, "usage", None)
-    model_usage = getattr(theirs_source, "model_usage", None) if theirs_source is not None else None
-    if model_usage is None:
-        return True
-    theirs = {(u.type, u.provider, u.model): u.model_dump() for u in model_usage}
-    differing = {key for key in theirs if key[0] in ("llm_usage", "stt_usage", "tts_usage") and theirs[key] != ours.get(key)}
+def compare_totals(forwarder: UsageForwarder, session: Any) -> bool:
+    """True when the session's own totals (LLM, TTS, STT) equal what was forwarded for its run; else a warning."""
+    usage = getattr(session, "usage", None)
+    if usage is None:
+        return True  # a version without totals of its own
+    run = run_of(session) if EMITS_USAGE else "metrics"
+    ours = forwarder.totals(run)
+    differing = []
+    for model_usage in usage.model_usage:
+        parsed = counters_of(model_usage)
+        if parsed is None:
+            continue
+        kind, provider, model, theirs = parsed
+        forwarded = ours.get((kind, provider, model), {})
+        if any(value != forwarded.get(name, Decimal(0)) for name, value in theirs.items()):
+            differing.append((kind, provider, model))
     if differing:
-        log.warning("callmeter: LiveKit's usage totals differ from what was recorded for %s", sorted(differing))
+        log.warning("callmeter: LiveKit's usage totals differ from what was forwarded for %s", sorted(differing))
         return False
     return True
+
+
+__all__ = ["UsageForwarder", "compare_totals", "meter_job", "metric_key", "run_of"]
