@@ -3,25 +3,48 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PYTHON_SRC, ROOT } from '../support/client-e2e.ts';
+import { ROOT } from '../support/client-e2e.ts';
+import { clientPackages } from '../support/client-packages.ts';
 
 // clients/python's pytest suite (the client core against a real HTTP server, the LiveKit forwarder
-// and the Pipecat observer with the real livekit-agents and pipecat-ai from PyPI), run in the venv
-// the test setup makes (infra/local/ensure-tools.sh), so that `npm test` runs it and counts it.
-describe('the Python client (pytest)', () => {
-  it('passes every test it collects', () => {
+// and the Pipecat observer with the real livekit-agents and pipecat-ai from PyPI), run against the
+// package as a user installs it: the wheel `python -m build` made, with its extras, in a fresh venv
+// (test/support/client-packages-setup.ts), so that `npm test` runs it and counts it.
+describe('the Python client (pytest), installed from its wheel', () => {
+  it('passes every test it collects, importing callmeter from the venv, not from clients/python/src', () => {
     const report = path.join(mkdtempSync(path.join(os.tmpdir(), 'callmeter-pytest-')), 'junit.xml');
     const run = spawnSync(
-      path.join(ROOT, '.local/clients-python/bin/python'),
+      clientPackages().python,
       ['-m', 'pytest', 'clients/python/tests', '-q', '-p', 'no:cacheprovider', `--junitxml=${report}`],
-      // This checkout's client, also where the venv's editable install points at another checkout.
-      { cwd: ROOT, encoding: 'utf8', timeout: 240_000, env: { ...process.env, PYTHONPATH: PYTHON_SRC } },
+      // tests/test_package.py checks where callmeter was imported from when told it is the installed one.
+      { cwd: ROOT, encoding: 'utf8', timeout: 240_000, env: { ...process.env, CALLMETER_TEST_PACKAGE: 'installed' } },
     );
     const output = `${run.stdout}\n${run.stderr}`;
     expect(run.status, output).toBe(0);
-    const suite = /<testsuite [^>]*>/.exec(readFileSync(report, 'utf8'))![0];
+    const junit = readFileSync(report, 'utf8');
+    const suite = /<testsuite [^>]*>/.exec(junit)![0];
     const count = (name: string) => Number(new RegExp(`${name}="(\\d+)"`).exec(suite)![1]);
-    expect(count('tests'), output).toBeGreaterThanOrEqual(27);
+    expect(count('tests'), output).toBeGreaterThanOrEqual(31);
     expect([count('failures'), count('errors'), count('skipped')]).toEqual([0, 0, 0]);
+    expect(junit).toContain('name="test_callmeter_is_imported_from_the_installed_wheel"');
+  });
+
+  it('builds an sdist with the sources, the type marker and the whole test suite', () => {
+    const { sdist } = clientPackages();
+    const listing = spawnSync('tar', ['-tzf', sdist], { encoding: 'utf8' });
+    expect(listing.status, listing.stderr).toBe(0);
+    const top = path.basename(sdist, '.tar.gz');
+    const files = new Set(listing.stdout.split('\n').map((line) => line.replace(`${top}/`, '')));
+    for (const file of [
+      'pyproject.toml',
+      'README.md',
+      'src/callmeter/__init__.py',
+      'src/callmeter/livekit.py',
+      'src/callmeter/pipecat.py',
+      'src/callmeter/py.typed',
+      'tests/conftest.py',
+      'tests/e2e_worker.py',
+    ])
+      expect(files, file).toContain(file);
   });
 });

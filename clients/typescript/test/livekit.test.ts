@@ -1,7 +1,7 @@
 import { initializeLogger, voice, type metrics } from '@livekit/agents';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Callmeter } from '../src/client.ts';
-import { UsageForwarder } from '../src/livekit.ts';
+import { Callmeter } from '@callmeter/client';
+import { UsageForwarder } from '@callmeter/client/livekit';
 import { BatchServer } from './batch-server.ts';
 
 const CALL = { sessionId: 'session-1', userId: 'user-1', agentId: 'agent-1' };
