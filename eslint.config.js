@@ -21,7 +21,7 @@ const serviceBoundaries = SERVICES.map((service) => ({
 }));
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'data/**', '.local/**', 'bench/results/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'clients/typescript/dist/**', 'data/**', '.local/**', 'bench/results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

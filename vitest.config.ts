@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { installedTypeScriptClient } from './test/support/client-packages-setup.ts';
 
 // Five projects, run one after another (sequence.groupOrder) by one `vitest run`, so that its
 // closing summary counts every test: unit tests sit next to the code and touch no network;
@@ -44,6 +45,9 @@ export default defineConfig({
       {
         // clients/typescript's own tests, clients/python's pytest run from test/clients, and both
         // clients end to end against the embedded process (no Kafka: their guarantees are the client's).
+        // All of them run the clients as packages: the global setup builds the wheel and the npm tarball
+        // and installs them in a fresh venv and npm project, and '@callmeter/client' resolves there.
+        plugins: [installedTypeScriptClient()],
         test: {
           name: 'clients',
           sequence: { groupOrder: 2 },
@@ -51,6 +55,7 @@ export default defineConfig({
           exclude: ['**/node_modules/**'],
           environment: 'node',
           pool: 'forks',
+          globalSetup: ['test/support/client-packages-setup.ts'],
           testTimeout: 300_000,
           hookTimeout: 120_000,
         },

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need, when the machine lacks it: Debian's redis-server, caddy, chromium, gdb, curl and jq, the Kafka jars
-# from Maven Central (infra/kafka/pom.xml), and from PyPI Schemathesis and the Python client's test
-# environment, each in its own virtualenv. The
+# from Maven Central (infra/kafka/pom.xml), and from PyPI Schemathesis, and the Python client's wheelhouse
+# and development environment, each in its own virtualenv. The
 # fault suite and the benchmark always start their own broker and redis-server (they stop and
 # restart them), so both are installed even when KAFKA_BROKERS and REDIS_URL point elsewhere.
 # Idempotent and quick when everything is already there.
@@ -54,15 +54,29 @@ if [ ! -f "$venv/.complete-$schemathesis_version" ]; then
   touch "$venv/.complete-$schemathesis_version"
 fi
 
-# The Python client's test venv: clients/python with the real livekit-agents and pipecat-ai from
-# PyPI, pinned by clients/python/constraints.txt; made again when either file changes.
+# The Python client's wheelhouse and development venv. The wheelhouse holds a wheel of every pin in
+# clients/python/constraints.txt (livekit-agents, pipecat-ai, pytest, build, setuptools and what they need),
+# downloaded from PyPI once: the client tests build callmeter's wheel and install it into a fresh venv from
+# there with no index (test/support/client-packages-setup.ts). The venv is clients/python installed editable
+# under the same pins, with `build`. Each is made again when what it comes from changes.
 clients_venv="$root/.local/clients-python"
-clients_hash="$(cat "$root/clients/python/pyproject.toml" "$root/clients/python/constraints.txt" | sha256sum | cut -c1-16)"
+wheelhouse="$root/.local/clients-python-wheels"
+constraints="$root/clients/python/constraints.txt"
+clients_hash="$(cat "$root/clients/python/pyproject.toml" "$constraints" | sha256sum | cut -c1-16)"
+wheels_hash="$({ cat "$constraints"; python3 --version; } | sha256sum | cut -c1-16)"
 if [ ! -f "$clients_venv/.complete-$clients_hash" ]; then
-  echo "ensure-tools: installing the Python client's test environment (PyPI: livekit-agents, pipecat-ai)"
   rm -rf "$clients_venv"
   python3 -m venv "$clients_venv"
-  "$clients_venv/bin/pip" install -q --disable-pip-version-check \
-    -c "$root/clients/python/constraints.txt" -e "$root/clients/python[livekit,pipecat,test]"
+fi
+if [ ! -f "$wheelhouse/.complete-$wheels_hash" ]; then
+  echo "ensure-tools: downloading the Python client's wheelhouse (PyPI: livekit-agents, pipecat-ai, pytest, build)"
+  rm -rf "$wheelhouse"
+  "$clients_venv/bin/pip" wheel -q --disable-pip-version-check -w "$wheelhouse" -c "$constraints" -r "$constraints"
+  touch "$wheelhouse/.complete-$wheels_hash"
+fi
+if [ ! -f "$clients_venv/.complete-$clients_hash" ]; then
+  echo "ensure-tools: installing the Python client's development venv (from the wheelhouse)"
+  "$clients_venv/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$wheelhouse" \
+    -c "$constraints" -e "$root/clients/python[livekit,pipecat,test]" build
   touch "$clients_venv/.complete-$clients_hash"
 fi

@@ -6,18 +6,18 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { PYTHON_SRC, ROOT } from '../support/client-e2e.ts';
+import { ROOT } from '../support/client-e2e.ts';
+import { clientPackages, userScript } from '../support/client-packages.ts';
 import { eventually, isolate } from '../support/harness.ts';
 
 // The Python client against the embedded process (`npm start`, AUTH_MODE=on) when the server refuses:
 // a mistyped and then a revoked key keep the whole spool until the right key sends it; usage refused
 // for what it holds (a 409 for an ended session, an unknown session) lands in the dead letters,
 // `callmeter dead-letters` lists it, and re-sends it once the server takes it. Nothing is counted twice.
-const PYTHON = path.join(ROOT, '.local/clients-python/bin/python');
+// The clients and the command are the installed packages (test/support/client-packages-setup.ts).
 const ADMIN_KEY = 'refusals-e2e-admin-key-0123456789abcdefghij';
 const USER = 'tenant-refusals';
 const run = promisify(execFile);
-const pythonEnv = { ...process.env, PYTHONPATH: PYTHON_SRC };
 
 interface WorkerResult {
   readonly flushed: boolean;
@@ -36,20 +36,15 @@ const admin = { authorization: `Bearer ${ADMIN_KEY}` };
 
 async function worker(args: Record<string, string | number>): Promise<WorkerResult> {
   const flags = Object.entries(args).flatMap(([name, value]) => [`--${name}`, String(value)]);
-  const { stdout } = await run(PYTHON, ['clients/python/tests/e2e_spool_worker.py', ...flags], {
-    cwd: ROOT,
-    env: pythonEnv,
-    timeout: 120_000,
-  });
+  const script = path.join(ROOT, 'clients/python/tests/e2e_spool_worker.py');
+  const { stdout } = await run(clientPackages().python, [script, ...flags], { timeout: 120_000 });
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as WorkerResult;
 }
 
 /** `callmeter dead-letters …`; resolves with the exit status and output (a non-zero status is an answer too). */
 async function deadLetters(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(PYTHON, ['-m', 'callmeter', 'dead-letters', ...args], {
-      cwd: ROOT,
-      env: pythonEnv,
+    const { stdout, stderr } = await run(clientPackages().callmeterCommand, ['dead-letters', ...args], {
       timeout: 120_000,
     });
     return { code: 0, stdout, stderr };
@@ -179,11 +174,8 @@ interface TsWorkerResult {
 
 async function tsWorker(args: Record<string, string | number>): Promise<TsWorkerResult> {
   const flags = Object.entries(args).flatMap(([name, value]) => [`--${name}`, String(value)]);
-  const { stdout } = await run(
-    process.execPath,
-    ['--import', 'tsx', 'clients/typescript/test/e2e-spool-worker.ts', ...flags],
-    { cwd: ROOT, timeout: 120_000 },
-  );
+  const worker = userScript('test/e2e-spool-worker.ts');
+  const { stdout } = await run(worker.command, [...worker.args, ...flags], { cwd: worker.cwd, timeout: 120_000 });
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as TsWorkerResult;
 }
 

@@ -12,16 +12,17 @@ import {
   summaryOf,
   type WorkerRun,
 } from '../support/client-e2e.ts';
+import { clientPackages, userScript } from '../support/client-packages.ts';
 import { isolate } from '../support/harness.ts';
 
 // Each client, end to end against the embedded process (`npm start`): 10,000 metrics of the real
 // framework classes through the forwarder, while the server is restarted twice (once gracefully,
 // once killed) and one stored batch's answer never reaches the client. Every metric must be counted
 // exactly once, and the tenant's summary must equal the metrics priced by the rate card and catalogs.
+// The clients are the installed packages (test/support/client-packages-setup.ts).
 const METRICS = 10_000;
-const PYTHON = path.join(ROOT, '.local/clients-python/bin/python');
-const PYTHON_WORKER = 'clients/python/tests/e2e_worker.py';
-const TS_WORKER = 'clients/typescript/test/e2e-worker.ts';
+const PYTHON = clientPackages().python;
+const PYTHON_WORKER = path.join(ROOT, 'clients/python/tests/e2e_worker.py');
 
 let server: FlakyCallmeter | null = null;
 afterEach(async () => {
@@ -116,12 +117,13 @@ describe('the TypeScript client, end to end', () => {
     scheduleFaults(flaky);
     const ledger = ledgerFile('ts-livekit');
     const userId = 'user-ts-livekit';
+    const worker = userScript('test/e2e-worker.ts');
     const args = [
-      ...['--import', 'tsx', TS_WORKER],
+      ...worker.args,
       ...['--base-url', flaky.url, '--user-id', userId, '--room', 'room-ts-livekit'],
       ...['--count', String(METRICS), '--ledger', ledger, '--timeout-ms', '3000'],
     ];
-    const result = finished(await runWorker(process.execPath, args, 240_000));
+    const result = finished(await runWorker(worker.command, args, 240_000, worker.cwd));
     expect(result.rejected).toBe(0);
     expect(flaky.withheld).toBe(1);
     expect(flaky.restarts).toBe(2);

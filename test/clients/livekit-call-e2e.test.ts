@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { ROOT, runWorker, summaryOf, type WorkerRun } from '../support/client-e2e.ts';
+import { runWorker, summaryOf, type WorkerRun } from '../support/client-e2e.ts';
+import { clientPackages } from '../support/client-packages.ts';
 import { eventually, isolate } from '../support/harness.ts';
 
 // A call of LiveKit's own example voice agent (inference STT, an LLM behind a FallbackAdapter whose first
@@ -13,7 +14,8 @@ import { eventually, isolate } from '../support/harness.ts';
 // client from `session_usage_updated` to the embedded process. The tenant's total must equal, to the last
 // decimal, what LiveKit's own usage summary of the call costs at the tenant's prices; and the call's
 // snapshots sent again by a new worker must change nothing.
-const PYTHON = path.join(ROOT, '.local/clients-python/bin/python');
+// The client as a user installs it: the wheel, in the fresh venv of the clients' setup.
+const PYTHON = clientPackages().python;
 const WORKER = 'clients/python/tests/e2e_livekit_call.py';
 const USER = 'user-livekit-call';
 const SERVED = 'openai/gpt-4o-mini';

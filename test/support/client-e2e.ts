@@ -9,8 +9,6 @@ import { startCallmeter, type CallmeterProcess } from './callmeter-process.ts';
 import { eventually } from './harness.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
-/** The Python client of this checkout (the test venv's editable install may point at another one). */
-export const PYTHON_SRC = path.join(ROOT, 'clients/python/src');
 const BATCH_PATH = '/api/usage/events/batch';
 
 /**
@@ -157,14 +155,16 @@ export interface WorkerRun {
   readonly lines: readonly Record<string, unknown>[];
 }
 
-/** Runs a client's e2e worker to its end. */
-export function runWorker(command: string, args: readonly string[], timeoutMs: number): Promise<WorkerRun> {
+/** Runs a client's e2e worker to its end (from `cwd`: the npm project of a TypeScript worker). */
+export function runWorker(
+  command: string,
+  args: readonly string[],
+  timeoutMs: number,
+  cwd = ROOT,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<WorkerRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PYTHONPATH: PYTHON_SRC },
-    });
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,9 +1,12 @@
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { DEAD_LETTER_FILE, DeadLetterFile, deadLetter, type DeadLetter } from './dead-letters.ts';
 import { usageBody, type RecordFields, type UsageBody } from './records.ts';
 import { MemoryPending, SpoolPending, type Pending } from './spool.ts';
 
 const BATCH_PATH = '/api/usage/events/batch';
+// package.json is the one place for the version: one level up from src/ and from the built dist/ alike.
+const { version: VERSION } = createRequire(import.meta.url)('../package.json') as { version: string };
 const MAX_BATCH = 1000;
 
 /**
@@ -196,7 +199,7 @@ export class Callmeter {
     this.base = options.baseUrl.replace(/\/+$/, '');
     this.headers = {
       'content-type': 'application/json',
-      'user-agent': 'callmeter-node/0.1.0',
+      'user-agent': `callmeter-node/${VERSION}`,
       ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
     };
     this.timer = setInterval(() => {

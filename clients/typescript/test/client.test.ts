@@ -4,13 +4,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Callmeter, QueueFullError, type AuthError, type Rejected } from '../src/client.ts';
-import { DEAD_LETTER_FILE } from '../src/dead-letters.ts';
-import { PROVIDER_IDS, providerId } from '../src/providers.ts';
-import { EVENT_NAMESPACE, eventIdFor, exact, shiftDecimal, usageBody } from '../src/records.ts';
+import {
+  Callmeter,
+  DEAD_LETTER_FILE,
+  EVENT_NAMESPACE,
+  eventIdFor,
+  PROVIDER_IDS,
+  providerId,
+  QueueFullError,
+  usageBody,
+  type AuthError,
+  type Quantity,
+  type Rejected,
+} from '@callmeter/client';
+import { clientPackages } from '../../../test/support/client-packages.ts';
 import { BatchServer, usage } from './batch-server.ts';
 
-const PYTHON = path.resolve(import.meta.dirname, '../../../.local/clients-python/bin/python');
 const quiet = { warn: () => undefined, error: () => undefined };
 let server: BatchServer;
 let url: string;
@@ -46,14 +55,16 @@ describe('usage bodies', () => {
   });
 
   it('carry quantities exactly, never as float arithmetic', () => {
-    expect(exact(0.1, 'q')).toBe('0.1');
-    expect(exact(1e-7, 'q')).toBe('0.0000001');
-    expect(exact('2.000', 'q')).toBe(2);
-    expect(exact(12345678901234567890n, 'q')).toBe('12345678901234567890');
-    expect(shiftDecimal('1750', -3)).toBe('1.75');
-    expect(shiftDecimal('1500', 0)).toBe('1500');
-    expect(shiftDecimal('5', -4)).toBe('0.0005');
-    for (const bad of [Number.NaN, Infinity, -1, '1e3', 'abc']) expect(() => exact(bad, 'q')).toThrow(TypeError);
+    const quantity = (value: Quantity) => usageBody({ ...usage(0), quantities: { quantity: value } }).quantity;
+    expect(quantity(0.1)).toBe('0.1');
+    expect(quantity(1e-7)).toBe('0.0000001');
+    expect(quantity(1.5e21)).toBe('1500000000000000000000');
+    expect(quantity('2.000')).toBe(2);
+    expect(quantity(12345678901234567890n)).toBe('12345678901234567890');
+    expect(usageBody({ ...usage(0), quantities: {}, usageData: { audio_duration_seconds: 5e-7 } }).usage_data).toEqual({
+      audio_duration_seconds: '0.0000005',
+    });
+    for (const bad of [Number.NaN, Infinity, -1, '1e3', 'abc']) expect(() => quantity(bad)).toThrow(TypeError);
     expect(() => usageBody({ ...usage(0), quantities: {} })).toThrow(/needs a quantity/);
     expect(usageBody({ ...usage(0), key: 'k', timestamp: 1_800_000_000_500 })).toEqual({
       session_id: 'session-1',
@@ -68,7 +79,7 @@ describe('usage bodies', () => {
 
   it('map provider names by the same table as the Python client', () => {
     const python = spawnSync(
-      PYTHON,
+      clientPackages().python,
       ['-c', 'import json; from callmeter.providers import PROVIDER_IDS; print(json.dumps(PROVIDER_IDS))'],
       { encoding: 'utf8' },
     );
@@ -214,9 +225,7 @@ describe('the client against a real HTTP server', () => {
     await meter.flush();
     // Run without blocking this process: the batch server the command sends to answers from it.
     const python = (...args: string[]) =>
-      promisify(execFile)(PYTHON, ['-m', 'callmeter', 'dead-letters', ...args, '--spool-dir', spoolDir], {
-        env: { ...process.env, PYTHONPATH: path.resolve(import.meta.dirname, '../../python/src') },
-      });
+      promisify(execFile)(clientPackages().callmeterCommand, ['dead-letters', ...args, '--spool-dir', spoolDir]);
     const listed = await python('list');
     expect(listed.stdout.split(' ')[0]).toBe(ids[1]);
     server.reject = () => false;
@@ -237,15 +246,16 @@ describe('the client against a real HTTP server', () => {
   it("spools to disk before record() returns: a killed worker's events go out at its next start", async () => {
     const spoolDir = tempDir();
     const script = `
-      import { Callmeter } from ${JSON.stringify(path.resolve(import.meta.dirname, '../src/client.ts'))};
+      import { Callmeter } from '@callmeter/client';
       const meter = new Callmeter({ baseUrl: 'http://127.0.0.1:9', spoolDir: ${JSON.stringify(spoolDir)}, flushIntervalMs: 60000, timeoutMs: 200, logger: { warn() {}, error() {} } });
       for (let i = 0; i < 40; i += 1)
         meter.record({ sessionId: 's', userId: 'u', provider: 'deepgram', eventType: 'stt_minutes', key: 'k' + i, quantities: { quantity: 1 } });
       process.exit(3);
     `;
-    const killed = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    // Plain node in the npm project, as a user's worker runs: the package is its installed build.
+    const killed = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
       encoding: 'utf8',
-      cwd: path.resolve(import.meta.dirname, '../../..'),
+      cwd: clientPackages().npmProject,
     });
     expect(killed.status, killed.stderr).toBe(3);
     const meter = client({ spoolDir });

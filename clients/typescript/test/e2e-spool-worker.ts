@@ -1,10 +1,11 @@
 // The TypeScript worker of the refusals end-to-end test (test/clients/client-refusals-e2e.test.ts):
 // records usage into one session through a spool, waits up to --wait-ms for the server to answer for
-// it, and prints what the client kept, sent and refused, as the Python e2e_spool_worker.py does.
+// it, and prints what the client kept, sent and refused, as the Python e2e_spool_worker.py does. The test
+// runs it from the npm project the installed @callmeter/client is in (test/support/client-packages-setup.ts).
 //   node --import tsx e2e-spool-worker.ts --base-url URL --api-key KEY --spool-dir DIR --session-id S
 //        --user-id U [--count N] [--key-prefix P] [--wait-ms MS]
 import { parseArgs } from 'node:util';
-import { Callmeter } from '../src/client.ts';
+import { Callmeter } from '@callmeter/client';
 
 const { values } = parseArgs({
   options: {

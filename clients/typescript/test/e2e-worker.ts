@@ -1,14 +1,14 @@
 // The worker of the end-to-end test (test/clients/clients-e2e.test.ts): a call's metrics, typed as
-// @livekit/agents' own, through the forwarder to a callmeter server.
+// @livekit/agents' own, through the forwarder to a callmeter server. The test runs it from the npm project
+// the installed @callmeter/client is in (test/support/client-packages-setup.ts copies it there).
 //   node --import tsx e2e-worker.ts --base-url URL --user-id U --room R --count N --ledger PATH [--timeout-ms MS]
 // Prints {"session_id"} first and {"recorded","rejected"} last; the ledger gets one JSON line per
 // distinct usage event (the body as sent, less its ids and time).
 import { createWriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { metrics } from '@livekit/agents';
-import { Callmeter } from '../src/client.ts';
-import { UsageForwarder } from '../src/livekit.ts';
-import { usageBody, type RecordFields } from '../src/records.ts';
+import { Callmeter, usageBody, type RecordFields } from '@callmeter/client';
+import { UsageForwarder } from '@callmeter/client/livekit';
 
 const { values } = parseArgs({
   options: {

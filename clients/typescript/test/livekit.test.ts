@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inference, initializeLogger, llm as lkllm, voice, type metrics } from '@livekit/agents';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Callmeter } from '../src/client.ts';
-import { EMITS_USAGE, UsageForwarder, runOf } from '../src/livekit.ts';
+import { Callmeter } from '@callmeter/client';
+import { EMITS_USAGE, UsageForwarder, runOf } from '@callmeter/client/livekit';
 import { BatchServer } from './batch-server.ts';
 
 const CALL = { sessionId: 'session-1', userId: 'user-1', agentId: 'agent-1' };

@@ -2,6 +2,7 @@
 
 from ._pending import QueueFull
 from ._records import EVENT_NAMESPACE, event_id_for
+from ._version import __version__
 from .aio import AsyncCallmeter
 from .client import AuthError, Callmeter, CallmeterError, Rejected
 
@@ -14,5 +15,5 @@ __all__ = [
     "QueueFull",
     "Rejected",
     "event_id_for",
+    "__version__",
 ]
-__version__ = "0.1.0"

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import httpx
 
 from ._dead_letters import DEAD_LETTER_FILE, DeadLetterFile, dead_letter
+from ._version import __version__
 from .client import BATCH_PATH, MAX_BATCH, Backoff, _detail, _retryable
 
 ATTEMPTS = 5
@@ -103,7 +104,7 @@ def _resend(letters: DeadLetterFile, args: argparse.Namespace) -> int:
     except SystemExit as error:
         print(error, file=sys.stderr)
         return 2
-    headers = {"user-agent": "callmeter-python/0.1.0 dead-letters"}
+    headers = {"user-agent": f"callmeter-python/{__version__} dead-letters"}
     if args.api_key:
         headers["authorization"] = f"Bearer {args.api_key}"
     accepted: set[str] = set()

@@ -17,6 +17,7 @@ import httpx
 from ._dead_letters import DEAD_LETTER_FILE, DeadLetterFile, dead_letter
 from ._pending import MemoryPending, Pending, QueueFull, SpoolPending
 from ._records import usage_body
+from ._version import __version__
 
 log = logging.getLogger("callmeter")
 
@@ -139,7 +140,7 @@ class Callmeter:
     ) -> None:
         if not 1 <= batch_size <= MAX_BATCH:
             raise ValueError(f"batch_size must be 1 to {MAX_BATCH}")
-        headers = {"user-agent": "callmeter-python/0.1.0"}
+        headers = {"user-agent": f"callmeter-python/{__version__}"}
         if api_key:
             headers["authorization"] = f"Bearer {api_key}"
         self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout, transport=transport)
