@@ -162,12 +162,18 @@ function toRecord(
   };
 }
 
-/** The token parts the event carries; the record leaves out those it does not, as records before them did. */
+/**
+ * The token parts and connected time the event carries; the record leaves out those it does not, as
+ * records before them did (and a consumer that predates them still reads it).
+ */
 function tokenParts(quantities: Quantities): Partial<UsageRecord> {
   const parts = TOKEN_KINDS.filter(
     (kind) => kind !== 'input_tokens' && kind !== 'output_tokens' && quantities[kind] !== null,
   );
-  return Object.fromEntries(parts.map((kind) => [kind, quantities[kind]]));
+  const carried: Partial<UsageRecord> = Object.fromEntries(parts.map((kind) => [kind, quantities[kind]]));
+  if (quantities.session_duration_seconds !== null)
+    carried.session_duration_seconds = quantities.session_duration_seconds;
+  return carried;
 }
 
 /**
