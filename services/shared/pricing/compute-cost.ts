@@ -1,45 +1,20 @@
 import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
 import { Exact } from '../exact-decimal.ts';
+import { catalogCost } from './catalog-cost.ts';
 import type { Catalogs } from './catalogs.ts';
+import {
+  tokenCounts,
+  withTotals,
+  type ComputedCost,
+  type CostComponent,
+  type CostDimension,
+  type CostInput,
+  type PriceScope,
+} from './cost-parts.ts';
 import { CARD_TIER, cardTierOf, findRate, type CardTier, type RateQuery } from './find-rate.ts';
-import { SESSION_DIMENSION } from './llm-catalog.ts';
-import { resolveProvider } from './provider-names.ts';
-import { chargedTokens, TOKEN_KINDS, type TokenCounts, type TokenKind } from './token-kinds.ts';
+import { chargedTokens, TOKEN_KINDS, type TokenKind } from './token-kinds.ts';
 
-/**
- * What one price multiplied: the event's quantity, one token kind, (a few catalog models) the request,
- * or a realtime model's connected seconds.
- */
-export type CostDimension = 'quantity' | TokenKind | 'requests' | typeof SESSION_DIMENSION;
-
-/** One priced part of an event, before the stored rounding: cost = quantity × price ÷ per. */
-export interface CostComponent {
-  readonly dimension: CostDimension;
-  readonly quantity: Exact;
-  readonly unit: string;
-  readonly price: Exact;
-  readonly per: Exact;
-  readonly cost: Exact;
-  readonly rate_id: string;
-}
-
-/** Where a price came from: the rate card (a tenant's own entries included) or the built-in catalog. */
-export type PriceScope = 'card' | 'tenant' | 'catalog';
-
-/** An exact cost, before the stored rounding. */
-export interface ComputedCost {
-  readonly quantity: Exact;
-  readonly cost: Exact;
-  readonly unit_cost: Exact;
-  readonly rate_ids: readonly string[];
-  readonly currency: string;
-  readonly components: readonly CostComponent[];
-  readonly scope: PriceScope;
-}
-
-export type CostInput = { readonly quantity: string; readonly session_duration_seconds?: string | null } & {
-  readonly [K in TokenKind]?: string | null;
-};
+export { tokenCounts, type ComputedCost, type CostComponent, type CostDimension, type CostInput, type PriceScope };
 
 export type LookUp = Omit<RateQuery, 'pricing'>;
 
@@ -140,16 +115,6 @@ function quantityCost(card: RateCard, rate: Rate, quantityText: string): Compute
   };
 }
 
-/** The token counts the event carries, or null when it carries none. */
-export function tokenCounts(input: CostInput): TokenCounts | null {
-  const counts: TokenCounts = {};
-  for (const kind of TOKEN_KINDS) {
-    const value = input[kind];
-    if (value !== undefined && value !== null) counts[kind] = value;
-  }
-  return Object.keys(counts).length === 0 ? null : counts;
-}
-
 function splitTokenCost(
   card: RateCard,
   found: ReadonlyMap<TokenKind, Rate>,
@@ -175,107 +140,6 @@ function splitTokenCost(
   const quantity = Exact.sum(0, ...components.map((part) => part.quantity));
   if (!quantity.equals(input.quantity)) return null;
   return withTotals(quantity, components, [...currencies][0]!, scopeOf(used));
-}
-
-/**
- * The catalogs' price, and whether it is the model's own (an LLM model, a speech model or family) or the
- * provider-wide speech price. An LLM event is priced by its tokens and connected time; a speech event
- * carrying token counts by its tokens where the LLM catalog has token prices for the model (OpenAI's
- * gpt-4o-mini-tts and transcribe models), else by its minutes or characters.
- */
-function catalogCost(
-  card: RateCard,
-  catalogs: Catalogs,
-  lookUp: LookUp,
-  input: CostInput,
-): { cost: ComputedCost; specific: boolean } | null {
-  const provider = resolveProvider(card.provider_aliases, lookUp.provider);
-  const model = lookUp.model ?? null;
-  const counts = tokenCounts(input);
-  if (lookUp.event_type === 'llm_tokens') {
-    const session = input.session_duration_seconds ?? null;
-    if (model === null || (counts === null && session === null)) return null;
-    const cost = llmCost(
-      catalogs,
-      provider,
-      model,
-      counts,
-      session === null ? null : new Exact(session),
-      lookUp,
-      input,
-    );
-    if (cost === null) return null;
-    // Tokens priced must be exactly the event's quantity, as for a card split (a model billed only by
-    // time prices no tokens).
-    const tokens = cost.components.filter((part) => part.unit === 'token');
-    const counted = Exact.sum(0, ...tokens.map((part) => part.quantity));
-    return tokens.length > 0 && !counted.equals(input.quantity) ? null : { cost, specific: true };
-  }
-  if (counts !== null && model !== null) {
-    const cost = llmCost(catalogs, provider, model, counts, null, lookUp, input);
-    // The quantity stays the event's minutes or characters; the parts are its tokens.
-    if (cost !== null && cost.components.length > 0) return { cost, specific: true };
-  }
-  const quantity = new Exact(input.quantity);
-  const priced = catalogs.speech.price(provider, lookUp.event_type, model, quantity, lookUp.at);
-  if (priced === null) return null;
-  const component: CostComponent = {
-    dimension: 'quantity',
-    quantity: priced.quantity,
-    unit: priced.entry.unit,
-    price: priced.price,
-    per: priced.per,
-    cost: priced.cost,
-    rate_id: priced.entry.id,
-  };
-  return {
-    cost: withTotals(quantity, [component], catalogs.currency, 'catalog'),
-    specific: priced.entry.model !== undefined,
-  };
-}
-
-const UNITS: Readonly<Record<string, string>> = { requests: 'request', [SESSION_DIMENSION]: 'second' };
-
-function llmCost(
-  catalogs: Catalogs,
-  provider: string,
-  model: string,
-  counts: TokenCounts | null,
-  sessionSeconds: Exact | null,
-  lookUp: LookUp,
-  input: CostInput,
-): ComputedCost | null {
-  const priced = catalogs.llm.price(provider, model, counts, lookUp.at, sessionSeconds);
-  if (priced === null) return null;
-  const components = priced.components.map((part): CostComponent => ({
-    dimension: part.dimension,
-    quantity: part.quantity,
-    unit: UNITS[part.dimension] ?? 'token',
-    price: part.price,
-    per: part.per,
-    cost: part.cost,
-    rate_id: priced.rate_id,
-  }));
-  return withTotals(new Exact(input.quantity), components, catalogs.currency, 'catalog');
-}
-
-function withTotals(
-  quantity: Exact,
-  components: readonly CostComponent[],
-  currency: string,
-  scope: PriceScope,
-): ComputedCost {
-  const cost = Exact.sum(0, ...components.map((part) => part.cost));
-  const unit_cost = quantity.greaterThan(0) ? cost.dividedBy(quantity) : new Exact(0);
-  return {
-    quantity,
-    cost,
-    unit_cost,
-    rate_ids: [...new Set(components.map((part) => part.rate_id))],
-    currency,
-    components,
-    scope,
-  };
 }
 
 function cardComponent(dimension: CostDimension, quantity: Exact, rate: Rate): CostComponent {

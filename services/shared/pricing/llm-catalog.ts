@@ -75,6 +75,8 @@ const PER_THOUSAND = new Exact(1_000);
  * price, so its connected time costs nothing.
  */
 const TIME_KEY = 'audio_hours';
+/** Audio in, per hour: what a transcription model's minutes are priced at. */
+const INPUT_AUDIO_TIME_KEY = 'input_audio_hours';
 const PER_HOUR = new Exact(3_600);
 export const SESSION_DIMENSION = 'session_duration_seconds';
 
@@ -189,10 +191,16 @@ export class LlmCatalog {
     };
   }
 
-  /** The model's price per hour of connected time at `at` (its `audio_hours`), or null when it bills no time. */
-  timePrice(model: ModelInfo, at: Date): string | null {
-    const price = pricesInForce(model, at).prices[TIME_KEY];
-    return price === undefined ? null : priceAt(price, new Exact(0)).toFixed();
+  /**
+   * A transcription model's price per hour of audio in at `at` (the catalog's `input_audio_hours`, else
+   * its `audio_hours`: whisper-1, gpt-transcribe, Groq's whisper models), or null when it has neither.
+   */
+  audioHourPrice(provider: string, model: string, at: Date): { price: Exact; rate_id: string } | null {
+    const resolved = this.resolve(provider.toLowerCase(), model.toLowerCase());
+    if (resolved === null) return null;
+    const { prices, since } = pricesInForce(resolved.model, at);
+    const price = prices[INPUT_AUDIO_TIME_KEY] ?? prices[TIME_KEY];
+    return price === undefined ? null : { price: priceAt(price, new Exact(0)), rate_id: rateIdOf(resolved, since) };
   }
 }
 

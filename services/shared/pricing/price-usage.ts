@@ -10,7 +10,7 @@ import {
 } from './compute-cost.ts';
 import { Exact, toStoredDecimal } from '../exact-decimal.ts';
 import { CARD_TIER, cardTierOf, findRate, type CardTier } from './find-rate.ts';
-import { resolveProvider } from './provider-names.ts';
+import { catalogProviderOf } from './catalog-cost.ts';
 import { scaledCost } from './quantity-price.ts';
 import { TOKEN_KINDS, type TokenKind } from './token-kinds.ts';
 
@@ -152,15 +152,22 @@ function priceScaled(card: RateCard, usage: UsageToPrice, catalogs: Catalogs | n
 }
 
 /**
- * Whether a speech catalog entry comes before a card entry of this tier (computeCost's order): the
- * model's own entry before a provider-wide card entry, the provider-wide one before a card entry for
- * any provider. Without token counts, an LLM event has nothing the catalog prices.
+ * Whether a catalog price comes before a card entry of this tier (computeCost's order): a model's own
+ * (a speech entry for it or its family, a transcription model's price per hour) before a provider-wide
+ * card entry, a provider-wide speech entry before a card entry for any provider. Without token counts
+ * or connected time, an LLM event has nothing the catalog prices.
  */
 function catalogOutranks(card: RateCard, usage: UsageToPrice, tier: CardTier, catalogs: Catalogs | null): boolean {
   if (catalogs === null || tier < CARD_TIER.provider || usage.event_type === 'llm_tokens') return false;
-  const provider = resolveProvider(card.provider_aliases, usage.provider);
+  const provider = catalogProviderOf(card, catalogs, usage.provider);
   const entry = catalogs.speech.find(provider, usage.event_type, usage.model ?? null, usage.occurred_at);
-  return entry !== null && (entry.model !== undefined || tier === CARD_TIER.any);
+  if (entry !== null && (entry.model !== undefined || tier === CARD_TIER.any)) return true;
+  const model = usage.model ?? null;
+  return (
+    usage.event_type === 'stt_minutes' &&
+    model !== null &&
+    catalogs.llm.audioHourPrice(provider, model, usage.occurred_at) !== null
+  );
 }
 
 function fromCard(
