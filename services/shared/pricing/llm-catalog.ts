@@ -340,3 +340,9 @@ export function llmPriceKey(prices: ModelPrice, kind: TokenKind): { base: string
     ? { base: exactOf(price).toFixed(), tiered: false }
     : { base: exactOf(price.base).toFixed(), tiered: true };
 }
+
+/** A model's price per hour of connected time (its `audio_hours`, charged on session_duration_seconds), or null. */
+export function llmTimePrice(prices: ModelPrice): string | null {
+  const price = prices[TIME_KEY];
+  return price === undefined ? null : priceAt(price, new Exact(0)).toFixed();
+}

@@ -4,6 +4,7 @@ import { loadCatalogs, type Catalogs } from './catalogs.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from './load-rate-card.ts';
 import { priceUsage, priceUsageExactly, type UsageToPrice } from './price-usage.ts';
 import { makeUsage } from './pricing.fixtures.ts';
+import { listRates } from './rate-listing.ts';
 
 // The usage kinds the frameworks report beyond text tokens: token-billed speech, image input and a
 // realtime model's connected time, each a part of the breakdown.
@@ -135,5 +136,45 @@ describe('pricing the usage kinds of voice fleets', () => {
         session_duration_seconds: '42',
       }),
     ).toMatchObject({ cost_source: 'unpriced', quantity: '0' });
+  });
+
+  it('prices a transcription model the speech catalog lacks per hour of audio from the LLM catalog (gpt-transcribe: 0.27)', () => {
+    const minutes = price({ event_type: 'stt_minutes', provider: 'openai', model: 'gpt-transcribe', quantity: '2.5' });
+    expect(parts(minutes)).toEqual([['quantity', '2.5', 'minute', '0.27', '60', '0.01125']]);
+    expect(minutes).toMatchObject({ scope: 'catalog', rate_id: 'genai-prices@0.1.8:openai:gpt-transcribe' });
+  });
+
+  it('finds the speech prices of xAI under the names the plugins give it', () => {
+    for (const provider of ['x-ai', 'xai', 'XAI'])
+      expect(
+        price({
+          event_type: 'tts_characters',
+          provider,
+          model: 'unknown',
+          quantity: '1000000',
+          occurred_at: new Date('2026-11-27T00:00:00Z'),
+        }),
+      ).toMatchObject({
+        cost: '4.2',
+        rate_id: 'catalog-x-ai-tts-2026-11',
+      });
+  });
+
+  it("lists a realtime model's price per hour of connected time and a model's image prices", () => {
+    const listed = (model: string) =>
+      listRates(card, catalogs, { provider: 'xai', model, at }).map((entry) => [
+        entry.dimension,
+        entry.price,
+        entry.per,
+      ]);
+    expect(listed('grok-voice-latest')).toEqual([['session_duration_seconds', '4.8', '3600']]);
+    expect(
+      listRates(card, catalogs, { provider: 'openai', model: 'gpt-realtime', at })
+        .filter((entry) => entry.dimension.includes('image'))
+        .map((entry) => [entry.dimension, entry.price]),
+    ).toEqual([
+      ['image_input_tokens', '5'],
+      ['cached_image_input_tokens', '0.5'],
+    ]);
   });
 });
