@@ -154,7 +154,7 @@ function toRecord(
     quantity: quantities.quantity,
     input_tokens: quantities.input_tokens,
     output_tokens: quantities.output_tokens,
-    ...tokenParts(quantities),
+    ...partsCarried(quantities),
     reported_unit_cost: body.unit_cost ?? null,
     reported_total_cost: body.total_cost ?? null,
     occurred_at: new Date(occurredAtMs).toISOString(),
@@ -166,7 +166,7 @@ function toRecord(
  * The token parts and connected time the event carries; the record leaves out those it does not, as
  * records before them did (and a consumer that predates them still reads it).
  */
-function tokenParts(quantities: Quantities): Partial<UsageRecord> {
+function partsCarried(quantities: Quantities): Partial<UsageRecord> {
   const parts = TOKEN_KINDS.filter(
     (kind) => kind !== 'input_tokens' && kind !== 'output_tokens' && quantities[kind] !== null,
   );
