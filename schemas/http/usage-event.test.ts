@@ -108,6 +108,32 @@ describe('POST /api/usage/events body', () => {
 
   it('refuses negative token counts', () => {
     expect(reply(',"input_tokens":-1').body).toContain('"type":"greater_than_equal","loc":["body","input_tokens"]');
+    expect(reply(',"image_input_tokens":-1').body).toContain(
+      '"type":"greater_than_equal","loc":["body","image_input_tokens"]',
+    );
+  });
+
+  it('takes image token counts and connected seconds, the seconds as exact decimal text', () => {
+    const llm = '"session_id":"s1","user_id":"u1","provider":"x-ai","event_type":"llm_tokens"';
+    const body = `{${llm},"input_tokens":900,"image_input_tokens":256,"cached_image_input_tokens":128,"session_duration_seconds":12.25}`;
+    expect(wireResponse(single, { body: jsonBody(body) })).toEqual({
+      status: 200,
+      body: `{${llm},"input_tokens":900,"image_input_tokens":256,"cached_image_input_tokens":128,"session_duration_seconds":"12.25"}`,
+    });
+  });
+
+  it('refuses negative or non-numeric connected seconds as the old service refused a bad decimal', () => {
+    expect(reply(',"session_duration_seconds":-0.5')).toEqual(
+      detail(
+        '{"type":"greater_than_equal","loc":["body","session_duration_seconds"],"msg":"Input should be greater than or equal to 0","input":-0.5,"ctx":{"ge":0}}',
+      ),
+    );
+    expect(reply(',"session_duration_seconds":"a while"')).toEqual(
+      detail(
+        '{"type":"decimal_parsing","loc":["body","session_duration_seconds"],"msg":"Input should be a valid decimal","input":"a while"}',
+      ),
+    );
+    expect(reply(',"cached_image_input_tokens":1.5').body).toContain('"loc":["body","cached_image_input_tokens"]');
   });
 });
 

@@ -32,8 +32,9 @@ const MAX_NAME = 512;
  * POST /api/usage/events — the interface's fields first, in its order. `quantity` and the costs
  * are optional because the workers send `usage_data` (`audio_duration_seconds`, `input_tokens`
  * and `output_tokens`, or `character_count`) and let the service price it; negative values are
- * refused (the old service summed them). `event_id` (idempotency), `timestamp`, `model` and
- * exact token counts are callmeter's extensions.
+ * refused (the old service summed them). `event_id` (idempotency), `timestamp`, `model`, exact
+ * token counts and a realtime model's connected time are callmeter's extensions. A speech event may
+ * carry token counts too, where its vendor bills tokens (OpenAI's gpt-4o-mini-tts and transcribe models).
  */
 export const usageEventBody = {
   type: 'object',
@@ -66,10 +67,19 @@ export const usageEventBody = {
     cache_write_tokens: { ...tokens, description: 'part of input_tokens: written to the prompt cache' },
     audio_input_tokens: { ...tokens, description: 'part of input_tokens: audio (cached audio included)' },
     cached_audio_input_tokens: { ...tokens, description: 'part of cached_input_tokens and of audio_input_tokens' },
+    image_input_tokens: { ...tokens, description: 'part of input_tokens: images (cached images included)' },
+    cached_image_input_tokens: { ...tokens, description: 'part of cached_input_tokens and of image_input_tokens' },
     audio_output_tokens: { ...tokens, description: 'part of output_tokens: audio' },
     reasoning_tokens: {
       ...tokens,
       description: 'part of output_tokens: reasoning (priced as output unless the model prices it apart)',
+    },
+    session_duration_seconds: {
+      'x-py': 'decimal',
+      minimum: 0,
+      maximum: USAGE_LIMITS.MAX_QUANTITY,
+      description:
+        'llm_tokens only: how long a realtime model was connected, priced per hour of it where the vendor bills connected time (xAI); an event may carry only it',
     },
   },
   required: ['session_id', 'user_id', 'provider', 'event_type'],

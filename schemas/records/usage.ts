@@ -63,8 +63,12 @@ export const usageRecordSchema = {
     cache_write_tokens: nullableDecimal,
     audio_input_tokens: nullableDecimal,
     cached_audio_input_tokens: nullableDecimal,
+    image_input_tokens: nullableDecimal,
+    cached_image_input_tokens: nullableDecimal,
     audio_output_tokens: nullableDecimal,
     reasoning_tokens: nullableDecimal,
+    /** A realtime model's connected seconds (llm_tokens only); optional, as records written before it lack it. */
+    session_duration_seconds: nullableDecimal,
     reported_unit_cost: nullableDecimal,
     reported_total_cost: nullableDecimal,
     occurred_at: { type: 'string', format: 'date-time' },

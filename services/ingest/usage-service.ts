@@ -154,7 +154,7 @@ function toRecord(
     quantity: quantities.quantity,
     input_tokens: quantities.input_tokens,
     output_tokens: quantities.output_tokens,
-    ...tokenParts(quantities),
+    ...partsCarried(quantities),
     reported_unit_cost: body.unit_cost ?? null,
     reported_total_cost: body.total_cost ?? null,
     occurred_at: new Date(occurredAtMs).toISOString(),
@@ -162,12 +162,18 @@ function toRecord(
   };
 }
 
-/** The token parts the event carries; the record leaves out those it does not, as records before them did. */
-function tokenParts(quantities: Quantities): Partial<UsageRecord> {
+/**
+ * The token parts and connected time the event carries; the record leaves out those it does not, as
+ * records before them did (and a consumer that predates them still reads it).
+ */
+function partsCarried(quantities: Quantities): Partial<UsageRecord> {
   const parts = TOKEN_KINDS.filter(
     (kind) => kind !== 'input_tokens' && kind !== 'output_tokens' && quantities[kind] !== null,
   );
-  return Object.fromEntries(parts.map((kind) => [kind, quantities[kind]]));
+  const carried: Partial<UsageRecord> = Object.fromEntries(parts.map((kind) => [kind, quantities[kind]]));
+  if (quantities.session_duration_seconds !== null)
+    carried.session_duration_seconds = quantities.session_duration_seconds;
+  return carried;
 }
 
 /**

@@ -6,12 +6,13 @@ import { SpeechCatalog } from '../../services/shared/pricing/speech-catalog.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { eventually, isolate, serviceEnv } from '../support/harness.ts';
-import { FLEET_MIX, type FleetItem } from '../support/fleet-mix.ts';
+import { FLEET_MIX, FLEET_UNPRICED, type FleetItem, type UnpricedFleetItem } from '../support/fleet-mix.ts';
 
-// A fleet's usage (LiveKit's and Pipecat's plugin defaults) priced by the catalog beneath the
-// card, token kinds each at its own rate, every event `computed`, the stored costs equal to the quotes
-// and to the catalog's prices; a tenant's own price from its effective_from only, and never repricing
-// what is stored.
+// A fleet's usage (LiveKit's and Pipecat's plugin defaults, test/support/fleet-mix.ts) priced at the
+// most specific price: token kinds, image tokens, token-billed speech and a realtime model's connected
+// time each a part at its own rate, every event `computed` and never 0, the stored costs equal to the
+// quotes and to the catalogs' own prices; the defaults nothing prices listed in FLEET_UNPRICED and
+// stored as unpriced; a tenant's own price from its effective_from only, never repricing what is stored.
 
 interface Running {
   readonly ingest: CallmeterProcess;
@@ -48,40 +49,70 @@ const SPEECH_RATIO: Record<string, [number, number]> = {
   character: [1, 1],
 };
 
-/** What the catalog itself says the item costs: the package's own calculation for an LLM, the file's entry for speech. */
-function catalogCost(item: FleetItem, at: Date): Exact {
-  if (item.event_type === 'llm_tokens') {
-    const t = item.tokens!;
-    const usage = {
-      input_tokens: Number(t.input_tokens ?? 0),
-      cache_read_tokens: Number(t.cached_input_tokens ?? 0),
-      cache_write_tokens: Number(t.cache_write_tokens ?? 0),
-      input_audio_tokens: Number(t.audio_input_tokens ?? 0),
-      cache_audio_read_tokens: Number(t.cached_audio_input_tokens ?? 0),
-      output_tokens: Number(t.output_tokens ?? 0),
-      output_audio_tokens: Number(t.audio_output_tokens ?? 0),
-    };
-    const priced = calcPrice(usage, item.model, { providerId: item.catalogProvider ?? item.provider, timestamp: at });
-    if (priced === null) throw new Error(`the catalog package has no price for ${item.provider} ${item.model}`);
-    return new Exact(String(priced.total_price));
-  }
-  const entry = speech.find(item.provider, item.event_type, item.model, at);
-  if (entry === null) throw new Error(`the speech catalog has no entry for ${item.provider} ${item.model}`);
-  const [times, divide] = SPEECH_RATIO[entry.unit]!;
-  return new Exact(item.quantity!).times(times).times(entry.price).dividedBy(new Exact(entry.per).times(divide));
+/** The package's usage names for an item's token kinds and connected seconds. */
+function packageUsage(item: FleetItem): Record<string, number> {
+  const t = item.tokens ?? {};
+  const n = (text: string | undefined) => Number(text ?? 0);
+  return {
+    input_tokens: n(t.input_tokens),
+    cache_read_tokens: n(t.cached_input_tokens),
+    cache_write_tokens: n(t.cache_write_tokens),
+    input_audio_tokens: n(t.audio_input_tokens),
+    cache_audio_read_tokens: n(t.cached_audio_input_tokens),
+    input_image_tokens: n(t.image_input_tokens),
+    cache_image_read_tokens: n(t.cached_image_input_tokens),
+    output_tokens: n(t.output_tokens),
+    output_audio_tokens: n(t.audio_output_tokens),
+    audio_seconds: n(item.session_duration_seconds),
+  };
 }
 
-function body(item: FleetItem, ids: { session_id?: string; user_id: string }) {
+/**
+ * What the catalogs themselves say the item costs: the package's own calculation for tokens and connected
+ * time (and a transcription model's hours of audio), the speech file's entry for minutes and characters.
+ */
+function catalogCost(item: FleetItem, at: Date): { cost: Exact; float: boolean } {
+  const providerId = item.catalogProvider ?? item.provider;
+  const model = item.model ?? '';
+  if (item.event_type === 'llm_tokens' || item.tokens !== undefined) {
+    const priced = calcPrice(packageUsage(item), model, { providerId, timestamp: at });
+    if (priced === null) throw new Error(`the catalog package has no price for ${item.provider} ${model}`);
+    return { cost: new Exact(String(priced.total_price)), float: true };
+  }
+  const entry = speech.find(providerId, item.event_type, item.model, at);
+  if (entry?.model === undefined && item.event_type === 'stt_minutes') {
+    const seconds = Number(item.quantity) * 60;
+    const audio = calcPrice({ audio_seconds: seconds, input_audio_seconds: seconds }, model, {
+      providerId,
+      timestamp: at,
+    });
+    if (audio !== null && (audio.model_price.input_audio_hours ?? audio.model_price.audio_hours) !== undefined)
+      return { cost: new Exact(String(audio.total_price)), float: true };
+  }
+  if (entry === null) throw new Error(`the speech catalog has no entry for ${item.provider} ${model}`);
+  const [times, divide] = SPEECH_RATIO[entry.unit]!;
+  const cost = new Exact(item.quantity!).times(times).times(entry.price).dividedBy(new Exact(entry.per).times(divide));
+  return { cost, float: false };
+}
+
+function body(item: FleetItem | UnpricedFleetItem, ids: { session_id?: string; user_id: string }) {
   return {
     ...ids,
     provider: item.provider,
     event_type: item.event_type,
-    model: item.model,
+    ...(item.model === null ? {} : { model: item.model }),
     ...(item.quantity === undefined ? {} : { quantity: item.quantity }),
-    ...(item.tokens ?? {}),
+    ...('tokens' in item ? (item.tokens ?? {}) : {}),
+    ...('session_duration_seconds' in item && item.session_duration_seconds !== undefined
+      ? { session_duration_seconds: item.session_duration_seconds }
+      : {}),
     event_id: randomUUID(),
   };
 }
+
+const named = (item: FleetItem | UnpricedFleetItem) =>
+  `${item.provider} ${item.model ?? '(no model)'} ${item.event_type}`;
+const withTokens = (kind: string) => FLEET_MIX.filter((item) => item.tokens?.[kind as 'input_tokens'] !== undefined);
 
 describe.each(MODES)('fleet prices on $name', (mode) => {
   let running: Running;
@@ -102,8 +133,8 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
     await running?.stop();
   });
 
-  it(`quotes every one of the ${FLEET_MIX.length} provider and model pairs as computed, equal to the catalog's own price`, async () => {
-    expect(FLEET_MIX.length).toBeGreaterThanOrEqual(20);
+  it(`quotes every one of the ${FLEET_MIX.length} provider and model pairs as computed and above 0, equal to the catalogs' own price`, async () => {
+    expect(FLEET_MIX.length).toBeGreaterThanOrEqual(60);
     const at = new Date();
     for (const item of FLEET_MIX) {
       const quoted = await quote<{
@@ -112,13 +143,10 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
         scope: string;
         components: { cost: string; quantity: string; price: string; per: string }[];
       }>({ ...body(item, { user_id: user }), timestamp: at.toISOString() });
-      expect([item.provider, item.model, quoted.status, quoted.body.cost_source]).toEqual([
-        item.provider,
-        item.model,
-        200,
-        'computed',
-      ]);
+      expect([named(item), quoted.status, quoted.body.cost_source]).toEqual([named(item), 200, 'computed']);
       const total = new Exact(quoted.body.total_cost);
+      // A fleet model that costs nothing is a price missing, not a free model: it belongs in FLEET_UNPRICED.
+      expect([named(item), total.greaterThan(0)]).toEqual([named(item), true]);
       // Each part is quantity × price ÷ per, and the total is the sum of the parts.
       for (const part of quoted.body.components)
         expect(
@@ -130,41 +158,56 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
       if (item.scope === 'catalog') {
         const expected = catalogCost(item, at);
         // The package sums floats: equal to its price up to float rounding; the speech file's entry exactly (to 18 decimals).
-        const tolerance = item.event_type === 'llm_tokens' ? expected.times('1e-12').plus('1e-17') : new Exact('1e-18');
-        expect([item.provider, item.model, total.minus(expected).abs().lte(tolerance)]).toEqual([
-          item.provider,
-          item.model,
-          true,
-        ]);
+        const tolerance = expected.float ? expected.cost.times('1e-12').plus('1e-17') : new Exact('1e-18');
+        expect([named(item), total.minus(expected.cost).abs().lte(tolerance)]).toEqual([named(item), true]);
       }
-      expect([item.provider, item.model, quoted.body.scope]).toEqual([item.provider, item.model, item.scope]);
+      expect([named(item), quoted.body.scope]).toEqual([named(item), item.scope]);
       quotes.push(total);
+    }
+  }, 120_000);
+
+  it(`quotes every one of the ${FLEET_UNPRICED.length} defaults nothing prices as unpriced, so that the list stays true`, async () => {
+    for (const item of FLEET_UNPRICED) {
+      const quoted = await quote<{ total_cost: string; cost_source: string; components: unknown[] }>(
+        body(item, { user_id: user }),
+      );
+      expect([named(item), quoted.status, quoted.body.cost_source, quoted.body.total_cost]).toEqual([
+        named(item),
+        200,
+        'unpriced',
+        '0',
+      ]);
+      expect(item.reason.length).toBeGreaterThan(10);
     }
   }, 60_000);
 
-  it('stores the same events at their quotes, none unpriced, every view adding up; each answer carries its cost', async () => {
+  it('stores the same events at their quotes and the unpriced defaults as unpriced, every view adding up; each answer carries its cost', async () => {
     const at = new Date().toISOString();
     const answer = await post<{ status: string; cost: string; cost_source: string }[]>(
       '/api/usage/events/batch',
-      FLEET_MIX.map((item) => ({ ...body(item, { session_id: sessionId, user_id: user }), timestamp: at })),
+      [...FLEET_MIX, ...FLEET_UNPRICED].map((item) => ({
+        ...body(item, { session_id: sessionId, user_id: user }),
+        timestamp: at,
+      })),
     );
-    expect(answer.body.map((result) => result.status)).toEqual(FLEET_MIX.map(() => 'accepted'));
-    expect(answer.body.map((result) => [result.cost_source, new Exact(result.cost).toFixed()])).toEqual(
-      quotes.map((quote) => ['computed', quote.toFixed()]),
-    );
+    expect(answer.body.map((result) => result.status)).toEqual([...FLEET_MIX, ...FLEET_UNPRICED].map(() => 'accepted'));
+    expect(answer.body.map((result) => [result.cost_source, new Exact(result.cost).toFixed()])).toEqual([
+      ...quotes.map((quote) => ['computed', quote.toFixed()]),
+      ...FLEET_UNPRICED.map(() => ['unpriced', '0']),
+    ]);
     const expectedTotal = Exact.sum(0, ...quotes).toFixed();
     const summary = await eventually(
       async () => {
         const read_ = await read<{ total_cost: string; unpriced_event_count: number; event_count: number }>(
           '/api/costs/summary',
         );
-        expect(read_.body.event_count).toBe(FLEET_MIX.length);
+        expect(read_.body.event_count).toBe(FLEET_MIX.length + FLEET_UNPRICED.length);
         return read_.body;
       },
       30_000,
       200,
     );
-    expect(summary.unpriced_event_count).toBe(0);
+    expect(summary.unpriced_event_count).toBe(FLEET_UNPRICED.length);
     expect(new Exact(summary.total_cost).toFixed()).toBe(expectedTotal);
     const breakdown = await read<{
       total_cost: string;
@@ -177,26 +220,39 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
         components: { dimension: string; cost: string }[];
       }[];
     }>(`/api/sessions/${sessionId}/cost-breakdown`);
-    // Every event lists its priced parts, which add up to its cost; an LLM's unit cost is per 1,000 tokens.
+    // Every event lists its priced parts, which add up to its cost; an LLM's unit cost is per 1,000 tokens
+    // (0 for connected time alone, an event of no tokens).
     for (const event of breakdown.body.events) {
       expect(new Exact(event.total_cost).equals(Exact.sum(0, ...event.components.map((part) => part.cost)))).toBe(true);
-      if (event.event_type === 'llm_tokens')
+      if (event.event_type === 'llm_tokens' && new Exact(event.quantity).isZero())
+        expect(new Exact(event.unit_cost).isZero()).toBe(true);
+      else if (event.event_type === 'llm_tokens')
         expect(
           new Exact(event.unit_cost).equals(
             new Exact(event.total_cost).div(event.quantity).times(1000).toDecimalPlaces(15),
           ),
         ).toBe(true);
     }
-    expect(
-      breakdown.body.events.filter((event) =>
-        event.components.some((part) => part.dimension === 'cached_audio_input_tokens'),
-      ),
-    ).toHaveLength(3);
+    // The stored record carried every kind: the consumer priced image tokens and connected time from it.
+    const partOf = (dimension: string) =>
+      breakdown.body.events.filter((event) => event.components.some((part) => part.dimension === dimension));
+    expect(partOf('cached_audio_input_tokens')).toHaveLength(withTokens('cached_audio_input_tokens').length);
+    expect(partOf('image_input_tokens')).toHaveLength(1);
+    expect(partOf('cached_image_input_tokens')).toHaveLength(1);
+    expect(partOf('session_duration_seconds').map((event) => event.provider)).toEqual(['x-ai', 'x-ai']);
     expect(new Exact(breakdown.body.total_cost).toFixed()).toBe(expectedTotal);
-    expect(breakdown.body.events.map((event) => new Exact(event.total_cost).toFixed()).sort()).toEqual(
-      quotes.map((quote) => quote.toFixed()).sort(),
+    expect(
+      breakdown.body.events
+        .map((event) => new Exact(event.total_cost).toFixed())
+        .filter((cost) => cost !== '0')
+        .sort(),
+    ).toEqual(quotes.map((quote) => quote.toFixed()).sort());
+    const unpriced = (
+      await read<{ provider: string; model: string; event_type: string; event_count: number }[]>('/api/costs/unpriced')
+    ).body;
+    expect(unpriced.map((row) => `${row.provider} ${row.model || '(no model)'} ${row.event_type}`).sort()).toEqual(
+      FLEET_UNPRICED.map(named).sort(),
     );
-    expect((await read<unknown[]>('/api/costs/unpriced')).body).toEqual([]);
     // The summary's services and the breakdown's items show their parts (cached against fresh tokens), which add up to them.
     const services = (
       await read<{ by_service: { event_type: string; cost: string; parts: { dimension: string; cost: string }[] }[] }>(
@@ -205,19 +261,24 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
     ).body.by_service;
     for (const service of services)
       expect(new Exact(service.cost).equals(Exact.sum(0, ...service.parts.map((part) => part.cost)))).toBe(true);
-    expect(
-      services.find((service) => service.event_type === 'llm_tokens')!.parts.map((part) => part.dimension),
-    ).toEqual(
+    const partsOf = (eventType: string) =>
+      services.find((service) => service.event_type === eventType)!.parts.map((part) => part.dimension);
+    expect(partsOf('llm_tokens')).toEqual(
       expect.arrayContaining([
         'input_tokens',
         'cached_input_tokens',
         'cache_write_tokens',
         'audio_input_tokens',
         'cached_audio_input_tokens',
+        'image_input_tokens',
+        'cached_image_input_tokens',
         'output_tokens',
         'audio_output_tokens',
+        'session_duration_seconds',
       ]),
     );
+    expect(partsOf('stt_minutes')).toEqual(expect.arrayContaining(['quantity', 'audio_input_tokens', 'output_tokens']));
+    expect(partsOf('tts_characters')).toEqual(expect.arrayContaining(['quantity', 'input_tokens', 'output_tokens']));
     const items = (
       await read<{ items: { cost: string; parts: { cost: string }[] }[] }>(`/api/sessions/${sessionId}/cost-breakdown`)
     ).body.items;
@@ -264,13 +325,13 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
           await read<{ provider: string; model: string; event_type: string; event_count: number; quantity: string }[]>(
             '/api/costs/unpriced',
           );
-        expect(listed.body).toHaveLength(1);
+        expect(listed.body).toHaveLength(FLEET_UNPRICED.length + 1);
         return listed.body;
       },
       30_000,
       200,
     );
-    expect(unpriced[0]).toMatchObject({
+    expect(unpriced.find((row) => row.provider === 'acme-voice')).toMatchObject({
       provider: 'acme-voice',
       model: 'v9',
       event_type: 'tts_characters',

@@ -92,10 +92,9 @@ function isExternal(target: string): boolean {
 
 /**
  * The relative links of a page (a path from `root`) that do not resolve: a file or folder that is not
- * there, or an #anchor that is not a heading of the page it names. `pending` lists pages that other
- * branches add; a link to one of them is accepted while it is missing.
+ * there, or an #anchor that is not a heading of the page it names.
  */
-export function brokenLinks(root: string, page: string, pending: readonly string[] = []): string[] {
+export function brokenLinks(root: string, page: string): string[] {
   const markdown = readFileSync(path.join(root, page), 'utf8');
   const broken: string[] = [];
   for (const { target, line } of links(markdown)) {
@@ -105,7 +104,7 @@ export function brokenLinks(root: string, page: string, pending: readonly string
     const where = `${page}:${line} → ${target}`;
     const absolute = path.join(root, resolved);
     if (!existsSync(absolute)) {
-      if (!pending.includes(resolved)) broken.push(`${where}: no ${resolved}`);
+      broken.push(`${where}: no ${resolved}`);
       continue;
     }
     if (anchor === undefined || statSync(absolute).isDirectory() || !resolved.endsWith('.md')) continue;

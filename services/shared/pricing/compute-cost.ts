@@ -1,45 +1,26 @@
 import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
 import { Exact } from '../exact-decimal.ts';
+import { catalogCost } from './catalog-cost.ts';
 import type { Catalogs } from './catalogs.ts';
-import { findRate, type RateQuery } from './find-rate.ts';
-import { resolveProvider } from './provider-names.ts';
-import { chargedTokens, TOKEN_KINDS, type TokenCounts, type TokenKind } from './token-kinds.ts';
+import {
+  tokenCounts,
+  withTotals,
+  type ComputedCost,
+  type CostComponent,
+  type CostDimension,
+  type CostInput,
+  type PriceScope,
+} from './cost-parts.ts';
+import { CARD_TIER, cardTierOf, findRate, type CardTier, type RateQuery } from './find-rate.ts';
+import { chargedTokens, TOKEN_KINDS, type TokenKind } from './token-kinds.ts';
 
-/** What one price multiplied: the event's quantity, one token kind, or (a few catalog models) the request. */
-export type CostDimension = 'quantity' | TokenKind | 'requests';
-
-/** One priced part of an event, before the stored rounding: cost = quantity × price ÷ per. */
-export interface CostComponent {
-  readonly dimension: CostDimension;
-  readonly quantity: Exact;
-  readonly unit: string;
-  readonly price: Exact;
-  readonly per: Exact;
-  readonly cost: Exact;
-  readonly rate_id: string;
-}
-
-/** Where a price came from: the rate card (a tenant's own entries included) or the built-in catalog. */
-export type PriceScope = 'card' | 'tenant' | 'catalog';
-
-/** An exact cost, before the stored rounding. */
-export interface ComputedCost {
-  readonly quantity: Exact;
-  readonly cost: Exact;
-  readonly unit_cost: Exact;
-  readonly rate_ids: readonly string[];
-  readonly currency: string;
-  readonly components: readonly CostComponent[];
-  readonly scope: PriceScope;
-}
-
-export type CostInput = { readonly quantity: string } & { readonly [K in TokenKind]?: string | null };
+export { tokenCounts, type ComputedCost, type CostComponent, type CostDimension, type CostInput, type PriceScope };
 
 export type LookUp = Omit<RateQuery, 'pricing'>;
 
 /**
  * The query for one pricing, written out: V8 (Node 20) builds `{ ...lookUp, pricing }`, a spread followed
- * by more properties, slowly, and pricing asks it up to nine times an event.
+ * by more properties, slowly, and pricing asks it up to eleven times an event.
  */
 export function rateQuery(lookUp: LookUp, pricing: RateQuery['pricing']): RateQuery {
   return {
@@ -53,10 +34,12 @@ export function rateQuery(lookUp: LookUp, pricing: RateQuery['pricing']): RateQu
 }
 
 /**
- * The card first (a tenant's entry, then the general ones): the exact token split when the event
- * carries token counts and the card prices every base kind it carries, else the quantity rate. Then
- * the built-in catalog beneath it: an LLM model's price per token kind, a speech provider's price per
- * minute or character. null when neither has a price.
+ * The most specific price first, each step pricing the whole event or passing it on: a tenant's own
+ * entries; a card entry for the event's provider and model; the catalog's price of that model (an LLM
+ * model, a speech model or its family); a card entry for the provider; the catalog's provider-wide
+ * speech price; a card entry for any provider. A card step takes the exact token split when the event
+ * carries token counts and the entries of that step or a more specific one price every base kind it
+ * carries, else the quantity rate. null when nothing prices it.
  */
 export function computeCost(
   card: RateCard,
@@ -64,16 +47,61 @@ export function computeCost(
   input: CostInput,
   catalogs: Catalogs | null = null,
 ): ComputedCost | null {
+  const rates = cardRates(card, lookUp, input);
+  let catalog: { cost: ComputedCost; specific: boolean } | null | undefined;
+  const fromCatalog = (specific: boolean): ComputedCost | null => {
+    if (catalogs === null) return null;
+    if (catalog === undefined) catalog = catalogCost(card, catalogs, lookUp, input);
+    return catalog !== null && catalog.specific === specific ? catalog.cost : null;
+  };
   return (
-    splitTokenCost(card, lookUp, input) ??
-    quantityCost(card, lookUp, input.quantity) ??
-    (catalogs === null ? null : catalogCost(card, catalogs, lookUp, input))
+    cardCost(card, rates, input, CARD_TIER.tenant) ??
+    cardCost(card, rates, input, CARD_TIER.model) ??
+    fromCatalog(true) ??
+    cardCost(card, rates, input, CARD_TIER.provider) ??
+    fromCatalog(false) ??
+    cardCost(card, rates, input, CARD_TIER.any)
   );
 }
 
-function quantityCost(card: RateCard, lookUp: LookUp, quantityText: string): ComputedCost | null {
-  const rate = findRate(card, rateQuery(lookUp, 'quantity'));
-  if (rate === null) return null;
+/** The card's entry in force for each token kind the event could be split by, and for its quantity; each the most specific that applies. */
+interface CardRates {
+  readonly tokens: ReadonlyMap<TokenKind, Rate> | null;
+  readonly quantity: Rate | null;
+  /** The most specific tier of any of them: no card step before it prices anything. */
+  readonly first: CardTier | null;
+}
+
+function cardRates(card: RateCard, lookUp: LookUp, input: CostInput): CardRates {
+  const counts = tokenCounts(input);
+  let tokens: Map<TokenKind, Rate> | null = null;
+  let first: CardTier | null = null;
+  if (counts !== null && (counts.input_tokens !== undefined || counts.output_tokens !== undefined)) {
+    tokens = new Map();
+    for (const kind of TOKEN_KINDS) {
+      const rate = findRate(card, rateQuery(lookUp, kind));
+      if (rate === null) continue;
+      tokens.set(kind, rate);
+      const tier = cardTierOf(rate);
+      if (first === null || tier < first) first = tier;
+    }
+  }
+  const quantity = findRate(card, rateQuery(lookUp, 'quantity'));
+  if (quantity !== null && (first === null || cardTierOf(quantity) < first)) first = cardTierOf(quantity);
+  return { tokens, quantity, first };
+}
+
+/** The card's price using only entries of `tier` or a more specific one; null when they do not price the event. */
+function cardCost(card: RateCard, rates: CardRates, input: CostInput, tier: CardTier): ComputedCost | null {
+  if (rates.first === null || rates.first > tier) return null;
+  const split = rates.tokens === null ? null : splitTokenCost(card, rates.tokens, input, tier);
+  if (split !== null) return split;
+  return rates.quantity !== null && cardTierOf(rates.quantity) <= tier
+    ? quantityCost(card, rates.quantity, input.quantity)
+    : null;
+}
+
+function quantityCost(card: RateCard, rate: Rate, quantityText: string): ComputedCost {
   const quantity = new Exact(quantityText);
   const component = cardComponent('quantity', quantity, rate);
   return {
@@ -87,28 +115,18 @@ function quantityCost(card: RateCard, lookUp: LookUp, quantityText: string): Com
   };
 }
 
-/** The token counts the event carries, or null when it carries none. */
-export function tokenCounts(input: CostInput): TokenCounts | null {
-  const counts: TokenCounts = {};
-  for (const kind of TOKEN_KINDS) {
-    const value = input[kind];
-    if (value !== undefined && value !== null) counts[kind] = value;
-  }
-  return Object.keys(counts).length === 0 ? null : counts;
-}
-
-function splitTokenCost(card: RateCard, lookUp: LookUp, input: CostInput): ComputedCost | null {
-  const counts = tokenCounts(input);
-  if (counts === null) return null;
-  // The base kinds the event carries must each have a price; a part without its own falls in its whole.
-  const carried = (['input_tokens', 'output_tokens'] as const).filter((kind) => counts[kind] !== undefined);
-  if (carried.length === 0) return null;
+function splitTokenCost(
+  card: RateCard,
+  found: ReadonlyMap<TokenKind, Rate>,
+  input: CostInput,
+  tier: CardTier,
+): ComputedCost | null {
+  const counts = tokenCounts(input)!;
   const rates = new Map<TokenKind, Rate>();
-  for (const kind of TOKEN_KINDS) {
-    const rate = findRate(card, rateQuery(lookUp, kind));
-    if (rate !== null) rates.set(kind, rate);
-    else if ((carried as readonly TokenKind[]).includes(kind)) return null;
-  }
+  for (const [kind, rate] of found) if (cardTierOf(rate) <= tier) rates.set(kind, rate);
+  // The base kinds the event carries must each have a price; a part without its own falls in its whole.
+  for (const kind of ['input_tokens', 'output_tokens'] as const)
+    if (counts[kind] !== undefined && !rates.has(kind)) return null;
   const charged = [...chargedTokens(counts, new Set(rates.keys()))]
     .filter(([kind, tokens]) => counts[kind] !== undefined || !tokens.isZero())
     .sort(([a], [b]) => TOKEN_KINDS.indexOf(a) - TOKEN_KINDS.indexOf(b));
@@ -122,63 +140,6 @@ function splitTokenCost(card: RateCard, lookUp: LookUp, input: CostInput): Compu
   const quantity = Exact.sum(0, ...components.map((part) => part.quantity));
   if (!quantity.equals(input.quantity)) return null;
   return withTotals(quantity, components, [...currencies][0]!, scopeOf(used));
-}
-
-function catalogCost(card: RateCard, catalogs: Catalogs, lookUp: LookUp, input: CostInput): ComputedCost | null {
-  const provider = resolveProvider(card.provider_aliases, lookUp.provider);
-  if (lookUp.event_type === 'llm_tokens') {
-    const counts = tokenCounts(input);
-    if (counts === null || lookUp.model === undefined || lookUp.model === null) return null;
-    const priced = catalogs.llm.price(provider, lookUp.model, counts, lookUp.at);
-    if (priced === null) return null;
-    const components = priced.components.map((part): CostComponent => ({
-      dimension: part.dimension,
-      quantity: part.quantity,
-      unit: part.dimension === 'requests' ? 'request' : 'token',
-      price: part.price,
-      per: part.per,
-      cost: part.cost,
-      rate_id: priced.rate_id,
-    }));
-    const quantity = Exact.sum(
-      0,
-      ...components.filter((part) => part.dimension !== 'requests').map((part) => part.quantity),
-    );
-    if (!quantity.equals(input.quantity)) return null;
-    return withTotals(quantity, components, catalogs.currency, 'catalog');
-  }
-  const quantity = new Exact(input.quantity);
-  const priced = catalogs.speech.price(provider, lookUp.event_type, lookUp.model ?? null, quantity, lookUp.at);
-  if (priced === null) return null;
-  const component: CostComponent = {
-    dimension: 'quantity',
-    quantity: priced.quantity,
-    unit: priced.entry.unit,
-    price: priced.price,
-    per: priced.per,
-    cost: priced.cost,
-    rate_id: priced.entry.id,
-  };
-  return withTotals(quantity, [component], catalogs.currency, 'catalog');
-}
-
-function withTotals(
-  quantity: Exact,
-  components: readonly CostComponent[],
-  currency: string,
-  scope: PriceScope,
-): ComputedCost {
-  const cost = Exact.sum(0, ...components.map((part) => part.cost));
-  const unit_cost = quantity.greaterThan(0) ? cost.dividedBy(quantity) : new Exact(0);
-  return {
-    quantity,
-    cost,
-    unit_cost,
-    rate_ids: [...new Set(components.map((part) => part.rate_id))],
-    currency,
-    components,
-    scope,
-  };
 }
 
 function cardComponent(dimension: CostDimension, quantity: Exact, rate: Rate): CostComponent {

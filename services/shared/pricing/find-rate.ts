@@ -61,6 +61,21 @@ function specificity(rate: Rate, wanted: { provider: string; model: string | nul
   );
 }
 
+/**
+ * How specific a card entry is, in the order prices apply (compute-cost.ts puts the catalogs between
+ * these): a tenant's own entry, one for a provider and model, one for a provider, one for any provider.
+ * Monotone in specificity(): the entry findRate chooses is of the most specific tier any applicable
+ * entry is of.
+ */
+export type CardTier = 0 | 1 | 2 | 3;
+export const CARD_TIER = { tenant: 0, model: 1, provider: 2, any: 3 } as const satisfies Record<string, CardTier>;
+
+export function cardTierOf(rate: Rate): CardTier {
+  if (rate.user_id !== undefined) return CARD_TIER.tenant;
+  if (rate.provider === '*') return CARD_TIER.any;
+  return rate.model === undefined ? CARD_TIER.provider : CARD_TIER.model;
+}
+
 const EMPTY: readonly Rate[] = Object.freeze([]);
 
 /** A card's rates of one event type and pricing: those for every user, and for each user with its own, the general ones and its own. */

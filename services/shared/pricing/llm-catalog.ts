@@ -58,6 +58,8 @@ const PRICE_KEYS: Readonly<Record<TokenKind, string>> = {
   cache_write_tokens: 'cache_write_mtok',
   audio_input_tokens: 'input_audio_mtok',
   cached_audio_input_tokens: 'cache_audio_read_mtok',
+  image_input_tokens: 'input_image_mtok',
+  cached_image_input_tokens: 'cache_image_read_mtok',
   output_tokens: 'output_mtok',
   audio_output_tokens: 'output_audio_mtok',
   reasoning_tokens: 'output_reasoning_mtok',
@@ -66,8 +68,19 @@ const PER_MILLION = new Exact(1_000_000);
 /** A few models also charge per request (the catalog's `requests_kcount`, per 1,000 requests). */
 const REQUESTS_KEY = 'requests_kcount';
 const PER_THOUSAND = new Exact(1_000);
+/**
+ * A realtime model billed by the time it is connected (xAI's voice agent API) has the catalog's
+ * `audio_hours` price (its unit `audio_seconds`: audio time, no direction), charged here on the event's
+ * `session_duration_seconds`, per 3,600 seconds as published. A model that bills tokens has no such
+ * price, so its connected time costs nothing.
+ */
+const TIME_KEY = 'audio_hours';
+/** Audio in, per hour: what a transcription model's minutes are priced at. */
+const INPUT_AUDIO_TIME_KEY = 'input_audio_hours';
+const PER_HOUR = new Exact(3_600);
+export const SESSION_DIMENSION = 'session_duration_seconds';
 
-export type CatalogDimension = TokenKind | 'requests';
+export type CatalogDimension = TokenKind | 'requests' | typeof SESSION_DIMENSION;
 
 /** One priced part of an event: quantity × price ÷ per, exactly. */
 export interface CatalogComponent {
@@ -134,49 +147,100 @@ export class LlmCatalog {
     return { ...inForce, until };
   }
 
-  /** The exact cost of the token counts at `at`, or null when the catalog has no price for the model or any counted kind. */
-  price(provider: string, model: string, counts: TokenCounts, at: Date): CatalogPrice | null {
+  /**
+   * The exact cost at `at` of the token counts (null: the event carries none) and of the connected time
+   * (`sessionSeconds`, null when not carried), or null when the catalog cannot price it: no such model,
+   * tokens carried that the model has no token price for and no time to bill instead, or only time
+   * carried for a model that bills none. Connected time is charged only where the model has a time price.
+   */
+  price(
+    provider: string,
+    model: string,
+    counts: TokenCounts | null,
+    at: Date,
+    sessionSeconds: Exact | null = null,
+  ): CatalogPrice | null {
     const resolved = this.resolve(provider.toLowerCase(), model.toLowerCase());
     if (resolved === null) return null;
     const { prices, since } = pricesInForce(resolved.model, at);
     const { priced, exact } = prepared(prices);
-    if (priced.size === 0) return null;
-    // A tiered price depends on the prompt's size; a flat one was parsed once.
-    const totalInput = new Exact(counts.input_tokens ?? 0);
+    const timePrice = prices[TIME_KEY];
+    if (priced.size === 0 && timePrice === undefined) return null;
+    // A model billed only by time prices an event by its time: tokens without time cannot be priced.
+    if (priced.size === 0 && counts !== null && sessionSeconds === null) return null;
     const components: CatalogComponent[] = [];
-    for (const [kind, quantity] of chargedTokens(counts, priced)) {
-      const price = exact.get(kind) ?? priceAt(prices[PRICE_KEYS[kind]], totalInput);
+    if (counts !== null && priced.size > 0) components.push(...tokenComponents(prices, priced, exact, counts));
+    if (sessionSeconds !== null && timePrice !== undefined) {
+      const price = priceAt(timePrice, new Exact(0));
       components.push({
-        dimension: kind,
-        quantity,
+        dimension: SESSION_DIMENSION,
+        quantity: sessionSeconds,
         price,
-        per: PER_MILLION,
-        cost: quantity.times(price).dividedBy(PER_MILLION),
+        per: PER_HOUR,
+        cost: sessionSeconds.times(price).dividedBy(PER_HOUR),
       });
     }
-    const requests = prices[REQUESTS_KEY];
-    if (requests !== undefined) {
-      const price = priceAt(requests, totalInput);
-      components.push({
-        dimension: 'requests',
-        quantity: new Exact(1),
-        price,
-        per: PER_THOUSAND,
-        cost: price.dividedBy(PER_THOUSAND),
-      });
-    }
-    components.sort(
-      (a, b) => TOKEN_KINDS.indexOf(a.dimension as TokenKind) - TOKEN_KINDS.indexOf(b.dimension as TokenKind),
-    );
-    const rateId = rateIdOf(resolved, since);
+    // Only connected time, of a model that bills none: nothing here to price (listed as unpriced, never a silent 0).
+    if (components.length === 0) return null;
     return {
-      rate_id: rateId,
+      rate_id: rateIdOf(resolved, since),
       provider: resolved.provider.id,
       model: resolved.model.id,
       components,
       cost: Exact.sum(0, ...components.map((part) => part.cost)),
     };
   }
+
+  /**
+   * A transcription model's price per hour of audio in at `at` (the catalog's `input_audio_hours`, else
+   * its `audio_hours`: whisper-1, gpt-transcribe, Groq's whisper models), or null when it has neither.
+   */
+  audioHourPrice(provider: string, model: string, at: Date): { price: Exact; rate_id: string } | null {
+    const resolved = this.resolve(provider.toLowerCase(), model.toLowerCase());
+    if (resolved === null) return null;
+    const { prices, since } = pricesInForce(resolved.model, at);
+    const price = prices[INPUT_AUDIO_TIME_KEY] ?? prices[TIME_KEY];
+    return price === undefined ? null : { price: priceAt(price, new Exact(0)), rate_id: rateIdOf(resolved, since) };
+  }
+}
+
+/** Each priced token kind's part (the event's kinds charged as token-kinds.ts says), and the per-request price if any. */
+function tokenComponents(
+  prices: ModelPrice,
+  priced: ReadonlySet<TokenKind>,
+  exact: ReadonlyMap<TokenKind, Exact>,
+  counts: TokenCounts,
+): CatalogComponent[] {
+  // A tiered price depends on the prompt's size; a flat one was parsed once.
+  const totalInput = new Exact(counts.input_tokens ?? 0);
+  const components: CatalogComponent[] = [];
+  for (const [kind, quantity] of chargedTokens(counts, priced)) {
+    // A kind the event does not carry and that charges nothing is no part of its cost (as on the card).
+    if (counts[kind] === undefined && quantity.isZero()) continue;
+    const price = exact.get(kind) ?? priceAt(prices[PRICE_KEYS[kind]], totalInput);
+    components.push({
+      dimension: kind,
+      quantity,
+      price,
+      per: PER_MILLION,
+      cost: quantity.times(price).dividedBy(PER_MILLION),
+    });
+  }
+  const requests = prices[REQUESTS_KEY];
+  if (requests !== undefined) {
+    const price = priceAt(requests, totalInput);
+    components.push({
+      dimension: 'requests',
+      quantity: new Exact(1),
+      price,
+      per: PER_THOUSAND,
+      cost: price.dividedBy(PER_THOUSAND),
+    });
+  }
+  components.sort(
+    (a, b) => TOKEN_KINDS.indexOf(a.dimension as TokenKind) - TOKEN_KINDS.indexOf(b.dimension as TokenKind),
+  );
+  return components;
 }
 
 const rateIds = new WeakMap<ModelInfo, Map<string, string>>();
@@ -275,4 +339,10 @@ export function llmPriceKey(prices: ModelPrice, kind: TokenKind): { base: string
   return typeof price === 'number'
     ? { base: exactOf(price).toFixed(), tiered: false }
     : { base: exactOf(price.base).toFixed(), tiered: true };
+}
+
+/** A model's price per hour of connected time (its `audio_hours`, charged on session_duration_seconds), or null. */
+export function llmTimePrice(prices: ModelPrice): string | null {
+  const price = prices[TIME_KEY];
+  return price === undefined ? null : priceAt(price, new Exact(0)).toFixed();
 }

@@ -9,7 +9,8 @@ import {
   type PriceScope,
 } from './compute-cost.ts';
 import { Exact, toStoredDecimal } from '../exact-decimal.ts';
-import { findRate } from './find-rate.ts';
+import { CARD_TIER, cardTierOf, findRate, type CardTier } from './find-rate.ts';
+import { catalogProviderOf } from './catalog-cost.ts';
 import { scaledCost } from './quantity-price.ts';
 import { TOKEN_KINDS, type TokenKind } from './token-kinds.ts';
 
@@ -24,6 +25,8 @@ export type UsageToPrice = {
   readonly quantity: string;
   readonly reported_unit_cost?: string | null;
   readonly reported_total_cost?: string | null;
+  /** A realtime model's connected time, in seconds (an LLM event's; priced where the vendor bills time). */
+  readonly session_duration_seconds?: string | null;
 } & { readonly [K in TokenKind]?: string | null };
 
 export type CostSource = 'computed' | 'reported' | 'unpriced';
@@ -69,7 +72,7 @@ const RECONCILE_TOLERANCE = new Exact('0.01');
  * what priceUsageExactly gives to the last digit; every other event is priced by that.
  */
 export function priceUsage(card: RateCard, usage: UsageToPrice, catalogs: Catalogs | null = null): PricedUsage {
-  return priceScaled(card, usage) ?? priceUsageExactly(card, usage, catalogs);
+  return priceScaled(card, usage, catalogs) ?? priceUsageExactly(card, usage, catalogs);
 }
 
 /** priceUsage with Exact throughout: the reference the scaled path is proved against (price-usage.property.test.ts). */
@@ -110,14 +113,15 @@ function lookUpOf(usage: UsageToPrice): LookUp {
 }
 
 /**
- * What priceUsageExactly gives an event without token counts that a card quantity rate prices, on
- * the scaled path; null where that path does not apply (computeCost tries the token split first, and
- * with no token counts finds this same rate).
+ * What priceUsageExactly gives an event without token counts or connected time that a card quantity
+ * rate prices, on the scaled path; null where that path does not apply (computeCost tries the token
+ * split first, and with no token counts finds this same rate, unless a catalog price is more specific).
  */
-function priceScaled(card: RateCard, usage: UsageToPrice): PricedUsage | null {
+function priceScaled(card: RateCard, usage: UsageToPrice, catalogs: Catalogs | null): PricedUsage | null {
   for (const kind of TOKEN_KINDS) if (usage[kind] != null) return null;
+  if (usage.session_duration_seconds != null) return null;
   const rate = findRate(card, rateQuery(lookUpOf(usage), 'quantity'));
-  if (rate === null) return null;
+  if (rate === null || catalogOutranks(card, usage, cardTierOf(rate), catalogs)) return null;
   const scaled = scaledCost(rate, usage.quantity);
   if (scaled === null) return null;
   const reportedTotal = usage.reported_total_cost ?? null;
@@ -145,6 +149,25 @@ function priceScaled(card: RateCard, usage: UsageToPrice): PricedUsage | null {
     ],
     scope: rate.user_id === undefined ? 'card' : 'tenant',
   };
+}
+
+/**
+ * Whether a catalog price comes before a card entry of this tier (computeCost's order): a model's own
+ * (a speech entry for it or its family, a transcription model's price per hour) before a provider-wide
+ * card entry, a provider-wide speech entry before a card entry for any provider. Without token counts
+ * or connected time, an LLM event has nothing the catalog prices.
+ */
+function catalogOutranks(card: RateCard, usage: UsageToPrice, tier: CardTier, catalogs: Catalogs | null): boolean {
+  if (catalogs === null || tier < CARD_TIER.provider || usage.event_type === 'llm_tokens') return false;
+  const provider = catalogProviderOf(card, catalogs, usage.provider);
+  const entry = catalogs.speech.find(provider, usage.event_type, usage.model ?? null, usage.occurred_at);
+  if (entry !== null && (entry.model !== undefined || tier === CARD_TIER.any)) return true;
+  const model = usage.model ?? null;
+  return (
+    usage.event_type === 'stt_minutes' &&
+    model !== null &&
+    catalogs.llm.audioHourPrice(provider, model, usage.occurred_at) !== null
+  );
 }
 
 function fromCard(

@@ -1,6 +1,12 @@
 import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
 import type { Catalogs } from './catalogs.ts';
-import { LISTED_LLM_PROVIDERS, LLM_CATALOG_VERSION, llmPriceKey } from './llm-catalog.ts';
+import {
+  LISTED_LLM_PROVIDERS,
+  LLM_CATALOG_VERSION,
+  llmPriceKey,
+  llmTimePrice,
+  SESSION_DIMENSION,
+} from './llm-catalog.ts';
 import { resolveProvider } from './provider-names.ts';
 import { tenantIndexOf } from './tenant-rate-index.ts';
 import type { SpeechEntry } from './speech-catalog.ts';
@@ -151,30 +157,35 @@ function llmListings(card: RateCard, catalogs: Catalogs, filter: RateFilter): Ra
     return models.flatMap((model) => {
       const { prices, since, until } = catalogs.llm.pricesAt(model, filter.at);
       const providerId = catalogs.llm.providerId(provider);
-      return TOKEN_KINDS.flatMap((kind) => {
+      const listing = (dimension: string, unit: string, price: string, per: string, note = ''): RateListing => ({
+        id: `genai-prices@${LLM_CATALOG_VERSION}:${providerId}:${model.id}${since === null ? '' : `@${since}`}:${dimension}`,
+        scope: 'catalog',
+        user_id: null,
+        provider: providerId,
+        model: model.id,
+        service: 'llm',
+        event_type: 'llm_tokens',
+        dimension,
+        unit,
+        price,
+        per,
+        currency: catalogs.currency,
+        // The package writes start dates as dates (2026-07-30): listed as the instant they begin, UTC.
+        effective_from: since === null ? null : new Date(since).toISOString(),
+        effective_to: until === null ? null : new Date(until).toISOString(),
+        source: `@pydantic/genai-prices ${LLM_CATALOG_VERSION}${note}`,
+      });
+      const tokens = TOKEN_KINDS.flatMap((kind) => {
         const price = llmPriceKey(prices, kind);
         if (price === null) return [];
-        return [
-          {
-            id: `genai-prices@${LLM_CATALOG_VERSION}:${providerId}:${model.id}${since === null ? '' : `@${since}`}:${kind}`,
-            scope: 'catalog' as const,
-            user_id: null,
-            provider: providerId,
-            model: model.id,
-            service: 'llm',
-            event_type: 'llm_tokens',
-            dimension: kind,
-            unit: 'token',
-            price: price.base,
-            per: '1000000',
-            currency: catalogs.currency,
-            // The package writes start dates as dates (2026-07-30): listed as the instant they begin, UTC.
-            effective_from: since === null ? null : new Date(since).toISOString(),
-            effective_to: until === null ? null : new Date(until).toISOString(),
-            source: `@pydantic/genai-prices ${LLM_CATALOG_VERSION}${price.tiered ? ' (tiered: a higher price past some prompt sizes; the quote applies it)' : ''}`,
-          },
-        ];
+        const note = price.tiered ? ' (tiered: a higher price past some prompt sizes; the quote applies it)' : '';
+        return [listing(kind, 'token', price.base, '1000000', note)];
       });
+      // A realtime model billed by connected time (xAI's voice agent): its price per hour of it.
+      const time = llmTimePrice(prices);
+      return time === null
+        ? tokens
+        : [...tokens, listing(SESSION_DIMENSION, 'second', time, '3600', ' (per hour of connected time)')];
     });
   });
 }

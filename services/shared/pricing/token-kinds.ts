@@ -11,6 +11,8 @@ export const TOKEN_KINDS = [
   'cache_write_tokens',
   'audio_input_tokens',
   'cached_audio_input_tokens',
+  'image_input_tokens',
+  'cached_image_input_tokens',
   'output_tokens',
   'audio_output_tokens',
   'reasoning_tokens',
@@ -30,6 +32,8 @@ const DIMENSIONS: Readonly<Record<TokenKind, Readonly<Record<string, string>>>> 
   cache_write_tokens: { direction: 'input', token_type: 'cache_write' },
   audio_input_tokens: { direction: 'input', modality: 'audio' },
   cached_audio_input_tokens: { direction: 'input', modality: 'audio', token_type: 'cache_read' },
+  image_input_tokens: { direction: 'input', modality: 'image' },
+  cached_image_input_tokens: { direction: 'input', modality: 'image', token_type: 'cache_read' },
   output_tokens: { direction: 'output' },
   audio_output_tokens: { direction: 'output', modality: 'audio' },
   reasoning_tokens: { direction: 'output', token_type: 'reasoning' },
@@ -53,9 +57,10 @@ export class TokenCountError extends Error {
 
 /**
  * Every part larger than a whole it belongs to, as one message per part: `cached_input_tokens` over
- * `input_tokens`, `cached_audio_input_tokens` over `audio_input_tokens`, and so on. The overlap of
- * cached and audio input is `cached_audio_input_tokens` (0 when absent), so cached + audio − cached
- * audio + cache writes must also fit in the input.
+ * `input_tokens`, `cached_audio_input_tokens` over `audio_input_tokens`, and so on. Audio and image
+ * input are apart (one modality each); the overlap of cached input with each is its cached part (0 when
+ * absent), so cached + audio + image − cached audio − cached image + cache writes must also fit in the
+ * input.
  */
 export function tokenCountProblems(counts: TokenCounts): TokenCountError[] {
   const value = (kind: TokenKind) => new Exact(counts[kind] ?? 0);
@@ -75,12 +80,14 @@ export function tokenCountProblems(counts: TokenCounts): TokenCountError[] {
   const inputParts = value('cached_input_tokens')
     .plus(value('audio_input_tokens'))
     .minus(value('cached_audio_input_tokens'))
+    .plus(value('image_input_tokens'))
+    .minus(value('cached_image_input_tokens'))
     .plus(value('cache_write_tokens'));
   if (inputParts.greaterThan(value('input_tokens'))) {
     problems.push(
       new TokenCountError(
         'input_tokens',
-        `input_tokens (${value('input_tokens').toFixed()}) is less than its cached, audio and cache-write parts together (${inputParts.toFixed()})`,
+        `input_tokens (${value('input_tokens').toFixed()}) is less than its cached, audio, image and cache-write parts together (${inputParts.toFixed()})`,
       ),
     );
   }
@@ -122,7 +129,7 @@ const plansBySet = new WeakMap<ReadonlySet<TokenKind>, readonly PlanStep[]>();
 
 /**
  * The order to charge a set of priced kinds in (the most specific first) and each one's priced parts; at
- * most 2^8 sets, each planned once, and a set seen before (a catalog price's) found by identity.
+ * most 2^10 sets, each planned once, and a set seen before (a catalog price's) found by identity.
  */
 function chargePlan(priced: ReadonlySet<TokenKind>): readonly PlanStep[] {
   const seen = plansBySet.get(priced);

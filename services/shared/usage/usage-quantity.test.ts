@@ -2,14 +2,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { usageQuantities } from './usage-quantity.ts';
 
-// The token parts an event without them carries: none.
+// The token parts (and connected time) an event without them carries: none.
 const NO_PARTS = {
   cached_input_tokens: null,
   cache_write_tokens: null,
   audio_input_tokens: null,
   cached_audio_input_tokens: null,
+  image_input_tokens: null,
+  cached_image_input_tokens: null,
   audio_output_tokens: null,
   reasoning_tokens: null,
+  session_duration_seconds: null,
 };
 
 describe('usageQuantities', () => {
@@ -168,5 +171,108 @@ describe('usageQuantities with token kinds', () => {
       type: 'value_error',
       loc: ['body', 'cache_write_tokens'],
     });
+  });
+});
+
+describe('usageQuantities with image tokens, connected time and tokens of speech', () => {
+  it('takes image input and its cached part, and refuses a cached image count over either whole it belongs to', () => {
+    expect(
+      usageQuantities('llm_tokens', {
+        input_tokens: 900,
+        cached_input_tokens: 300,
+        image_input_tokens: 256,
+        cached_image_input_tokens: 128,
+        output_tokens: 100,
+      }),
+    ).toEqual({
+      ...NO_PARTS,
+      quantity: '1000',
+      input_tokens: '900',
+      cached_input_tokens: '300',
+      image_input_tokens: '256',
+      cached_image_input_tokens: '128',
+      output_tokens: '100',
+    });
+    expect(
+      usageQuantities('llm_tokens', {
+        input_tokens: 900,
+        cached_input_tokens: 300,
+        usage_data: { image_input_tokens: 100, cached_image_input_tokens: 128 },
+      }),
+    ).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'usage_data', 'cached_image_input_tokens'],
+      msg: 'Value error, cached_image_input_tokens (128) is more than image_input_tokens (100), which includes it',
+    });
+    expect(
+      usageQuantities('llm_tokens', { input_tokens: 100, audio_input_tokens: 60, image_input_tokens: 60 }),
+    ).toMatchObject({
+      loc: ['body', 'input_tokens'],
+      msg: 'Value error, input_tokens (100) is less than its cached, audio, image and cache-write parts together (120)',
+    });
+  });
+
+  it('takes a realtime model’s connected seconds with its tokens, or alone as an event of 0 tokens', () => {
+    expect(
+      usageQuantities('llm_tokens', { input_tokens: 50, output_tokens: 10, session_duration_seconds: '12.50' }),
+    ).toEqual({
+      ...NO_PARTS,
+      quantity: '60',
+      input_tokens: '50',
+      output_tokens: '10',
+      session_duration_seconds: '12.5',
+    });
+    expect(usageQuantities('llm_tokens', { session_duration_seconds: '90' })).toEqual({
+      ...NO_PARTS,
+      quantity: '0',
+      input_tokens: null,
+      output_tokens: null,
+      session_duration_seconds: '90',
+    });
+    expect(usageQuantities('llm_tokens', { usage_data: { session_duration_seconds: 3.25 } })).toMatchObject({
+      quantity: '0',
+      session_duration_seconds: '3.25',
+    });
+  });
+
+  it('refuses connected seconds that are negative, not a number, or on an event that is not an LLM’s', () => {
+    expect(usageQuantities('llm_tokens', { usage_data: { session_duration_seconds: -1 } })).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'usage_data', 'session_duration_seconds'],
+      msg: 'Value error, session_duration_seconds must be a number from 0 to 1000000000000',
+    });
+    expect(usageQuantities('llm_tokens', { usage_data: { session_duration_seconds: 'long' } })).toMatchObject({
+      loc: ['body', 'usage_data', 'session_duration_seconds'],
+    });
+    expect(usageQuantities('stt_minutes', { quantity: '1', session_duration_seconds: '60' })).toMatchObject({
+      type: 'value_error',
+      loc: ['body', 'session_duration_seconds'],
+      msg: "Value error, session_duration_seconds is a realtime model's connected time: only llm_tokens events carry it",
+    });
+  });
+
+  it('keeps a speech event’s quantity in minutes or characters when it carries the tokens its vendor bills', () => {
+    expect(
+      usageQuantities('tts_characters', {
+        quantity: '480',
+        input_tokens: 120,
+        output_tokens: 2400,
+        audio_output_tokens: 2400,
+      }),
+    ).toEqual({
+      ...NO_PARTS,
+      quantity: '480',
+      input_tokens: '120',
+      output_tokens: '2400',
+      audio_output_tokens: '2400',
+    });
+    expect(
+      usageQuantities('stt_minutes', {
+        input_tokens: 1500,
+        audio_input_tokens: 1500,
+        output_tokens: 90,
+        usage_data: { audio_duration_seconds: 90 },
+      }),
+    ).toMatchObject({ quantity: '1.5', input_tokens: '1500', audio_input_tokens: '1500', output_tokens: '90' });
   });
 });

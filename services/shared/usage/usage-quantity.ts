@@ -6,9 +6,18 @@ import { TOKEN_KINDS, tokenCountProblems, type TokenKind } from '../pricing/toke
 /** The largest quantity the schema lets through as `quantity`; one derived from usage_data, and every token count, obey it too. */
 const MAX_QUANTITY = new Exact(USAGE_LIMITS.MAX_QUANTITY);
 
-/** The quantity, and each token count the event carries (null when it carries none of that kind). */
-export type Quantities = { readonly quantity: string } & { readonly [K in TokenKind]: string | null };
-type Sent = { quantity?: string; usage_data?: UsageData } & { [K in TokenKind]?: number };
+/**
+ * The quantity, each token count the event carries (null when it carries none of that kind), and a
+ * realtime model's connected seconds (null when not carried).
+ */
+export type Quantities = { readonly quantity: string; readonly session_duration_seconds: string | null } & {
+  readonly [K in TokenKind]: string | null;
+};
+type Sent = { quantity?: string; usage_data?: UsageData; session_duration_seconds?: string } & {
+  [K in TokenKind]?: number;
+};
+
+const SESSION_FIELD = 'session_duration_seconds';
 
 type UsageData = Readonly<Record<string, unknown>>;
 
@@ -44,11 +53,42 @@ export function usageQuantities(eventType: string, sent: Sent): Quantities | Val
       loc: atTop ? ['body', first.kind] : ['body', 'usage_data', first.kind],
     };
   }
-  if (sent.quantity !== undefined) return { quantity: plain(new Exact(sent.quantity)), ...tokens };
+  const session = sessionSeconds(eventType, sent, data);
+  if (typeof session === 'object' && session !== null) return session;
+  const measured = { session_duration_seconds: session, ...tokens };
+  if (sent.quantity !== undefined) return { quantity: plain(new Exact(sent.quantity)), ...measured };
   const derived = fromUsageData(eventType, data, tokens);
+  // Connected time alone (a realtime session's last report) is an LLM event of no tokens.
+  if (derived === null && session !== null) return { quantity: '0', ...measured };
   if (derived === null) return { type: 'missing', loc: ['body', 'quantity'], msg: 'Field required', input: sent };
   if (derived instanceof Error) return problem('usage_data', derived.message, sent.usage_data);
-  return { quantity: derived, ...tokens };
+  return { quantity: derived, ...measured };
+}
+
+/**
+ * A realtime model's connected seconds, sent at the top (a decimal the schema bounded) or in usage_data
+ * (checked here the same way): only an LLM event has them.
+ */
+function sessionSeconds(eventType: string, sent: Sent, data: UsageData): string | null | ValidationItem {
+  const value = sent[SESSION_FIELD] ?? data[SESSION_FIELD];
+  if (value === undefined || value === null) return null;
+  const loc = sent[SESSION_FIELD] === undefined ? ['body', 'usage_data', SESSION_FIELD] : ['body', SESSION_FIELD];
+  if (eventType !== 'llm_tokens')
+    return {
+      ...problem(
+        SESSION_FIELD,
+        `${SESSION_FIELD} is a realtime model's connected time: only llm_tokens events carry it`,
+        value,
+      ),
+      loc,
+    };
+  const parsed = decimalOf(value);
+  if (parsed === null || parsed.isNegative() || parsed.greaterThan(MAX_QUANTITY))
+    return {
+      ...problem(SESSION_FIELD, `${SESSION_FIELD} must be a number from 0 to ${MAX_QUANTITY.toFixed()}`, value),
+      loc,
+    };
+  return plain(parsed);
 }
 
 function fromUsageData(

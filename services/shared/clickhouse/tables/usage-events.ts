@@ -6,7 +6,7 @@ import { chunkBySize } from '../../chunk-by-size.ts';
 
 /**
  * usage_events and usage_event_ids_by_user (its id index). The rollups the cost queries read are the
- * query service's (services/query/queries/), fed by the views of migrations 003-012.
+ * query service's (services/query/queries/), fed by the views of migrations 003-012 (015 adds columns only).
  */
 
 /** Where a record came from: its Kafka partition and offset, or -1 in the embedded mode (the journal). */
@@ -42,8 +42,12 @@ export interface UsageEventRow {
   readonly cache_write_tokens: string | null;
   readonly audio_input_tokens: string | null;
   readonly cached_audio_input_tokens: string | null;
+  readonly image_input_tokens: string | null;
+  readonly cached_image_input_tokens: string | null;
   readonly audio_output_tokens: string | null;
   readonly reasoning_tokens: string | null;
+  /** A realtime model's connected seconds, a decimal string. */
+  readonly session_duration_seconds: string | null;
   readonly price_scope: string;
   readonly cost_components: PricedUsage['components'];
   readonly occurred_at: string;
@@ -78,8 +82,11 @@ export function usageEventRow(record: UsageRecord, priced: PricedUsage, source: 
     cache_write_tokens: record.cache_write_tokens ?? null,
     audio_input_tokens: record.audio_input_tokens ?? null,
     cached_audio_input_tokens: record.cached_audio_input_tokens ?? null,
+    image_input_tokens: record.image_input_tokens ?? null,
+    cached_image_input_tokens: record.cached_image_input_tokens ?? null,
     audio_output_tokens: record.audio_output_tokens ?? null,
     reasoning_tokens: record.reasoning_tokens ?? null,
+    session_duration_seconds: record.session_duration_seconds ?? null,
     price_scope: priced.scope ?? '',
     cost_components: priced.components,
     occurred_at: record.occurred_at,
