@@ -171,6 +171,22 @@ describe('the journal runner', () => {
     await journal.close();
   });
 
+  it('dead-letters a refused record at its own position when an undecodable one comes before it', async () => {
+    const { journal } = await openJournal();
+    const { ch, inserts } = fakeClickHouse({ refuse: (row) => row.room_name === 'poison' });
+    const runner = startJournalRunner({ journal, writer: await fakeWriter(ch), log, afterRebuild: false });
+    const poison = JSON.stringify(makeSessionEnvelope({ room_name: 'poison' }));
+    await journal.append(['not json', JSON.stringify(makeSessionEnvelope({ room_name: 's1' })), poison]);
+    expect(await journal.caughtUp(5_000)).toBe(true);
+    const letters = inserts.filter(({ table }) => table === 'dead_letters').flatMap(({ rows }) => rows);
+    expect(letters.map(({ kafka_offset, record }) => [kafka_offset, record])).toEqual([
+      ['0', 'not json'],
+      ['2', poison],
+    ]);
+    await runner.stop();
+    await journal.close();
+  });
+
   it('tells onStored what each round held once it is stored, and retries the round when that fails', async () => {
     const { journal } = await openJournal();
     const writer = await fakeWriter();
