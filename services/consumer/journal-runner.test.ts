@@ -2,13 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fakeClickHouse } from '../../test/support/fake-clickhouse.ts';
 import { makeSessionEnvelope } from '../../test/support/records.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { createLogger } from '../shared/logger.ts';
-import type { Envelope } from '../shared/records/envelope.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../shared/pricing/load-rate-card.ts';
+import { decodeRecord, type Envelope } from '../shared/records/envelope.ts';
 import { RecordJournal } from '../shared/records/journal.ts';
+import { MemoryLiveUsage } from '../shared/redis/live-usage.ts';
 import { startJournalRunner } from './journal-runner.ts';
-import type { RefusedRecord, SourcedEnvelope } from './record-writer.ts';
+import { createRecordWriter } from './record-writer.ts';
+import type { Round } from './round.ts';
 
 const log = createLogger('silent');
 const folders: string[] = [];
@@ -20,47 +24,37 @@ async function openJournal(where = mkdtempSync(path.join(tmpdir(), 'journal-runn
   return { where, journal: await RecordJournal.open(where) };
 }
 
-/** The writer's port: records what each round stored, refuses what `refuse` says, fails while `failing`. */
-function fakeWriter(refuse: (envelope: Envelope) => boolean = () => false) {
+/**
+ * The writer the runner hands its rounds to (a real one, over `ch`): records what each round held, and
+ * fails while `failing` says so.
+ */
+async function fakeWriter(ch: ClickHouse = fakeClickHouse().ch) {
+  const real = createRecordWriter({
+    ch,
+    reads: ch,
+    log,
+    card: await loadRateCard(DEFAULT_RATE_CARD_URL),
+    claims: null,
+    liveUsage: new MemoryLiveUsage(),
+    deadLetterTopic: null,
+  });
   const rounds: { token: string; keys: string[]; uncertain: boolean }[] = [];
   const state = { failing: 0 };
   return {
     rounds,
     state,
-    storeEnvelopes: async (
-      items: readonly SourcedEnvelope[],
-      token: string,
-      { uncertain = false }: { isolate?: boolean; uncertain?: boolean } = {},
-    ): Promise<RefusedRecord[]> => {
+    handleRound: async (round: Round) => {
       if (state.failing > 0) {
         state.failing -= 1;
         throw new Error('too many parts');
       }
-      rounds.push({ token, uncertain, keys: items.map(({ envelope }) => roomOf(envelope)) });
-      return items.filter(({ envelope }) => refuse(envelope)).map((item) => ({ ...item, reason: 'refused' }));
+      const [member] = round.members;
+      const decoded = member!.messages.map(({ value }) => decodeRecord(value));
+      const keys = decoded.flatMap((record) => (record.ok ? [roomOf(record.envelope)] : []));
+      rounds.push({ token: round.token, uncertain: member!.uncertain, keys });
+      return real.handleRound(round);
     },
   };
-}
-
-/** The dead letters' table: the rows each insert carried (as keyed rows, whatever format they went in). */
-function fakeClickHouse() {
-  const inserts: { token: string; rows: Record<string, unknown>[] }[] = [];
-  const client = {
-    insert: async (params: {
-      values: unknown[];
-      columns?: string[];
-      clickhouse_settings: { insert_deduplication_token: string };
-    }) => {
-      const rows = params.values.map((value) =>
-        params.columns === undefined
-          ? (value as Record<string, unknown>)
-          : Object.fromEntries(params.columns.map((column, i) => [column, (value as unknown[])[i]])),
-      );
-      inserts.push({ token: params.clickhouse_settings.insert_deduplication_token, rows });
-    },
-  };
-  const ch = { client, database: 'db', embedded: true, cluster: null } as unknown as ClickHouse;
-  return { ch, inserts };
 }
 
 /** The label each test record carries: its session's room. */
@@ -72,8 +66,8 @@ const appendSessions = (journal: RecordJournal, keys: readonly string[]) =>
 describe('the journal runner', () => {
   it('stores what was appended in rounds, in order, each under its range, and lets waiting reads through', async () => {
     const { journal } = await openJournal();
-    const writer = fakeWriter();
-    const runner = startJournalRunner({ journal, writer, ch: fakeClickHouse().ch, log, afterRebuild: false });
+    const writer = await fakeWriter();
+    const runner = startJournalRunner({ journal, writer, log, afterRebuild: false });
     await appendSessions(journal, ['s1', 's2', 's3']);
     expect(await journal.caughtUp(5_000)).toBe(true);
     await appendSessions(journal, ['s4']);
@@ -88,9 +82,9 @@ describe('the journal runner', () => {
 
   it('retries a round that failed under the same token, and says it is stalled meanwhile', async () => {
     const { journal } = await openJournal();
-    const writer = fakeWriter();
+    const writer = await fakeWriter();
     writer.state.failing = 2;
-    const runner = startJournalRunner({ journal, writer, ch: fakeClickHouse().ch, log, afterRebuild: false });
+    const runner = startJournalRunner({ journal, writer, log, afterRebuild: false });
     await appendSessions(journal, ['s1']);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(runner.stalled(0)).toMatch(/has not been stored for/);
@@ -103,10 +97,10 @@ describe('the journal runner', () => {
 
   it('retries planning a round on a disk that refuses it, and says it is stalled meanwhile', async () => {
     const { journal } = await openJournal();
-    const writer = fakeWriter();
+    const writer = await fakeWriter();
     await appendSessions(journal, ['s1']);
     journal.refuseWritesFor(400);
-    const runner = startJournalRunner({ journal, writer, ch: fakeClickHouse().ch, log, afterRebuild: false });
+    const runner = startJournalRunner({ journal, writer, log, afterRebuild: false });
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(runner.stalled(0)).toMatch(/has not been stored for/);
     expect(journal.planned()).toBeNull();
@@ -122,16 +116,16 @@ describe('the journal runner', () => {
 
   it('says it is stalled while the journal refuses to mark a stored round, and stores it once after', async () => {
     const { journal } = await openJournal();
-    const writer = fakeWriter();
+    const writer = await fakeWriter();
     const slow = {
-      storeEnvelopes: async (...args: Parameters<typeof writer.storeEnvelopes>) => {
-        const refused = await writer.storeEnvelopes(...args);
+      handleRound: async (round: Round) => {
+        const stored = await writer.handleRound(round);
         // The disk fills between the insert and the journal's mark of it.
         journal.refuseWritesFor(300);
-        return refused;
+        return stored;
       },
     };
-    const runner = startJournalRunner({ journal, writer: slow, ch: fakeClickHouse().ch, log, afterRebuild: false });
+    const runner = startJournalRunner({ journal, writer: slow, log, afterRebuild: false });
     await appendSessions(journal, ['s1']);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(runner.stalled(0)).toMatch(/has not been stored for/);
@@ -147,15 +141,16 @@ describe('the journal runner', () => {
 
   it('dead-letters what the writer refused and what cannot be decoded, at their journal positions', async () => {
     const { journal } = await openJournal();
-    const writer = fakeWriter((envelope) => roomOf(envelope) === 'poison');
-    const { ch, inserts } = fakeClickHouse();
-    const runner = startJournalRunner({ journal, writer, ch, log, afterRebuild: false });
+    const { ch, inserts } = fakeClickHouse({ refuse: (row) => row.room_name === 'poison' });
+    const writer = await fakeWriter(ch);
+    const runner = startJournalRunner({ journal, writer, log, afterRebuild: false });
     const session = (room: string) => JSON.stringify(makeSessionEnvelope({ room_name: room }));
     await journal.append([session('s1'), session('poison'), 'not json']);
     expect(await journal.caughtUp(5_000)).toBe(true);
     expect(writer.rounds.flatMap(({ keys }) => keys)).toEqual(['s1', 'poison']);
-    expect(inserts.map(({ token }) => token)).toEqual([`journal:${journal.id}:0-3:dead:deadLetters`]);
-    const letters = inserts[0]!.rows.map(({ kind, reason, topic, kafka_partition, kafka_offset }) => ({
+    const dead = inserts.filter(({ table }) => table === 'dead_letters');
+    expect(dead.map(({ token }) => token)).toEqual([`journal:${journal.id}:0-3:dead:deadLetters`]);
+    const letters = dead[0]!.rows.map(({ kind, reason, topic, kafka_partition, kafka_offset }) => ({
       kind,
       reason,
       topic,
@@ -164,8 +159,48 @@ describe('the journal runner', () => {
     }));
     expect(letters).toEqual([
       { kind: 'unknown', reason: 'record value is not JSON', topic: 'journal', kafka_partition: -1, kafka_offset: '2' },
-      { kind: 'session', reason: 'refused', topic: 'journal', kafka_partition: -1, kafka_offset: '1' },
+      {
+        kind: 'session',
+        reason: 'ClickHouse refused the record (TYPE_MISMATCH): Cannot parse input',
+        topic: 'journal',
+        kafka_partition: -1,
+        kafka_offset: '1',
+      },
     ]);
+    await runner.stop();
+    await journal.close();
+  });
+
+  it('dead-letters a refused record at its own position when an undecodable one comes before it', async () => {
+    const { journal } = await openJournal();
+    const { ch, inserts } = fakeClickHouse({ refuse: (row) => row.room_name === 'poison' });
+    const runner = startJournalRunner({ journal, writer: await fakeWriter(ch), log, afterRebuild: false });
+    const poison = JSON.stringify(makeSessionEnvelope({ room_name: 'poison' }));
+    await journal.append(['not json', JSON.stringify(makeSessionEnvelope({ room_name: 's1' })), poison]);
+    expect(await journal.caughtUp(5_000)).toBe(true);
+    const letters = inserts.filter(({ table }) => table === 'dead_letters').flatMap(({ rows }) => rows);
+    expect(letters.map(({ kafka_offset, record }) => [kafka_offset, record])).toEqual([
+      ['0', 'not json'],
+      ['2', poison],
+    ]);
+    await runner.stop();
+    await journal.close();
+  });
+
+  it('tells onStored what each round held once it is stored, and retries the round when that fails', async () => {
+    const { journal } = await openJournal();
+    const writer = await fakeWriter();
+    const told: string[][] = [];
+    let refusals = 1;
+    const onStored = async (envelopes: readonly Envelope[]) => {
+      if (refusals-- > 0) throw new Error('announcements unavailable');
+      told.push(envelopes.map(roomOf));
+    };
+    const runner = startJournalRunner({ journal, writer, log, afterRebuild: false, onStored });
+    await appendSessions(journal, ['s1', 's2']);
+    expect(await journal.caughtUp(5_000)).toBe(true);
+    expect(told).toEqual([['s1', 's2']]);
+    expect(writer.rounds.map(({ token }) => token)).toEqual([`journal:${journal.id}:0-2`, `journal:${journal.id}:0-2`]);
     await runner.stop();
     await journal.close();
   });
@@ -178,16 +213,16 @@ describe('the journal runner', () => {
     await journal.close();
 
     const clean = await RecordJournal.open(where);
-    const writer = fakeWriter();
+    const writer = await fakeWriter();
     writer.state.failing = 1;
     // Stopped while its first try fails: the plan stays for the next start.
-    const stopped = startJournalRunner({ journal: clean, writer, ch: fakeClickHouse().ch, log, afterRebuild: false });
+    const stopped = startJournalRunner({ journal: clean, writer, log, afterRebuild: false });
     await new Promise((resolve) => setTimeout(resolve, 30));
     await stopped.stop();
     await clean.close();
 
     const rebuilt = await RecordJournal.open(where);
-    const runner = startJournalRunner({ journal: rebuilt, writer, ch: fakeClickHouse().ch, log, afterRebuild: true });
+    const runner = startJournalRunner({ journal: rebuilt, writer, log, afterRebuild: true });
     expect(await rebuilt.caughtUp(5_000)).toBe(true);
     expect(writer.rounds[0]).toMatchObject({ keys: ['s1', 's2'], uncertain: true });
     expect(writer.rounds[0]!.token).toMatch(new RegExp(`^journal:${rebuilt.id}:0-2:rebuild-`));

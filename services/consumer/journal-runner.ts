@@ -1,21 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
-import { insertRows } from '../shared/clickhouse/insert-rows.ts';
 import { lookupParts } from '../shared/clickhouse/tables/usage-events.ts';
 import { tableName } from '../shared/clickhouse/tables.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { UsageRecord } from '../shared/records/payloads.ts';
 import { decodeRecord, type Envelope } from '../shared/records/envelope.ts';
 import type { PlannedRound, RecordJournal } from '../shared/records/journal.ts';
-import { exponentialDelay, retry } from '../shared/retry.ts';
-import type { RecordWriter, SourcedEnvelope } from './record-writer.ts';
+import type { RecordWriter } from './record-writer.ts';
+import type { Round } from './round.ts';
+import { runRound, type RoundSource } from './storing-loop.ts';
 
 export interface JournalRunnerDeps {
   readonly journal: RecordJournal;
-  readonly writer: Pick<RecordWriter, 'storeEnvelopes'>;
-  /** Where the dead letters go (the dead_letters table). */
-  readonly ch: ClickHouse;
+  readonly writer: Pick<RecordWriter, 'handleRound'>;
   readonly log: Logger;
   /** The embedded engine was rebuilt after a crash: the round it was storing may be in the sources in part. */
   readonly afterRebuild: boolean;
@@ -32,19 +30,29 @@ export interface JournalRunner {
   readonly stalled: (afterMs: number) => string | null;
 }
 
+/** A range of the journal as the storing loop runs it. */
+interface JournalRound extends PlannedRound {
+  /** Planned already (replayed as it was after a restart): nothing to write before storing it. */
+  readonly replayed: boolean;
+}
+
 // The embedded mode's rows carry no Kafka position, as before the journal (the columns' -1).
-const SOURCE = { partition: -1, offset: '-1' } as const;
+const ROW_SOURCE = { partition: -1, offset: '-1' } as const;
 
 /**
- * The embedded mode's consumer: stores the journal's records in rounds, one insert per table per round,
- * as the batch runner stores a Kafka fetch. Each round's range and token are written before it is
- * stored, so a restart replays the same records under the same token (ClickHouse drops the repeat) and
- * an event already stored is never counted again; a round stays in the journal until it is stored.
+ * The embedded mode's consumer: the journal's records in rounds, one insert per table per round, through
+ * the storing loop (storing-loop.ts) as a Kafka fetch goes. Each round's range and token are written
+ * before it is stored (its plan), so a restart replays the same records under the same token (ClickHouse
+ * drops the repeat) and an event already stored is never counted again; a round stays in the journal
+ * until it is stored (its commit marks it stored, and its records go). An outage (ClickHouse refusing
+ * inserts for a while, a full disk) pauses the rounds and the journal keeps the records: planning and
+ * marking write the journal, so a full disk refuses them too, and they are retried alike. A round is
+ * retried as it was planned, under its token: a view that failed while the source and the other views
+ * stored it then takes it (steps/decided-rounds.ts).
  */
 export function startJournalRunner({
   journal,
   writer,
-  ch,
   log,
   afterRebuild,
   onStored = async () => undefined,
@@ -58,82 +66,61 @@ export function startJournalRunner({
 
   const roundToken = ({ from, to }: { from: number; to: number }) => `journal:${journal.id}:${from}-${to}`;
 
-  async function nextRound(): Promise<PlannedRound | null> {
+  /** The round planned before this start, replayed; else the next range appended; null when none waits. */
+  function nextRound(): JournalRound | null {
     const planned = journal.planned();
     if (planned !== null) {
       runnerLog.warn({ from: planned.from, to: planned.to, afterRebuild }, 'journal_round_replayed');
-      if (!afterRebuild) return planned;
+      if (!afterRebuild) return { ...planned, replayed: true };
       // Stored in part before the crash, while a view's deduplication log may know its token without its
       // rows (the views were rebuilt from the sources): its stored events win, and a token no table has
       // seen, new at every rebuild, makes every table take what the sources lack.
-      const replay = { ...planned, token: `${roundToken(planned)}:rebuild-${randomUUID()}`, uncertain: true };
-      await journal.plan(replay);
-      return replay;
+      return { ...planned, token: `${roundToken(planned)}:rebuild-${randomUUID()}`, uncertain: true, replayed: false };
     }
     const from = journal.stored();
     const to = Math.min(journal.appended(), from + maxRoundRecords);
     if (to === from) return null;
-    const round = { from, to, token: roundToken({ from, to }) };
-    await journal.plan(round);
-    return round;
+    return { from, to, token: roundToken({ from, to }), replayed: false };
   }
 
-  async function store(round: PlannedRound): Promise<void> {
-    const entries = await journal.read(round.from, round.to);
-    const items: SourcedEnvelope[] = [];
-    const dead: { seq: number; kind: string; value: string; reason: string }[] = [];
-    for (const { seq, value } of entries) {
-      const decoded = decodeRecord(Buffer.from(value, 'utf8'));
-      if (decoded.ok) items.push({ envelope: decoded.envelope, source: SOURCE });
-      else dead.push({ seq, kind: 'unknown', value, reason: decoded.reason });
-    }
-    const seqOf = new Map(items.map((item, i) => [item.envelope, entries[i]!.seq]));
-    const refused = await writer.storeEnvelopes(items, round.token, {
-      isolate: true,
-      uncertain: round.uncertain === true,
-    });
-    for (const { envelope, reason } of refused)
-      dead.push({ seq: seqOf.get(envelope) ?? -1, kind: envelope.kind, value: JSON.stringify(envelope), reason });
-    if (dead.length > 0) {
-      runnerLog.warn({ count: dead.length, reason: dead[0]!.reason }, 'records_dead_lettered');
-      const rows = dead.map(({ seq, kind, value, reason }) => ({
-        kind,
-        reason,
-        topic: 'journal',
-        kafka_partition: -1,
-        kafka_offset: String(seq),
-        record: value,
-      }));
-      await insertRows(ch, 'deadLetters', rows, `${round.token}:dead`);
-    }
-    await onStored(items.map(({ envelope }) => envelope));
-  }
+  const source: RoundSource<JournalRound> = {
+    retriesWrites: true,
+    async plan({ replayed, from, to, token, uncertain }) {
+      if (!replayed) await journal.plan(uncertain === true ? { from, to, token, uncertain } : { from, to, token });
+    },
+    async store(round) {
+      const { envelopes } = await writer.handleRound(await roundOf(round));
+      await onStored(envelopes);
+    },
+    commit: ({ to }) => journal.markStored(to),
+    holds: () => !stopping,
+    failed: () => {
+      failingSince ??= Date.now();
+    },
+    ended: (_step, _round, done) => {
+      if (done) failingSince = null;
+    },
+  };
 
-  // An outage (ClickHouse refusing inserts for a while, a full disk) pauses the rounds; the journal
-  // keeps the records. A round is retried as it was planned, under its token: a view that failed while
-  // the source and the other views stored it then takes it (record-writer.ts, decideUsageRows).
-  const untilDone = <T>(step: () => Promise<T>, event: string, round?: { from: number; to: number }) =>
-    retry(
-      async () => {
-        try {
-          const result = await step();
-          failingSince = null;
-          return { result };
-        } catch (error) {
-          failingSince ??= Date.now();
-          runnerLog.warn({ err: error, from: round?.from, to: round?.to }, event);
-          return null;
-        }
-      },
-      { delayMs: exponentialDelay(100, 5_000), wait: pauseUnless(() => stopping) },
-    );
+  /** The round's records as one batch of the "journal" topic: dead letters name their journal positions. */
+  async function roundOf({ from, to, token, uncertain }: JournalRound): Promise<Round> {
+    const entries = await journal.read(from, to);
+    const messages = entries.map(({ seq, value }) => ({ offset: String(seq), value: Buffer.from(value, 'utf8') }));
+    const member = {
+      topic: 'journal',
+      partition: -1,
+      messages,
+      token,
+      uncertain: uncertain === true,
+      rowSource: ROW_SOURCE,
+      deadLetterToken: `${token}:dead`,
+    };
+    return { members: [member], token };
+  }
 
   async function run(): Promise<void> {
     while (!stopping) {
-      // Planning and marking write the journal: a full disk refuses them too, and they are retried alike.
-      const next = await untilDone(nextRound, 'journal_round_not_planned');
-      if (next === null) return;
-      const round = next.result;
+      const round = nextRound();
       if (round === null) {
         await new Promise<void>((resolve) => {
           wake = resolve;
@@ -143,8 +130,7 @@ export function startJournalRunner({
         wake = null;
         continue;
       }
-      if ((await untilDone(() => store(round), 'journal_round_not_stored', round)) === null) return;
-      if ((await untilDone(() => journal.markStored(round.to), 'journal_round_not_marked', round)) === null) return;
+      if (!(await runRound(round, source, runnerLog))) return;
     }
   }
 
@@ -163,15 +149,6 @@ export function startJournalRunner({
       failingSince !== null && Date.now() - failingSince > afterMs
         ? `the journal's round has not been stored for ${Math.round((Date.now() - failingSince) / 1000)} s`
         : null,
-  };
-}
-
-/** A retry's pause that gives up once `stopped` says so. */
-function pauseUnless(stopped: () => boolean): (ms: number) => Promise<boolean> {
-  return async (ms) => {
-    if (stopped()) return false;
-    await sleep(ms);
-    return !stopped();
   };
 }
 

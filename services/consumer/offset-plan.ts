@@ -6,7 +6,7 @@ import type { Admin } from 'kafkajs';
  * batch's first offset again with {"last": …} as commit metadata (a write-ahead plan, stored by
  * Kafka with the offset itself). After a restart, a batch that starts at a planned offset is cut at
  * the planned last offset, so the replay is the same insert with the same token. A batch stored in a
- * round (batch-runner.ts) also names its round: the round is replayed under the same token when all
+ * round (kafka-rounds.ts) also names its round: the round is replayed under the same token when all
  * of its members come back to one consumer, and otherwise its members are uncertain (see RoundPlan).
  */
 export interface OffsetPlan {

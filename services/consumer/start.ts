@@ -100,7 +100,6 @@ export async function startConsumer({
     const runner = startJournalRunner({
       journal,
       writer,
-      ch: infra.clickhouse,
       log: consumerLog,
       afterRebuild,
       // An agent's name shows in other tenants' answers (by-agent reads it by id, whoever owns it).

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { KafkaMessage } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Round, RoundMember } from '../../services/consumer/batch-runner.ts';
+import type { Round, RoundMember } from '../../services/consumer/round.ts';
 import { batchToken, roundToken } from '../../services/consumer/offset-plan.ts';
 import { createRecordWriter, type RecordWriter } from '../../services/consumer/record-writer.ts';
 import { RedisEventClaims } from '../../services/consumer/usage/event-claims.ts';

@@ -62,7 +62,7 @@ describe('a round whose materialized view failed, in the embedded journal', () =
   it('retries the round until the view that failed has it, counted once in every other table', async () => {
     const journal = await RecordJournal.open(journalDir);
     const liveUsage = new MemoryLiveUsage();
-    const runner = startJournalRunner({ journal, writer: writer(liveUsage), ch, log, afterRebuild: false });
+    const runner = startJournalRunner({ journal, writer: writer(liveUsage), log, afterRebuild: false });
     await appendUsage(journal, 5);
     expect(await journal.caughtUp(30_000)).toBe(true);
     expect(await storedTotals(ch)).toEqual(once(5));
@@ -86,7 +86,7 @@ describe('a round whose materialized view failed, in the embedded journal', () =
 
   it('after a clean restart that found the failed round planned, rebuilds the views and counts the round once everywhere', async () => {
     const journal = await RecordJournal.open(journalDir);
-    const runner = startJournalRunner({ journal, writer: writer(), ch, log, afterRebuild: false });
+    const runner = startJournalRunner({ journal, writer: writer(), log, afterRebuild: false });
     await failView();
     await appendUsage(journal, 4);
     await eventually(async () => expect(runner.stalled(0)).not.toBeNull(), 30_000);
@@ -101,7 +101,7 @@ describe('a round whose materialized view failed, in the embedded journal', () =
     const afterRebuild = await plannedRoundReachedSources(reopened, ch);
     expect(afterRebuild).toBe(true);
     await rebuildViews(ch, log);
-    const restarted = startJournalRunner({ journal: reopened, writer: writer(), ch, log, afterRebuild });
+    const restarted = startJournalRunner({ journal: reopened, writer: writer(), log, afterRebuild });
     await appendUsage(reopened, 2);
     expect(await reopened.caughtUp(30_000)).toBe(true);
     expect(await storedTotals(ch)).toEqual(once(14));
@@ -115,14 +115,14 @@ describe('a round whose materialized view failed, in the embedded journal', () =
     await ch.client.command({
       query: `ALTER TABLE ${tableName(ch, 'usageEvents')} ADD CONSTRAINT fault_injected CHECK 0`,
     });
-    const runner = startJournalRunner({ journal, writer: writer(), ch, log, afterRebuild: false });
+    const runner = startJournalRunner({ journal, writer: writer(), log, afterRebuild: false });
     await appendUsage(journal, 3);
     await eventually(async () => expect(runner.stalled(0)).not.toBeNull(), 30_000);
     await runner.stop();
     await ch.client.command({ query: `ALTER TABLE ${tableName(ch, 'usageEvents')} DROP CONSTRAINT fault_injected` });
     expect(journal.planned()).not.toBeNull();
     expect(await plannedRoundReachedSources(journal, ch)).toBe(false);
-    const restarted = startJournalRunner({ journal, writer: writer(), ch, log, afterRebuild: false });
+    const restarted = startJournalRunner({ journal, writer: writer(), log, afterRebuild: false });
     expect(await journal.caughtUp(30_000)).toBe(true);
     expect(await storedTotals(ch)).toEqual(once(17));
     await restarted.stop();

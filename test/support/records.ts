@@ -37,3 +37,9 @@ export function makeUsageRecord(overrides: Partial<UsageRecord> = {}): UsageReco
     ...overrides,
   };
 }
+
+/** makeUsageRecord's event in its envelope, keyed by its session; override any field of the record. */
+export function makeUsageEnvelope(overrides: Partial<UsageRecord> = {}): Envelope {
+  const record = makeUsageRecord(overrides);
+  return makeEnvelope('usage', record.session_id, record, new Date(record.occurred_at), new Date(record.received_at));
+}

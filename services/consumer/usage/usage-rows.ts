@@ -28,8 +28,8 @@ export interface UsageRowsDeps {
 }
 
 /** The usage events of one batch of a round, claimed under the batch's own token. */
-export interface UsageGroup {
-  readonly items: readonly UsageItem[];
+export interface UsageGroup<I extends UsageItem = UsageItem> {
+  readonly items: readonly I[];
   /** The batch token its events are claimed under: the same when the batch is replayed. */
   readonly claimToken: string;
   /** The batch may be stored already under another token: its stored events are left out whoever claimed them. */
@@ -37,8 +37,8 @@ export interface UsageGroup {
 }
 
 /** A round's usage rows, and the claims each batch holds: released once the round is stored. */
-export interface DecidedUsage {
-  readonly rows: readonly { readonly row: UsageEventRow; readonly item: UsageItem }[];
+export interface DecidedUsage<I extends UsageItem = UsageItem> {
+  readonly rows: readonly { readonly row: UsageEventRow; readonly item: I }[];
   readonly claimed: readonly { readonly token: string; readonly keys: readonly string[] }[];
 }
 
@@ -52,13 +52,13 @@ export interface DecidedUsage {
  * round released it is then always answered by a lookup that sees that round's insert. One lookup
  * serves the whole round; each batch claims apart, under its own token.
  */
-export async function usageRows(
+export async function usageRows<I extends UsageItem>(
   { ch, card, catalogs = null, claims }: UsageRowsDeps,
-  groups: readonly UsageGroup[],
-): Promise<DecidedUsage> {
+  groups: readonly UsageGroup<I>[],
+): Promise<DecidedUsage<I>> {
   // An event id deduplicates within its tenant only: another tenant's event of the same id is another event.
   const firsts = groups.map(({ items }) => {
-    const byKey = new Map<string, UsageItem>();
+    const byKey = new Map<string, I>();
     for (const item of items) {
       const key = eventKey(item.record.user_id, item.record.event_id);
       if (!byKey.has(key)) byKey.set(key, item);
@@ -78,7 +78,7 @@ export async function usageRows(
   const stored = asked.length === 0 ? new Set<string>() : await storedEventKeys(ch, asked);
   // Without claims (the embedded mode) the first batch holding an id keeps it; with them, the one whose claim holds.
   const taken = new Set<string>();
-  const rows: { readonly row: UsageEventRow; readonly item: UsageItem }[] = [];
+  const rows: { readonly row: UsageEventRow; readonly item: I }[] = [];
   const claimed = groups.map(({ claimToken }) => ({ token: claimToken, keys: [] as string[], stored: [] as string[] }));
   groups.forEach(({ storedWins }, i) => {
     const { kept, fresh } = decisions[i]!;

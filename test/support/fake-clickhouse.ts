@@ -1,0 +1,62 @@
+import type { ClickHouse } from '../../services/shared/clickhouse/client.ts';
+import { eventKey } from '../../services/shared/clickhouse/tables/usage-events.ts';
+
+/** What ClickHouse answers an insert whose rows it refuses for what they hold (a type mismatch). */
+export const REFUSAL = Object.assign(new Error('Cannot parse input'), { code: '53', type: 'TYPE_MISMATCH' });
+
+export interface FakeClickHouseOptions {
+  /** Every insert holding a row this picks is refused for its data (REFUSAL). */
+  readonly refuse?: (row: Record<string, unknown>) => boolean;
+  /** An error for an insert into `table` (an outage), or null to take it. */
+  readonly fail?: (table: string) => Error | null;
+  /** The events the stored-id lookup finds (eventKey). */
+  readonly stored?: ReadonlySet<string>;
+}
+
+/**
+ * The port of ClickHouse the consumer's steps use, in memory (unit tests only): the inserts it took (rows
+ * keyed, whatever format they went in, with their deduplication token and the table's short name), and
+ * a stored-id lookup answered from `stored`. `steps` notes each insert and lookup in order.
+ */
+export function fakeClickHouse({
+  refuse = () => false,
+  fail = () => null,
+  stored = new Set(),
+}: FakeClickHouseOptions = {}) {
+  const inserts: { table: string; token: string; rows: Record<string, unknown>[] }[] = [];
+  const steps: string[] = [];
+  const client = {
+    insert: async (params: {
+      table: string;
+      values: unknown[];
+      columns?: string[];
+      clickhouse_settings: { insert_deduplication_token: string };
+    }) => {
+      const table = params.table.slice(params.table.indexOf('.') + 1);
+      const rows = params.values.map((value) =>
+        params.columns === undefined
+          ? (value as Record<string, unknown>)
+          : Object.fromEntries(params.columns.map((column, i) => [column, (value as unknown[])[i]])),
+      );
+      steps.push(`insert ${table}`);
+      const failure = fail(table);
+      if (failure !== null) throw failure;
+      if (rows.some(refuse)) throw REFUSAL;
+      inserts.push({ table, token: params.clickhouse_settings.insert_deduplication_token, rows });
+    },
+    query: async ({ query_params }: { query_params: { users: string[]; ids: string[] } }) => {
+      steps.push('lookup');
+      const keys = query_params.ids.map((id, i) => eventKey(query_params.users[i]!, id));
+      const found = keys.filter((key) => stored.has(key));
+      return {
+        json: async () =>
+          found.map((key) => ({
+            stored_id: key.slice(0, key.indexOf(':')),
+            stored_user: key.slice(key.indexOf(':') + 1),
+          })),
+      };
+    },
+  };
+  const ch = { client, database: 'db', embedded: true, cluster: null } as unknown as ClickHouse;
+  return { ch, inserts, steps };
+}
