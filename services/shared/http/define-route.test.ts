@@ -28,12 +28,15 @@ async function serve(routes: readonly Route[]): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/** The test routes answer whatever they are given. */
+const ANY_ANSWER = { schema: { description: 'anything' } } as const;
 const echo = {
   method: 'GET',
   access: 'read',
   summary: 'echo',
   tags: [],
   requireUserId: true,
+  response: ANY_ANSWER,
   handle: async (input: { query: unknown }) => input.query,
 } as const;
 const timeline = defineRoute({ ...echo, path: '/api/costs/timeline', request: { query: costTimelineQuery } });
@@ -46,6 +49,7 @@ const usage = defineRoute({
   tags: [],
   status: 201,
   request: { body: usageEventBody },
+  response: ANY_ANSWER,
   handle: async () => ({}),
 });
 

@@ -6,7 +6,8 @@ import { resolveProvider } from './provider-names.ts';
 import { chargedTokens, TOKEN_KINDS, type TokenCounts, type TokenKind } from './token-kinds.ts';
 
 /** What one price multiplied: the event's quantity, one token kind, or (a few catalog models) the request. */
-export type CostDimension = 'quantity' | TokenKind | 'requests';
+export const COST_DIMENSIONS = ['quantity', ...TOKEN_KINDS, 'requests'] as const;
+export type CostDimension = (typeof COST_DIMENSIONS)[number];
 
 /** One priced part of an event, before the stored rounding: cost = quantity × price ÷ per. */
 export interface CostComponent {
@@ -20,7 +21,8 @@ export interface CostComponent {
 }
 
 /** Where a price came from: the rate card (a tenant's own entries included) or the built-in catalog. */
-export type PriceScope = 'card' | 'tenant' | 'catalog';
+export const PRICE_SCOPES = ['card', 'tenant', 'catalog'] as const;
+export type PriceScope = (typeof PRICE_SCOPES)[number];
 
 /** An exact cost, before the stored rounding. */
 export interface ComputedCost {

@@ -1,3 +1,5 @@
+import type { rateEntrySchema } from '../../../schemas/http/rates.ts';
+import type { WireOf } from '../../../schemas/http/response-parts.ts';
 import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
 import type { Catalogs } from './catalogs.ts';
 import { LISTED_LLM_PROVIDERS, LLM_CATALOG_VERSION, llmPriceKey } from './llm-catalog.ts';
@@ -7,23 +9,7 @@ import type { SpeechEntry } from './speech-catalog.ts';
 import { TOKEN_KINDS } from './token-kinds.ts';
 
 /** One price as GET /api/rates shows it: price is for `per` units of `unit`, of `dimension`. */
-export interface RateListing {
-  readonly id: string;
-  readonly scope: 'card' | 'catalog' | 'tenant';
-  readonly user_id: string | null;
-  readonly provider: string;
-  readonly model: string | null;
-  readonly service: string;
-  readonly event_type: string;
-  readonly dimension: string;
-  readonly unit: string;
-  readonly price: string;
-  readonly per: string;
-  readonly currency: string;
-  readonly effective_from: string | null;
-  readonly effective_to: string | null;
-  readonly source: string;
-}
+export type RateListing = WireOf<typeof rateEntrySchema>;
 
 export interface RateFilter {
   readonly provider?: string;
