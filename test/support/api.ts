@@ -1,4 +1,4 @@
-import { expectDocumented } from './documented-answers.ts';
+import { expectDocumented, loadDocument } from './documented-answers.ts';
 import { testAuthHeaders } from './test-auth.ts';
 
 /**
@@ -19,6 +19,7 @@ export async function call<T = Record<string, unknown>>(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<Answer<T>> {
+  await loadDocument(url);
   const response = await fetch(`${url}${path}`, {
     method,
     headers: {

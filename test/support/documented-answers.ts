@@ -49,6 +49,11 @@ export class AnswerChecker {
       pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{\w+\}/g, '[^/]+')}$`),
       literal: template.replace(/\{\w+\}/g, '').length,
     }));
+    // Compiled now, before the test's first request: compiling on an answer would put a pause between two requests.
+    for (const [template, methods] of Object.entries(document.paths))
+      for (const [method, { responses }] of Object.entries(methods))
+        for (const [status, { content }] of Object.entries(responses))
+          if (content?.['application/json'] !== undefined) this.validator([template, method, 'responses', status]);
   }
 
   /** The problem with an answer to `method path`, or null when the document describes it (or has no such route). */
@@ -133,6 +138,11 @@ async function checkerOf(baseUrl: string): Promise<AnswerChecker> {
     checkers.set(baseUrl, checker);
   }
   return checker;
+}
+
+/** Reads and compiles the process's /openapi.json, once: a test client does it before its first request. */
+export async function loadDocument(baseUrl: string): Promise<void> {
+  await checkerOf(baseUrl);
 }
 
 /** The examples of /openapi.json that their own schemas refuse (none, when the document is right). */
