@@ -7,6 +7,7 @@ interface Media {
   readonly example?: unknown;
 }
 interface Documented {
+  readonly description?: string;
   readonly content?: Readonly<Record<string, Media>>;
 }
 interface OpenApiDocument {
