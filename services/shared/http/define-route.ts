@@ -16,7 +16,6 @@ import { TextBody } from './text-body.ts';
 import { Readable } from 'node:stream';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
-export type { ResponseSchema } from './route-answer.ts';
 
 export interface ResponseDoc {
   readonly description: string;
