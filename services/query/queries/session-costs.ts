@@ -1,3 +1,4 @@
+import type { SessionStatus } from '../../../schemas/records/session.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import type { UsageEventRow } from '../../shared/clickhouse/tables/usage-events.ts';
@@ -42,7 +43,7 @@ export async function activeSessionsCost(ch: ClickHouse, userId: string): Promis
 export interface SessionHead {
   readonly id: string;
   readonly user_id: string;
-  readonly status: string;
+  readonly status: SessionStatus;
 }
 
 /** The latest stored version of a session, or null. */

@@ -1,3 +1,4 @@
+import type { WireOf } from '../../../schemas/http/response-parts.ts';
 import { costStream, liveCostsStream } from '../../../schemas/http/session-cost-responses.ts';
 import { FINAL_SESSION_STATUSES } from '../../../schemas/records/session.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
@@ -62,7 +63,7 @@ export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoute
           {
             event: 'breakdown',
             finalEvent: 'end',
-            read: async () => {
+            read: async (): Promise<WireOf<typeof costStream.schema>> => {
               const [breakdown, latest] = await Promise.all([
                 costBreakdown(ch, liveUsage, head.id, null),
                 sessionHead(ch, head.id),
