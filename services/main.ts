@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     metrics: [...(consumer?.metrics ?? []), ...(query === null ? [] : [query.metrics])],
     corsOrigins: config.corsOrigins,
     trustProxy: config.trustProxy,
-    openapi: buildOpenApi(routes, 'callmeter', '0.1.0'),
+    openapi: buildOpenApi(routes, 'callmeter', '0.1.0', { credentials: config.auth.mode === 'on' }),
     authenticator,
     limit: limiterFor(config, infra),
     metricsToken: config.auth.metricsToken,

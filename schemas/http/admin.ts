@@ -1,6 +1,7 @@
 import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
 import { API_KEY_SCOPES, AUDIT_ACTIONS } from '../records/api-key.ts';
+import { arrayOf, closedObject, dateTime, jsonObject, nullable, text, uuid } from './response-parts.ts';
 
 /** POST /api/admin/keys — a new API key; its secret is in the 201 and nowhere else, ever. */
 export const keyCreateBody = {
@@ -36,58 +37,53 @@ export const auditQuery = {
 } as const satisfies ModelSchema;
 
 const nullableString = { type: ['string', 'null'] } as const;
-const dateTime = { type: 'string', format: 'date-time' } as const;
 
 /** A key as listed: never its secret, salt or hash. */
-export const apiKeySchema = {
-  type: 'object',
-  required: ['id', 'prefix', 'name', 'scope', 'user_id', 'created_at', 'expires_at', 'revoked_at', 'created_by'],
-  properties: {
-    id: { type: 'string', format: 'uuid' },
-    prefix: { type: 'string', description: 'the key’s first characters, to recognise it' },
+export const apiKeySchema = closedObject(
+  {
+    id: uuid,
+    prefix: { ...text, description: 'the key’s first characters, to recognise it' },
     name: nullableString,
     scope: { enum: API_KEY_SCOPES },
     user_id: nullableString,
     created_at: dateTime,
-    expires_at: { type: ['string', 'null'], format: 'date-time' },
-    revoked_at: { type: ['string', 'null'], format: 'date-time' },
-    created_by: { type: 'string', description: 'the id of the admin key that created it, or bootstrap' },
+    expires_at: nullable(dateTime),
+    revoked_at: nullable(dateTime),
+    created_by: { ...text, description: 'the id of the admin key that created it, or bootstrap' },
     created_while_auth_off: {
       type: 'boolean',
       description:
         'made while AUTH_MODE=off, by anyone: refused with AUTH_MODE=on until re-issued (npm run keys -- reissue-auth-off)',
     },
   },
-} as const;
+  { title: 'ApiKey' },
+);
 
 /** The 201 of POST /api/admin/keys: the key listed, and its secret (`key`), shown this once. */
-export const apiKeyCreatedSchema = {
-  type: 'object',
-  required: [...apiKeySchema.required, 'key'],
-  properties: {
+export const apiKeyCreatedSchema = closedObject(
+  {
     ...apiKeySchema.properties,
     key: {
       type: 'string',
       description: 'the secret: send it as `Authorization: Bearer <key>`; it is not stored and cannot be shown again',
     },
   },
-} as const;
+  { title: 'ApiKeyCreated' },
+);
 
-export const apiKeyListSchema = { type: 'array', items: apiKeySchema } as const;
+export const apiKeyListSchema = arrayOf(apiKeySchema);
 
-export const auditListSchema = {
-  type: 'array',
-  items: {
-    type: 'object',
-    required: ['id', 'action', 'subject_id', 'actor_key_id', 'user_id', 'at', 'detail'],
-    properties: {
-      id: { type: 'string', format: 'uuid' },
+export const auditListSchema = arrayOf(
+  closedObject(
+    {
+      id: uuid,
       action: { enum: AUDIT_ACTIONS },
-      subject_id: { type: 'string' },
-      actor_key_id: { type: 'string' },
+      subject_id: text,
+      actor_key_id: text,
       user_id: nullableString,
       at: dateTime,
-      detail: { type: 'object', description: 'the change (never a secret)' },
+      detail: { ...jsonObject, description: 'the change (never a secret)' },
     },
-  },
-} as const;
+    { title: 'AuditEntry' },
+  ),
+);

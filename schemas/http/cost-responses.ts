@@ -1,112 +1,166 @@
-import type { ResponseSchema } from '../../services/shared/http/define-route.ts';
+import { COST_DIMENSIONS } from '../../services/shared/pricing/compute-cost.ts';
+import type { ResponseSchema } from '../../services/shared/http/route-answer.ts';
+import {
+  arrayOf,
+  closedObject,
+  count,
+  dateTime,
+  decimalText,
+  money,
+  moneyMap,
+  nullable,
+  oneOf,
+  text,
+} from './response-parts.ts';
+import { USAGE_EVENT_TYPES } from './usage-event.ts';
 
 /**
- * JSON Schemas of the query service's cost answers, with an example each, for the OpenAPI document.
- * Money is an exact decimal string, but in the call page's cost card, whose numbers the old dashboard
- * reads (with `*_exact` beside).
+ * JSON Schemas of the caller's cost answers (summary, timeline, by agent, unpriced usage), with an
+ * example each, for the OpenAPI document and the handlers' types. Money is an exact decimal string;
+ * `service`, `unit` and `currency` are the rate card's, so any string.
  */
-const money = { type: 'string', pattern: '^\\d+(\\.\\d+)?$', description: 'exact decimal' } as const;
-const moneyMap = { type: 'object', additionalProperties: money } as const;
+
+export const eventType = oneOf(USAGE_EVENT_TYPES);
+const service = { ...text, description: 'the rate card’s service of the event type (stt, llm, tts)' } as const;
+const unit = { ...text, description: 'the rate card’s unit of the event type (minute, token, character)' } as const;
+export const currency = { ...text, description: 'ISO 4217, the rate card’s (USD)' } as const;
+
+/** One priced part summed: a token kind, or the quantity (`pending`: usage of a live call not stored yet). */
+export const partTotalSchema = closedObject(
+  { dimension: oneOf([...COST_DIMENSIONS, 'pending']), unit, quantity: decimalText, cost: money },
+  { title: 'CostPart' },
+);
+
+/** The cost of one event type of a service, summed. */
+export const serviceCostSchema = closedObject(
+  { event_type: eventType, service, unit, quantity: decimalText, cost: money },
+  { title: 'ServiceCost' },
+);
+
+const costSummarySchema = closedObject(
+  {
+    total_cost: money,
+    this_month_cost: { ...money, description: 'since the 1st, 00:00 in tz' },
+    by_provider: moneyMap,
+    currency,
+    by_service: arrayOf(
+      closedObject(
+        { ...serviceCostSchema.properties, parts: arrayOf(partTotalSchema) },
+        { title: 'ServiceCostWithParts' },
+      ),
+    ),
+    event_count: count,
+    session_count: count,
+    unpriced_event_count: count,
+    reported_total_cost: { ...money, description: 'of the events whose cost is the sender’s own' },
+    live_cost: { ...money, description: 'of the calls in progress so far' },
+    as_of: dateTime,
+  },
+  { title: 'CostSummary' },
+);
+
+const timelinePointSchema = closedObject(
+  {
+    date: { type: 'string', format: 'date', description: 'the first day of the bucket, in tz' },
+    total_cost: money,
+    by_provider: moneyMap,
+    by_service: arrayOf(serviceCostSchema),
+    event_count: count,
+  },
+  { title: 'TimelinePoint' },
+);
+
+const agentCostSchema = closedObject(
+  {
+    agent_id: text,
+    agent_name: { ...text, description: 'the agent’s own name, else its sessions’, else Unknown' },
+    total_cost: money,
+    session_count: count,
+    event_count: count,
+    by_service: arrayOf(serviceCostSchema),
+  },
+  { title: 'AgentCost' },
+);
+
+const unpricedUsageSchema = closedObject(
+  {
+    provider: text,
+    model: nullable(text),
+    event_type: eventType,
+    unit,
+    event_count: count,
+    quantity: decimalText,
+    first_seen: dateTime,
+    last_seen: dateTime,
+  },
+  { title: 'UnpricedUsage' },
+);
+
+const CSV = ['text/csv'] as const;
+const STT = { event_type: 'stt_minutes', service: 'stt', unit: 'minute', quantity: '3.5', cost: '0.02695' } as const;
 
 /** GET /api/costs/summary */
-const costSummaryResponseSchema = {
-  type: 'object',
-  required: ['total_cost', 'this_month_cost', 'by_provider'],
-  properties: { total_cost: money, this_month_cost: money, by_provider: moneyMap },
-} as const;
+export const costSummaryResponse = {
+  schema: costSummarySchema,
+  example: {
+    total_cost: '0.02695',
+    this_month_cost: '0.02695',
+    by_provider: { deepgram: '0.02695' },
+    currency: 'USD',
+    by_service: [{ ...STT, parts: [{ dimension: 'quantity', unit: 'minute', quantity: '3.5', cost: '0.02695' }] }],
+    event_count: 2,
+    session_count: 1,
+    unpriced_event_count: 0,
+    reported_total_cost: '0',
+    live_cost: '0',
+    as_of: '2026-11-22T10:00:00.000Z',
+  },
+} as const satisfies ResponseSchema;
 
 /** GET /api/costs/timeline: every bucket of the range. */
-const costTimelineResponseSchema = {
-  type: 'array',
-  items: {
-    type: 'object',
-    required: ['date', 'total_cost', 'by_provider'],
-    properties: { date: { type: 'string', format: 'date' }, total_cost: money, by_provider: moneyMap },
-  },
-} as const;
-
-/** GET /api/costs/by-agent */
-const costByAgentResponseSchema = {
-  type: 'array',
-  items: {
-    type: 'object',
-    required: ['agent_id', 'agent_name', 'total_cost', 'session_count', 'event_count'],
-    properties: {
-      agent_id: { type: 'string' },
-      agent_name: { type: 'string' },
-      total_cost: money,
-      session_count: { type: 'integer' },
-      event_count: { type: 'integer' },
-    },
-  },
-} as const;
-
-/** GET /api/sessions/{session_id}/cost-breakdown */
-const costBreakdownResponseSchema = {
-  type: 'object',
-  required: ['session_id', 'total_cost', 'events', 'cost_by_type'],
-  properties: { session_id: { type: 'string' }, total_cost: money, events: { type: 'array' }, cost_by_type: moneyMap },
-} as const;
-
-/** GET /api/sessions/{session_id}/costs: the call page's cost card. */
-const sessionCostCardResponseSchema = {
-  type: 'object',
-  required: ['session_id', 'total_cost', 'breakdown'],
-  properties: {
-    session_id: { type: 'string' },
-    total_cost: { type: 'number' },
-    total_cost_exact: money,
-    breakdown: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['provider', 'service', 'units', 'unit_label', 'cost'],
-        properties: {
-          provider: { type: 'string' },
-          service: { type: 'string' },
-          units: { type: 'number' },
-          unit_label: { type: 'string' },
-          cost: { type: 'number' },
-          units_exact: money,
-          cost_exact: money,
-        },
-      },
-    },
-  },
-} as const;
-
-const SESSION_ID = '6f1c2d9e-1b7a-4f3e-9c55-0d2f7e8a9b10';
-const CSV = ['text/csv'];
-
-export const costSummaryResponse: ResponseSchema = {
-  schema: costSummaryResponseSchema,
-  example: { total_cost: '0.048468', this_month_cost: '0.048468', by_provider: { deepgram: '0.02695' } },
-};
-
-export const costTimelineResponse: ResponseSchema = {
-  schema: costTimelineResponseSchema,
-  example: [{ date: '2026-11-22', total_cost: '0.048468', by_provider: { deepgram: '0.02695' } }],
-  alternatives: CSV,
-};
-
-export const costByAgentResponse: ResponseSchema = {
-  schema: costByAgentResponseSchema,
+export const costTimelineResponse = {
+  schema: arrayOf(timelinePointSchema),
   example: [
-    { agent_id: 'agent-1', agent_name: 'Front desk', total_cost: '0.048468', session_count: 3, event_count: 12 },
+    {
+      date: '2026-11-22',
+      total_cost: '0.02695',
+      by_provider: { deepgram: '0.02695' },
+      by_service: [STT],
+      event_count: 2,
+    },
   ],
   alternatives: CSV,
-};
+} as const satisfies ResponseSchema;
 
-export const costBreakdownResponse: ResponseSchema = {
-  schema: costBreakdownResponseSchema,
-  example: { session_id: SESSION_ID, total_cost: '0.02695', events: [], cost_by_type: { stt_minutes: '0.02695' } },
-};
+/** GET /api/costs/by-agent */
+export const costByAgentResponse = {
+  schema: arrayOf(agentCostSchema),
+  example: [
+    {
+      agent_id: 'agent-1',
+      agent_name: 'Front desk',
+      total_cost: '0.02695',
+      session_count: 1,
+      event_count: 2,
+      by_service: [STT],
+    },
+  ],
+  alternatives: CSV,
+} as const satisfies ResponseSchema;
 
-export const sessionCostCardResponse: ResponseSchema = {
-  schema: sessionCostCardResponseSchema,
-  example: {
-    session_id: SESSION_ID,
-    total_cost: 0.02695,
-    breakdown: [{ provider: 'deepgram', service: 'stt', units: 6.5, unit_label: 'minutes', cost: 0.02695 }],
-  },
-};
+/** GET /api/costs/unpriced: one entry per provider, model and event type with unpriced usage. */
+export const unpricedUsageResponse = {
+  schema: arrayOf(unpricedUsageSchema),
+  example: [
+    {
+      provider: 'acme-tts',
+      model: 'v2',
+      event_type: 'tts_characters',
+      unit: 'character',
+      event_count: 12,
+      quantity: '5400',
+      first_seen: '2026-11-24T09:00:00.000Z',
+      last_seen: '2026-11-24T10:15:00.000Z',
+    },
+  ],
+} as const satisfies ResponseSchema;

@@ -1,7 +1,10 @@
 import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
 import { TOKEN_KINDS } from '../../services/shared/pricing/token-kinds.ts';
 import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
-import { usageEventBody } from './usage-event.ts';
+import { COST_DIMENSIONS, PRICE_SCOPES } from '../../services/shared/pricing/compute-cost.ts';
+import { COST_SOURCES } from '../../services/shared/pricing/price-usage.ts';
+import { arrayOf, closedObject, dateTime, decimalText, money, nullable, oneOf, text } from './response-parts.ts';
+import { USAGE_EVENT_TYPES, usageEventBody } from './usage-event.ts';
 
 const name = { 'x-py': 'str', maxLength: 512 } as const;
 
@@ -35,81 +38,54 @@ export const rateQuoteBody = {
 
 export type RateQuoteBody = FromPySchema<typeof rateQuoteBody>;
 
-const decimal = { type: 'string', pattern: '^\\d+(\\.\\d+)?$', description: 'exact decimal' } as const;
 const nullableText = { type: ['string', 'null'] } as const;
 
-export const rateEntrySchema = {
-  type: 'object',
-  required: [
-    'id',
-    'scope',
-    'user_id',
-    'provider',
-    'model',
-    'service',
-    'event_type',
-    'dimension',
-    'unit',
-    'price',
-    'per',
-    'currency',
-    'effective_from',
-    'effective_to',
-    'source',
-  ],
-  properties: {
-    id: { type: 'string' },
-    scope: { enum: ['card', 'catalog', 'tenant'] },
+/** One price: `price` is for `per` units of `unit`, of `dimension`. */
+export const rateEntrySchema = closedObject(
+  {
+    id: text,
+    scope: oneOf(PRICE_SCOPES),
     user_id: nullableText,
-    provider: { type: 'string' },
+    provider: text,
     model: nullableText,
-    service: { type: 'string' },
-    event_type: { type: 'string' },
-    dimension: { type: 'string', description: 'quantity, or the token kind the price multiplies' },
-    unit: { type: 'string' },
-    price: decimal,
-    per: decimal,
-    currency: { type: 'string' },
-    effective_from: {
-      type: ['string', 'null'],
-      format: 'date-time',
-      description: 'null: since the catalog has known it',
-    },
-    effective_to: { type: ['string', 'null'], format: 'date-time' },
-    source: { type: 'string' },
+    service: text,
+    event_type: { ...text, description: 'an event type of the rate card' },
+    dimension: { ...oneOf(COST_DIMENSIONS), description: 'quantity, or the token kind the price multiplies' },
+    unit: text,
+    price: money,
+    per: decimalText,
+    currency: text,
+    effective_from: { ...nullable(dateTime), description: 'null: since the catalog has known it' },
+    effective_to: nullable(dateTime),
+    source: text,
   },
-} as const;
+  { title: 'RateEntry' },
+);
 
 /** GET /api/rates */
-export const rateEntryListSchema = { type: 'array', items: rateEntrySchema } as const;
+export const rateEntryListSchema = arrayOf(rateEntrySchema);
 
-export const rateQuoteResponseSchema = {
-  type: 'object',
-  required: ['total_cost', 'currency', 'cost_source', 'components'],
-  properties: {
-    total_cost: decimal,
-    currency: { type: 'string' },
-    cost_source: { enum: ['computed', 'reported', 'unpriced'] },
-    scope: { type: ['string', 'null'], enum: ['card', 'tenant', 'catalog', null] },
-    quantity: decimal,
-    components: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['dimension', 'quantity', 'unit', 'price', 'per', 'cost', 'rate_id'],
-        properties: {
-          dimension: { type: 'string' },
-          quantity: decimal,
-          unit: { type: 'string' },
-          price: decimal,
-          per: decimal,
-          cost: decimal,
-          rate_id: { type: 'string' },
-        },
-      },
-    },
+export const rateQuoteResponseSchema = closedObject(
+  {
+    total_cost: money,
+    currency: text,
+    cost_source: oneOf(COST_SOURCES),
+    scope: { ...nullable(oneOf(PRICE_SCOPES)), description: 'where the price came from; null unless computed' },
+    quantity: decimalText,
+    components: arrayOf(
+      closedObject({
+        dimension: oneOf(COST_DIMENSIONS),
+        quantity: decimalText,
+        unit: text,
+        price: money,
+        per: decimalText,
+        cost: money,
+        rate_id: text,
+      }),
+    ),
   },
-} as const;
+  { title: 'PriceQuote' },
+);
 
 /** POST /api/rates — a tenant's own price; it wins over the card's general entries and the catalog for that user. */
 export const rateCreateBody = {
@@ -121,7 +97,7 @@ export const rateCreateBody = {
     model: name,
     event_type: {
       'x-py': 'enum',
-      enum: ['stt_minutes', 'llm_tokens', 'tts_characters'],
+      enum: USAGE_EVENT_TYPES,
       description: 'this or service',
     },
     service: {

@@ -24,6 +24,10 @@ const tokens = {
   maximum: USAGE_LIMITS.MAX_QUANTITY,
   description: 'exact count; so is one in usage_data, and their sum without a quantity',
 } as const;
+/** The kinds of usage an event may record, each priced in its own unit (minutes, tokens, characters). */
+export const USAGE_EVENT_TYPES = ['stt_minutes', 'llm_tokens', 'tts_characters'] as const;
+export type UsageEventType = (typeof USAGE_EVENT_TYPES)[number];
+
 // The bound of the session's own ids (schemas/http/session-create.ts): every string an event stores is
 // an id or a name, and none needs more; a longer one is a 422, not a megabyte copied into every row.
 const MAX_NAME = 512;
@@ -45,7 +49,7 @@ export const usageEventBody = {
     agent_id: { 'x-py': 'str', 'x-py-nullable': true, maxLength: MAX_NAME },
     // An empty provider could be neither priced nor shown: a 422, not a record the consumer refuses.
     provider: { 'x-py': 'str', minLength: 1, maxLength: MAX_NAME },
-    event_type: { 'x-py': 'enum', enum: ['stt_minutes', 'llm_tokens', 'tts_characters'] },
+    event_type: { 'x-py': 'enum', enum: USAGE_EVENT_TYPES },
     quantity,
     unit_cost: money,
     total_cost: money,

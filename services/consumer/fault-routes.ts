@@ -1,5 +1,6 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { tableName } from '../shared/clickhouse/tables.ts';
+import { faultOnResponse, storedTotalsResponse } from '../../schemas/http/fault-responses.ts';
 import { defineRoute, type Route } from '../shared/http/define-route.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { RecordJournal } from '../shared/records/journal.ts';
@@ -33,7 +34,7 @@ export async function faultRoutes(ch: ClickHouse, log: Logger, journal: RecordJo
         .then(() => log.warn(`fault_cleared_${fault}`))
         .catch((error: unknown) => log.error({ err: error }, 'fault_clear_failed'));
     }, seconds * 1000).unref();
-    return { status: 'failing', seconds };
+    return { status: 'failing', seconds } as const;
   };
   const journalRoutes =
     journal === null
@@ -46,6 +47,7 @@ export async function faultRoutes(ch: ClickHouse, log: Logger, journal: RecordJo
             summary: 'Make the embedded journal refuse its writes as a full disk would, for a while (fault tests only)',
             tags: ['faults'],
             request: { query: faultQuery },
+            response: faultOnResponse,
             handle: async ({ query }) => {
               journal.refuseWritesFor(query.seconds * 1000);
               log.warn({ seconds: query.seconds }, 'fault_injected_journal_writes');
@@ -62,6 +64,7 @@ export async function faultRoutes(ch: ClickHouse, log: Logger, journal: RecordJo
       summary: "Make one materialized view's table refuse inserts for a while (fault tests only)",
       tags: ['faults'],
       request: { query: faultQuery },
+      response: faultOnResponse,
       handle: async ({ query }) => refuseFor(view, query.seconds, 'clickhouse_views'),
     }),
     defineRoute({
@@ -71,6 +74,7 @@ export async function faultRoutes(ch: ClickHouse, log: Logger, journal: RecordJo
       summary: 'Make ClickHouse refuse usage inserts for a while (fault tests only)',
       tags: ['faults'],
       request: { query: faultQuery },
+      response: faultOnResponse,
       handle: async ({ query }) => refuseFor(table, query.seconds, 'clickhouse_inserts'),
     }),
     defineRoute({
@@ -81,6 +85,7 @@ export async function faultRoutes(ch: ClickHouse, log: Logger, journal: RecordJo
         'Event count and cost of usage_events, of every rollup and of usage_event_ids_by_user, of one tenant with user_id (fault tests only)',
       tags: ['faults'],
       request: { query: { type: 'object', properties: { user_id: { 'x-py': 'str', minLength: 1 } } } as const },
+      response: storedTotalsResponse,
       handle: async ({ query }) => storedTotals(ch, query.user_id ?? null),
     }),
   ];

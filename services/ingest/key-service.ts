@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { KeyCreateBody } from '../../schemas/http/admin.ts';
+import type { apiKeySchema, KeyCreateBody } from '../../schemas/http/admin.ts';
+import type { WireOf } from '../../schemas/http/response-parts.ts';
 import type { ApiKeyRecord } from '../../schemas/records/api-key.ts';
 import type { Caller } from '../shared/auth/access.ts';
 import { newSecret } from '../shared/auth/api-keys.ts';
@@ -19,8 +20,8 @@ export interface KeyServiceDeps {
   readonly now?: () => number;
 }
 
-/** A key as listed: everything but the salt and hash. */
-export type ListedKey = Omit<ApiKeyRecord, 'salt' | 'secret_hash' | 'version'>;
+/** A key as listed (GET /api/admin/keys): everything but the salt and hash. */
+export type ListedKey = WireOf<typeof apiKeySchema>;
 
 const NOT_FOUND = 'Key not found';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { UsageEventBody } from '../../schemas/http/usage-event.ts';
+import type { UsageEventBody, UsageEventType } from '../../schemas/http/usage-event.ts';
 import { AppError, type ValidationItem } from '../shared/errors.ts';
 import { makeEnvelope, type Envelope } from '../shared/records/envelope.ts';
 import type { UsageRecord } from '../shared/records/payloads.ts';
@@ -9,7 +9,7 @@ import { isFinalStatus } from './sessions/session.ts';
 import { DEFAULT_REFRESH_MS, SessionIdentities, type SessionIdentity } from './usage/session-identities.ts';
 import { reportedCostProblems } from '../shared/usage/reported-cost.ts';
 import { usageQuantities, type Quantities } from '../shared/usage/usage-quantity.ts';
-import { TOKEN_KINDS } from '../shared/pricing/token-kinds.ts';
+import { TOKEN_KINDS, type TokenKind } from '../shared/pricing/token-kinds.ts';
 import type { RateCard } from '../../schemas/rate-card.ts';
 import type { Catalogs } from '../shared/pricing/catalogs.ts';
 import { priceUsage, type PricedUsage } from '../shared/pricing/price-usage.ts';
@@ -18,9 +18,12 @@ import { assertActsFor } from '../shared/auth/tenant.ts';
 import { acceptUsageBatch, type BatchItemResult } from './usage/usage-batch.ts';
 import { FUTURE_TOLERANCE_MS, instantOutsideWindow } from '../shared/validation/instant-window.ts';
 
+/** A usage record as ingest makes it: of an event type the body allows. */
+export type AcceptedRecord = UsageRecord & { readonly event_type: UsageEventType };
+
 /** What POST /api/usage/events answers: compat.md's keys, and the cost as priced at acceptance. */
 export interface AcceptedUsage {
-  readonly record: UsageRecord;
+  readonly record: AcceptedRecord;
   readonly envelope: Envelope;
   /** The event priced as the consumer will price it (the same card and catalogs; a tenant entry made within the last seconds may not be applied yet). */
   readonly priced: PricedUsage | null;
@@ -142,7 +145,7 @@ function toRecord(
   quantities: Quantities,
   occurredAtMs: number,
   receivedAtMs: number,
-): UsageRecord {
+): AcceptedRecord {
   return {
     event_id: body.event_id ?? randomUUID(),
     session_id: session.id,
@@ -166,11 +169,13 @@ function toRecord(
  * The token parts and connected time the event carries; the record leaves out those it does not, as
  * records before them did (and a consumer that predates them still reads it).
  */
-function partsCarried(quantities: Quantities): Partial<UsageRecord> {
+function partsCarried(quantities: Quantities): Partial<Pick<UsageRecord, TokenKind | 'session_duration_seconds'>> {
   const parts = TOKEN_KINDS.filter(
     (kind) => kind !== 'input_tokens' && kind !== 'output_tokens' && quantities[kind] !== null,
   );
-  const carried: Partial<UsageRecord> = Object.fromEntries(parts.map((kind) => [kind, quantities[kind]]));
+  const carried: Partial<Pick<UsageRecord, TokenKind | 'session_duration_seconds'>> = Object.fromEntries(
+    parts.map((kind) => [kind, quantities[kind]]),
+  );
   if (quantities.session_duration_seconds !== null)
     carried.session_duration_seconds = quantities.session_duration_seconds;
   return carried;

@@ -57,7 +57,7 @@ export async function costBreakdown(
     const list = parts.get(key) ?? [];
     const known = list.find((part) => part.dimension === 'pending' && part.unit === entry.unit);
     const summed = {
-      dimension: 'pending',
+      dimension: 'pending' as const,
       unit: entry.unit,
       quantity: money(new Exact(known?.quantity ?? 0).plus(entry.quantity)),
       cost: money(new Exact(known?.cost ?? 0).plus(entry.cost)),

@@ -1,17 +1,13 @@
+import type { costByAgentResponse } from '../../schemas/http/cost-responses.ts';
+import type { WireOf } from '../../schemas/http/response-parts.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { READ_AFRESH, type Answers } from './answer-cache.ts';
 import { CostTally, money } from './cost-tally.ts';
 import { agentNames, agentServiceLines, agentSessions } from './queries/agent-costs.ts';
 import type { InstantRange } from './routes/date-bounds.ts';
 
-export interface AgentCost {
-  readonly agent_id: string;
-  readonly agent_name: string;
-  readonly total_cost: string;
-  readonly session_count: number;
-  readonly event_count: number;
-  readonly by_service: ReturnType<CostTally['byService']>;
-}
+/** One agent of GET /api/costs/by-agent. */
+export type AgentCost = WireOf<typeof costByAgentResponse.schema>[number];
 
 /**
  * GET /api/costs/by-agent: the most expensive agents first (ties by agent id), at most `limit`;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { UsageEventType } from '../../schemas/http/usage-event.ts';
 import { CostTally, money } from './cost-tally.ts';
 
-const line = (provider: string, event_type: string, cost_sum: string, quantity_sum = '1') => ({
+const line = (provider: string, event_type: UsageEventType, cost_sum: string, quantity_sum = '1') => ({
   provider,
   service: event_type.slice(0, 3),
   event_type,

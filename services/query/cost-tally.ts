@@ -1,23 +1,23 @@
+import type { serviceCostSchema } from '../../schemas/http/cost-responses.ts';
+import type { WireOf } from '../../schemas/http/response-parts.ts';
+import type { UsageEventType } from '../../schemas/http/usage-event.ts';
 import { Exact } from '../shared/exact-decimal.ts';
 
-/** One aggregated row of a cost query: money and quantities as ClickHouse's quoted decimals. */
+/**
+ * One aggregated row of a cost query: money and quantities as ClickHouse's quoted decimals. Its
+ * event type is one ingest accepts: no usage record is written with another.
+ */
 export interface CostLine {
   readonly provider?: string;
   readonly service: string;
-  readonly event_type: string;
+  readonly event_type: UsageEventType;
   readonly unit: string;
   readonly cost_sum: string;
   readonly quantity_sum: string;
   readonly events_sum?: string;
 }
 
-export interface ServiceCost {
-  readonly event_type: string;
-  readonly service: string;
-  readonly unit: string;
-  readonly quantity: string;
-  readonly cost: string;
-}
+export type ServiceCost = WireOf<typeof serviceCostSchema>;
 
 /** Sums use the exact clone: decimal.js's default 20 significant digits would round a total of 1,000.000000000000000001. */
 export const ZERO = new Exact(0);
@@ -32,7 +32,7 @@ export class CostTally {
   private readonly providers = new Map<string, Exact>();
   private readonly services = new Map<
     string,
-    { event_type: string; service: string; unit: string; quantity: Exact; cost: Exact }
+    { event_type: UsageEventType; service: string; unit: string; quantity: Exact; cost: Exact }
   >();
 
   add(line: CostLine): void {

@@ -1,3 +1,5 @@
+import type { costTimelineResponse } from '../../schemas/http/cost-responses.ts';
+import type { WireOf } from '../../schemas/http/response-parts.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { AppError } from '../shared/errors.ts';
 import { READ_AFRESH, type Answers } from './answer-cache.ts';
@@ -6,13 +8,8 @@ import { firstUsageAt, timelineLines } from './queries/usage-totals.ts';
 import type { InstantRange } from './routes/date-bounds.ts';
 import { MAX_BUCKETS, timelineBuckets, type Period } from './timeline-buckets.ts';
 
-export interface TimelinePoint {
-  readonly date: string;
-  readonly total_cost: string;
-  readonly by_provider: Record<string, string>;
-  readonly by_service: ReturnType<CostTally['byService']>;
-  readonly event_count: number;
-}
+/** One bucket of GET /api/costs/timeline. */
+export type TimelinePoint = WireOf<typeof costTimelineResponse.schema>[number];
 
 /**
  * GET /api/costs/timeline: every bucket of the range, oldest first, zeros included. Without a

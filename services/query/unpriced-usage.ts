@@ -1,3 +1,4 @@
+import type { UsageEventType } from '../../schemas/http/usage-event.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { tableName } from '../shared/clickhouse/tables.ts';
 import { money } from './cost-tally.ts';
@@ -24,7 +25,7 @@ export async function unpricedUsage(ch: ClickHouse, userId: string) {
   const rows = await result.json<{
     provider: string;
     model: string;
-    event_type: string;
+    event_type: UsageEventType;
     unit: string;
     event_count: string;
     total_quantity: string;

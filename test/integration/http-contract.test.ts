@@ -1,16 +1,25 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
+import { examplesOutsideTheirSchemas, expectDocumented } from '../support/documented-answers.ts';
 import { isolate } from '../support/harness.ts';
 
+/** The raw answer, which must also be one the process's /openapi.json describes. */
 async function raw(url: string, init: RequestInit = {}) {
   const response = await fetch(url, { redirect: 'manual', ...init });
-  return {
+  const answer = {
     status: response.status,
     type: response.headers.get('content-type'),
     headers: response.headers,
     text: await response.text(),
   };
+  const { origin, pathname, search } = new URL(url);
+  await expectDocumented(origin, init.method ?? 'GET', `${pathname}${search}`, {
+    status: answer.status,
+    contentType: answer.type,
+    text: answer.text,
+  });
+  return answer;
 }
 
 describe('the HTTP contract of the embedded process', () => {
@@ -73,12 +82,12 @@ describe('the HTTP contract of the embedded process', () => {
       'POST /api/usage/events/batch',
     ]);
     const create = document.paths['/api/sessions/']!.post!;
-    expect(Object.keys(create.responses)).toEqual(['201', '400', '413', '422']);
+    expect(Object.keys(create.responses)).toEqual(['201', '400', '413', '422', '429', '503']);
     expect(create.requestBody).toEqual({
       required: true,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/SessionCreate' } } },
     });
-    expect(Object.keys(document.paths['/api/sessions/']!.get!.responses)).toEqual(['200', '401', '422']);
+    expect(Object.keys(document.paths['/api/sessions/']!.get!.responses)).toEqual(['200', '401', '422', '503']);
     // A 204 documents no body, so an API fuzzer expects none.
     expect(document.paths['/api/agents/{agent_id}']!.delete!.responses['204']).toEqual({
       description: 'Successful Response',
@@ -86,6 +95,8 @@ describe('the HTTP contract of the embedded process', () => {
     expect(
       Object.keys((document.paths['/api/costs/timeline']!.get!.responses['200'] as { content: object }).content),
     ).toEqual(['application/json', 'text/csv']);
+    // Each example is an answer the route could give: its schema accepts it.
+    expect(await examplesOutsideTheirSchemas(app.url)).toEqual([]);
   });
 
   it('serves a browsable /docs page whose assets come from this server', async () => {

@@ -100,7 +100,8 @@ const retryable = (status: number) => status === 408 || status === 429 || status
 const AUTH = new Set([401, 403]);
 const SPLIT = new Set([400, 413, 422]);
 
-type ItemAnswer = { index: number; status: string; errors?: unknown };
+/** What the batch route answers for each item (test/openapi/api-usage.ts checks it against the OpenAPI document). */
+export type ItemAnswer = { index: number; status: string; errors?: unknown };
 
 /** An item refused for the credential's rights (a bound key's other tenant), not for what it holds. */
 function forbidden(errors: unknown): boolean {

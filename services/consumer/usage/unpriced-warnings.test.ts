@@ -15,7 +15,7 @@ describe('UnpricedWarnings', () => {
     const row = (provider: string, model: string, cost_source = 'unpriced') => ({
       provider,
       model,
-      event_type: 'tts_characters',
+      event_type: 'tts_characters' as const,
       cost_source,
     });
     warnings.noteStored([row('acme', 'v1'), row('acme', 'v1'), row('acme', 'v2'), row('resemble', '', 'computed')]);

@@ -1,24 +1,13 @@
+import type { agentResponseSchema, phoneLookupResponseSchema } from '../../../schemas/http/responses.ts';
+import type { WireOf } from '../../../schemas/http/response-parts.ts';
 import type { AgentView } from '../agent-service.ts';
-import type { Agent, AgentType } from './agent.ts';
-import type { JsonObject } from '../sessions/session.ts';
+import type { Agent } from './agent.ts';
 
 /**
  * The replaced service's AgentResponse, in its key order (AgentBase's fields first). `twilio_sid` is
  * always null: no carrier adapter here keeps one. `phone_number` is the number the agent holds now.
  */
-export interface AgentResponse {
-  readonly name: string;
-  readonly description: string | null;
-  readonly type: AgentType;
-  readonly config: JsonObject;
-  readonly id: string;
-  readonly is_active: boolean;
-  readonly user_id: string;
-  readonly phone_number: string | null;
-  readonly twilio_sid: null;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
+export type AgentResponse = WireOf<typeof agentResponseSchema>;
 
 export function toAgentResponse({ agent, phone_number }: AgentView): AgentResponse {
   return {
@@ -37,6 +26,6 @@ export function toAgentResponse({ agent, phone_number }: AgentView): AgentRespon
 }
 
 /** GET /api/telephony/lookup: what the worker reads to answer a phone call. */
-export function toPhoneLookupResponse(agent: Agent): { agent_id: string; name: string; config: JsonObject } {
+export function toPhoneLookupResponse(agent: Agent): WireOf<typeof phoneLookupResponseSchema> {
   return { agent_id: agent.id, name: agent.name, config: agent.config };
 }

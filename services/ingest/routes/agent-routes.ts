@@ -13,6 +13,12 @@ const routes = routeGroup({ tags: ['agents'], access: WORKER_DATA });
 const AGENT = { schema: agentResponseSchema };
 const NOT_FOUND = { 404: errorDoc('Unknown agent', 'Agent not found') };
 const TOO_MANY_WAITING = tooManyWaitingDoc('agent');
+const AT_CAP = {
+  409: errorDoc(
+    'The user already holds AGENTS_PER_TENANT active agents',
+    'This user has 100 active agents, the most one user may hold (AGENTS_PER_TENANT=100); delete one first',
+  ),
+};
 
 /** The replaced service's agents router, in its declaration order (it decides the Allow header of a 405). */
 /**
@@ -36,6 +42,7 @@ export function agentRoutes(agents: AgentService, releaseNumber: (agentId: strin
     routes.post('/api/agents/', {
       summary: 'Create an agent; user_id is its owner, whom its calls are billed to',
       status: 201,
+      responses: { ...AT_CAP, ...tooManyWaitingDoc('tenant') },
       request: { body: agentCreateBody },
       response: AGENT,
       handle: async ({ body, tenant }) =>
@@ -54,7 +61,8 @@ export function agentRoutes(agents: AgentService, releaseNumber: (agentId: strin
     }),
     routes.patch('/api/agents/{agent_id}', {
       summary: 'Update an agent (config is replaced whole)',
-      responses: { ...NOT_FOUND, ...TOO_MANY_WAITING },
+      // A deleted agent made active again counts against the cap as a create.
+      responses: { ...NOT_FOUND, ...AT_CAP, ...TOO_MANY_WAITING },
       request: { body: agentUpdateBody },
       response: AGENT,
       handle: async ({ path, body, tenant }) =>

@@ -55,6 +55,12 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
     routes.post('/api/sessions/', {
       summary: 'Create a session, or answer the live session of the same user’s room',
       status: 201,
+      responses: {
+        429: errorDoc(
+          'Too many creates of this room wait already (Retry-After)',
+          'Too many creates of this room are waiting; retry later',
+        ),
+      },
       request: { body: sessionCreateBody },
       response: SESSION,
       handle: async ({ body, tenant }) => respond(await sessions.create(body, tenant)),

@@ -95,6 +95,7 @@ export function telephonyRoutes(
     routes.post('/api/telephony/numbers/assign', {
       summary: 'Assign a phone number (E.164) to an agent',
       responses: {
+        404: errorDoc('The agent is not the bound credential’s tenant’s', 'Agent not found'),
         400: { description: 'The agent already holds a number, or is deleted' },
         409: { description: 'Another agent holds the number, or the tenant holds NUMBERS_PER_TENANT numbers' },
         ...TOO_MANY_WAITING,
@@ -120,7 +121,10 @@ export function telephonyRoutes(
     }),
     routes.get('/api/telephony/numbers/{agent_id}', {
       summary: 'The phone number an agent holds',
-      responses: { 404: AGENT_NOT_FOUND },
+      responses: {
+        404: AGENT_NOT_FOUND,
+        405: errorDoc('`release` and `assign` name POST routes, not an agent', 'Method Not Allowed'),
+      },
       response: { schema: agentNumberSchema },
       handle: async ({ path, tenant }) => {
         if (ACTIONS.has(path.agent_id))

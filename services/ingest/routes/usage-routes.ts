@@ -1,5 +1,7 @@
 import { usageEventBatchBody, usageEventBody } from '../../../schemas/http/usage-event.ts';
-import { AppError, type ValidationItem } from '../../shared/errors.ts';
+import { acceptedUsageResponse, usageBatchResponse } from '../../../schemas/http/usage-responses.ts';
+import type { WireOf } from '../../../schemas/http/response-parts.ts';
+import { AppError } from '../../shared/errors.ts';
 import { Exact } from '../../shared/exact-decimal.ts';
 import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
@@ -42,14 +44,7 @@ function toUsageResponse({ record, priced }: AcceptedUsage) {
   };
 }
 
-type BatchResult = {
-  index: number;
-  id: string | null;
-  status: 'accepted' | 'duplicate' | 'rejected';
-  errors?: readonly ValidationItem[];
-  cost?: string;
-  cost_source?: string;
-};
+type BatchResult = WireOf<typeof usageBatchResponse.schema>[number];
 
 export function usageRoutes(usage: UsageService): Route[] {
   return [
@@ -65,6 +60,7 @@ export function usageRoutes(usage: UsageService): Route[] {
         503: { description: 'Not stored: retry' },
       },
       request: { body: usageEventBody },
+      response: acceptedUsageResponse,
       handle: async ({ body, tenant }) => toUsageResponse(await usage.accept(body, tenant)),
     }),
     routes.post('/api/usage/events/batch', {
@@ -73,6 +69,7 @@ export function usageRoutes(usage: UsageService): Route[] {
       rawBody: true,
       bodyLimitBytes: BATCH_BODY_LIMIT,
       pythonJson: true,
+      response: usageBatchResponse,
       handle: async ({ rawBody, tenant }) => (await usage.acceptBatch(batchItems(rawBody), tenant)).map(toBatchAnswer),
     }),
   ];

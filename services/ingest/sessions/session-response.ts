@@ -1,18 +1,14 @@
 import { sessionResponseSchema } from '../../../schemas/http/responses.ts';
-import type { SessionField, SessionRecord } from '../../../schemas/records/session.ts';
+import type { WireOf } from '../../../schemas/http/response-parts.ts';
 import { toSessionRecord } from './session-shape.ts';
 import type { CallDirection, JsonObject, Session } from './session.ts';
 
 /**
  * The Session object of the wire (interface.md §2.1): the record's fields but `version`, and two names
- * the old dashboard reads. Key order is part of the contract (compat.md): that of sessionResponseSchema.
+ * the old dashboard reads (`direction`, call_direction in lower case; `metadata`, session_data again).
+ * Key order is part of the contract (compat.md): that of sessionResponseSchema.
  */
-export type SessionResponse = { readonly [K in Exclude<SessionField, 'version'>]: SessionRecord[K] } & {
-  /** call_direction in lower case, as the old dashboard's VoiceSession type reads it. */
-  readonly direction: Lowercase<CallDirection> | null;
-  /** session_data under the name of the old create body and dashboard type. */
-  readonly metadata: JsonObject;
-};
+export type SessionResponse = WireOf<typeof sessionResponseSchema>;
 
 const RESPONSE_FIELDS = Object.keys(sessionResponseSchema.properties) as readonly (keyof SessionResponse)[];
 

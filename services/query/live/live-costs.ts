@@ -1,34 +1,13 @@
+import type { WireOf } from '../../../schemas/http/response-parts.ts';
+import type { liveCostsStream } from '../../../schemas/http/session-cost-responses.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { CostTally, money } from '../cost-tally.ts';
 import { activeSessions, sessionsServiceLines } from '../queries/session-costs.ts';
 
 const CURRENCY = 'USD';
 
-export interface LiveServiceCost {
-  readonly event_type: string;
-  readonly unit: string;
-  readonly quantity: string;
-  readonly cost: string;
-}
-
-export interface LiveSessionCost {
-  readonly session_id: string;
-  readonly room_name: string;
-  readonly agent_id: string | null;
-  readonly started_at: string | null;
-  readonly status: 'ACTIVE';
-  readonly total_cost: string;
-  readonly event_count: number;
-  readonly by_service: Readonly<Record<string, LiveServiceCost>>;
-}
-
 /** One message of GET /api/costs/live: the caller's calls in progress and what they have cost so far. */
-export interface LiveCosts {
-  readonly as_of: string;
-  readonly currency: string;
-  readonly total_cost: string;
-  readonly sessions: readonly LiveSessionCost[];
-}
+export type LiveCosts = WireOf<typeof liveCostsStream.schema>;
 
 /**
  * What the user's calls in progress (sessions ACTIVE now) have cost so far, per call and service, from

@@ -1,6 +1,9 @@
+import type { SessionStatus } from '../../../schemas/records/session.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import type { UsageEventRow } from '../../shared/clickhouse/tables/usage-events.ts';
+import type { CostDimension } from '../../shared/pricing/compute-cost.ts';
+import type { CostSource } from '../../shared/pricing/price-usage.ts';
 import type { CostLine } from '../cost-tally.ts';
 
 /** How many sessions of the user had usage. */
@@ -39,7 +42,7 @@ export async function activeSessionsCost(ch: ClickHouse, userId: string): Promis
 export interface SessionHead {
   readonly id: string;
   readonly user_id: string;
-  readonly status: string;
+  readonly status: SessionStatus;
 }
 
 /** The latest stored version of a session, or null. */
@@ -93,9 +96,9 @@ export type StoredUsageEvent = Pick<
 > & {
   readonly event_key: string;
   readonly session_key: string;
-  readonly cost_source: string;
+  readonly cost_source: CostSource;
   /** The priced parts, as stored (migration 012): [dimension, quantity, unit, price, per, cost, rate_id]. */
-  readonly parts: readonly (readonly [string, string, string, string, string, string, string])[];
+  readonly parts: readonly (readonly [CostDimension, string, string, string, string, string, string])[];
   readonly occurred_ms: string;
   readonly received_ms: string;
 };

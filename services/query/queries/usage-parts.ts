@@ -1,20 +1,18 @@
+import type { partTotalSchema } from '../../../schemas/http/cost-responses.ts';
+import type { WireOf } from '../../../schemas/http/response-parts.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
+import type { CostDimension } from '../../shared/pricing/compute-cost.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import { money } from '../cost-tally.ts';
 
 /** One priced part, summed: what a token kind (or a quantity price) came to. */
-export interface PartTotal {
-  readonly dimension: string;
-  readonly unit: string;
-  readonly quantity: string;
-  readonly cost: string;
-}
+export type PartTotal = WireOf<typeof partTotalSchema>;
 
 interface PartRow {
   readonly provider?: string;
   readonly event_type: string;
   readonly service: string;
-  readonly dimension: string;
+  readonly dimension: CostDimension;
   readonly unit: string;
   readonly quantity: string;
   readonly cost: string;

@@ -1,10 +1,9 @@
 import {
-  costBreakdownResponse,
   costByAgentResponse,
   costSummaryResponse,
   costTimelineResponse,
-  sessionCostCardResponse,
 } from '../../../schemas/http/cost-responses.ts';
+import { costBreakdownResponse, sessionCostCardResponse } from '../../../schemas/http/session-cost-responses.ts';
 import { costByAgentQuery, costSummaryQuery, costTimelineQuery } from '../../../schemas/http/query-params.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { errorDoc, type Route } from '../../shared/http/define-route.ts';

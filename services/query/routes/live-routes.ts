@@ -1,3 +1,5 @@
+import type { WireOf } from '../../../schemas/http/response-parts.ts';
+import { costStream, liveCostsStream } from '../../../schemas/http/session-cost-responses.ts';
 import { FINAL_SESSION_STATUSES } from '../../../schemas/records/session.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { AppError } from '../../shared/errors.ts';
@@ -35,6 +37,7 @@ export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoute
       summary: 'A stream of the caller’s calls in progress and what each has cost so far, on every stored change',
       requireUserId: true,
       responses: STREAM_DOCS,
+      response: liveCostsStream,
       handle: async ({ userId, caller }, ctx) =>
         streams.open(
           ctx,
@@ -47,6 +50,7 @@ export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoute
     routes.get('/api/sessions/{session_id}/cost-stream', {
       summary: 'A stream of one call’s cost breakdown on every change, and a last `end` message once the call ended',
       responses: { ...STREAM_DOCS, 404: errorDoc('Unknown session', 'Session not found') },
+      response: costStream,
       handle: async ({ path, userId, caller }, ctx) => {
         const head = UUID.test(path.session_id) ? await sessionHead(ch, path.session_id.toLowerCase()) : null;
         if (head === null || (userId !== null && userId !== head.user_id))
@@ -59,7 +63,7 @@ export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoute
           {
             event: 'breakdown',
             finalEvent: 'end',
-            read: async () => {
+            read: async (): Promise<WireOf<typeof costStream.schema>> => {
               const [breakdown, latest] = await Promise.all([
                 costBreakdown(ch, liveUsage, head.id, null),
                 sessionHead(ch, head.id),

@@ -1,4 +1,4 @@
-import { unpricedUsageResponse } from '../../../schemas/http/unpriced.ts';
+import { unpricedUsageResponse } from '../../../schemas/http/cost-responses.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import type { Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
@@ -10,21 +10,7 @@ export function unpricedRoutes(ch: ClickHouse): Route[] {
   return [
     routes.get('/api/costs/unpriced', {
       summary: 'The caller’s usage stored unpriced (cost 0), by provider, model and event type',
-      response: {
-        schema: unpricedUsageResponse,
-        example: [
-          {
-            provider: 'acme-tts',
-            model: 'v2',
-            event_type: 'tts_characters',
-            unit: 'character',
-            event_count: 12,
-            quantity: '5400',
-            first_seen: '2026-11-24T09:00:00.000Z',
-            last_seen: '2026-11-24T10:15:00.000Z',
-          },
-        ],
-      },
+      response: unpricedUsageResponse,
       handle: async ({ userId }) => unpricedUsage(ch, userId!),
     }),
   ];

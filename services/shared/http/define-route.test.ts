@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { costTimelineQuery, sessionListQuery } from '../../../schemas/http/query-params.ts';
+import { closedObject, money, nullable, text } from '../../../schemas/http/response-parts.ts';
 import { usageEventBody } from '../../../schemas/http/usage-event.ts';
 import { createLogger } from '../logger.ts';
 import { createHttpApp } from './create-app.ts';
@@ -28,12 +29,15 @@ async function serve(routes: readonly Route[]): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/** The test routes answer whatever they are given. */
+const ANY_ANSWER = { schema: { description: 'anything' } } as const;
 const echo = {
   method: 'GET',
   access: 'read',
   summary: 'echo',
   tags: [],
   requireUserId: true,
+  response: ANY_ANSWER,
   handle: async (input: { query: unknown }) => input.query,
 } as const;
 const timeline = defineRoute({ ...echo, path: '/api/costs/timeline', request: { query: costTimelineQuery } });
@@ -46,6 +50,7 @@ const usage = defineRoute({
   tags: [],
   status: 201,
   request: { body: usageEventBody },
+  response: ANY_ANSWER,
   handle: async () => ({}),
 });
 
@@ -104,5 +109,24 @@ describe('a route built with defineRoute', () => {
       type: 'application/json',
       body: '{"detail":"There was an error parsing the body"}',
     });
+  });
+});
+
+describe('the answer of a route built with defineRoute', () => {
+  const answer = { schema: closedObject({ total_cost: money, note: nullable(text) }) } as const;
+  const base = { method: 'GET', path: '/api/costs/total', access: 'read', summary: 'total', tags: [] } as const;
+  const total = { total_cost: '0.0000006', note: null };
+
+  it('is typed by its response schema: another type, or a field the schema lacks, does not compile', async () => {
+    const route = defineRoute({ ...base, response: answer, handle: async () => total });
+    // @ts-expect-error money is an exact decimal string in the schema, never a number
+    defineRoute({ ...base, response: answer, handle: async () => ({ ...total, total_cost: 6e-7 }) });
+    const withMore = { ...total, secret: 'x' };
+    // @ts-expect-error `secret` is not in the schema: the document would not describe the answer
+    defineRoute({ ...base, response: answer, handle: async () => withMore });
+    // @ts-expect-error a route without a response schema answers no body
+    defineRoute({ ...base, handle: async () => total });
+    const url = await serve([route]);
+    expect(await (await fetch(`${url}/api/costs/total`)).json()).toEqual(total);
   });
 });

@@ -10,6 +10,7 @@ import { toPythonJson } from '../validation/to-python-json.ts';
 import type { RouteRegistrar } from './create-app.ts';
 import { DEFAULT_BODY_LIMIT, readRawBody } from './read-raw-body.ts';
 import type { RequestState } from './request-context.ts';
+import type { AnswerOf, ExactAnswer, ResponseSchema } from './route-answer.ts';
 import { sendJson } from './send-json.ts';
 import { TextBody } from './text-body.ts';
 import { Readable } from 'node:stream';
@@ -24,14 +25,6 @@ export interface ResponseDoc {
 /** A documented error answer: what it means, and the `{"detail": …}` body it comes with. */
 export function errorDoc(description: string, detail: string): ResponseDoc {
   return { description, example: { detail } };
-}
-
-export interface ResponseSchema {
-  /** Plain JSON Schema of the success body, for the OpenAPI document. */
-  readonly schema: Readonly<Record<string, unknown>>;
-  readonly example?: unknown;
-  /** Other media types the route answers with (as a TextBody), e.g. text/csv. */
-  readonly alternatives?: readonly string[];
 }
 
 export interface RouteDefinition<S extends RequestSchemas, R> {
@@ -89,14 +82,26 @@ export type WithPathParams<P extends string, S extends RouteRequest> = [PathPara
 /** What a route's request declares besides its path, whose parameters the path template names once. */
 export type RouteRequest = Omit<RequestSchemas, 'path'>;
 
-/** A route as declared: the parameters of its path come from the template; `request` holds the other parts, if any. */
-export type RouteDeclaration<P extends string, S extends RouteRequest, R> = Omit<
+/**
+ * A route as declared: the parameters of its path come from the template; `request` holds the other
+ * parts, if any; the handler answers what `response` describes (no body without one).
+ */
+export type RouteDeclaration<P extends string, S extends RouteRequest, RS extends ResponseSchema | undefined, R> = Omit<
   RouteDefinition<WithPathParams<P, S>, R>,
-  'path' | 'request'
+  'path' | 'request' | 'response'
 > & {
   readonly path: P;
   readonly request?: S;
+  readonly response?: RS;
 };
+
+/** A declaration whose handler answers only what its response schema describes: its type, and no field more. */
+export type TypedRouteDeclaration<
+  P extends string,
+  S extends RouteRequest,
+  RS extends ResponseSchema | undefined,
+  R,
+> = RouteDeclaration<P, S, RS, R> & ExactAnswer<R, AnswerOf<RS>>;
 
 /** Who calls: the tenant a handler acts for, and the credential. */
 export interface RouteCaller {
@@ -116,14 +121,17 @@ export interface Route {
  * One route, declared once: its schemas are compiled at definition time, and every request gets
  * the FastAPI-compatible body reading, validation, errors and 401 without the handler writing any.
  */
-export function defineRoute<const P extends string, const S extends RouteRequest = Record<never, never>, R = unknown>(
-  declaration: RouteDeclaration<P, S, R>,
-): Route {
+export function defineRoute<
+  const P extends string,
+  const S extends RouteRequest = Record<never, never>,
+  const RS extends ResponseSchema | undefined = undefined,
+  const R extends AnswerOf<RS> = AnswerOf<RS>,
+>(declaration: TypedRouteDeclaration<P, S, RS, R>): Route {
   const names = [...declaration.path.matchAll(PATH_PARAM)].map((match) => match[1]!);
   const definition = {
     ...declaration,
     request: { ...(names.length === 0 ? {} : { path: pathParams(names) }), ...declaration.request },
-  } as RouteDefinition<RequestSchemas, R>;
+  } as RouteDefinition<RequestSchemas, unknown>;
   const { body: bodySchema, ...parameters } = definition.request;
   const validate = compileRequest(definition.rawBody ? parameters : definition.request);
   const koaPath = definition.path.replace(PATH_PARAM, ':$1');
@@ -159,7 +167,7 @@ export function defineRoute<const P extends string, const S extends RouteRequest
   const register: RouteRegistrar = (router: Router) => {
     router.register(koaPath, [definition.method], handler);
   };
-  return { definition: definition as RouteDefinition<RequestSchemas, unknown>, register };
+  return { definition, register };
 }
 
 /** The credential's right to the route, and its tenant: a bound credential may name only its own in x-user-id. */

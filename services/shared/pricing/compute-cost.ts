@@ -3,6 +3,8 @@ import { Exact } from '../exact-decimal.ts';
 import { catalogCost } from './catalog-cost.ts';
 import type { Catalogs } from './catalogs.ts';
 import {
+  COST_DIMENSIONS,
+  PRICE_SCOPES,
   tokenCounts,
   withTotals,
   type ComputedCost,
@@ -14,7 +16,16 @@ import {
 import { CARD_TIER, cardTierOf, findRate, type CardTier, type RateQuery } from './find-rate.ts';
 import { chargedTokens, TOKEN_KINDS, type TokenKind } from './token-kinds.ts';
 
-export { tokenCounts, type ComputedCost, type CostComponent, type CostDimension, type CostInput, type PriceScope };
+export {
+  COST_DIMENSIONS,
+  PRICE_SCOPES,
+  tokenCounts,
+  type ComputedCost,
+  type CostComponent,
+  type CostDimension,
+  type CostInput,
+  type PriceScope,
+};
 
 export type LookUp = Omit<RateQuery, 'pricing'>;
 

@@ -1,5 +1,5 @@
 import { Exact } from '../exact-decimal.ts';
-import type { SESSION_DIMENSION } from './llm-catalog.ts';
+import { SESSION_DIMENSION } from './llm-catalog.ts';
 import { TOKEN_KINDS, type TokenCounts, type TokenKind } from './token-kinds.ts';
 
 // The shapes of a computed cost, shared by the card's pricing (compute-cost.ts) and the catalogs' (catalog-cost.ts).
@@ -8,7 +8,8 @@ import { TOKEN_KINDS, type TokenCounts, type TokenKind } from './token-kinds.ts'
  * What one price multiplied: the event's quantity, one token kind, (a few catalog models) the request,
  * or a realtime model's connected seconds.
  */
-export type CostDimension = 'quantity' | TokenKind | 'requests' | typeof SESSION_DIMENSION;
+export const COST_DIMENSIONS = ['quantity', ...TOKEN_KINDS, 'requests', SESSION_DIMENSION] as const;
+export type CostDimension = (typeof COST_DIMENSIONS)[number];
 
 /** One priced part of an event, before the stored rounding: cost = quantity × price ÷ per. */
 export interface CostComponent {
@@ -22,7 +23,8 @@ export interface CostComponent {
 }
 
 /** Where a price came from: the rate card (a tenant's own entries included) or the built-in catalog. */
-export type PriceScope = 'card' | 'tenant' | 'catalog';
+export const PRICE_SCOPES = ['card', 'tenant', 'catalog'] as const;
+export type PriceScope = (typeof PRICE_SCOPES)[number];
 
 /** An exact cost, before the stored rounding. */
 export interface ComputedCost {

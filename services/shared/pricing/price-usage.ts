@@ -29,7 +29,9 @@ export type UsageToPrice = {
   readonly session_duration_seconds?: string | null;
 } & { readonly [K in TokenKind]?: string | null };
 
-export type CostSource = 'computed' | 'reported' | 'unpriced';
+/** Where an event's cost came from: the prices, the sender's own figures, or nothing (cost 0, listed as unpriced). */
+export const COST_SOURCES = ['computed', 'reported', 'unpriced'] as const;
+export type CostSource = (typeof COST_SOURCES)[number];
 
 /** One priced part, as stored: every amount a decimal string rounded to 18 decimals. */
 export interface StoredComponent {

@@ -1,3 +1,5 @@
+import type { rateEntrySchema } from '../../../schemas/http/rates.ts';
+import type { WireOf } from '../../../schemas/http/response-parts.ts';
 import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
 import type { Catalogs } from './catalogs.ts';
 import {
@@ -13,23 +15,7 @@ import type { SpeechEntry } from './speech-catalog.ts';
 import { TOKEN_KINDS } from './token-kinds.ts';
 
 /** One price as GET /api/rates shows it: price is for `per` units of `unit`, of `dimension`. */
-export interface RateListing {
-  readonly id: string;
-  readonly scope: 'card' | 'catalog' | 'tenant';
-  readonly user_id: string | null;
-  readonly provider: string;
-  readonly model: string | null;
-  readonly service: string;
-  readonly event_type: string;
-  readonly dimension: string;
-  readonly unit: string;
-  readonly price: string;
-  readonly per: string;
-  readonly currency: string;
-  readonly effective_from: string | null;
-  readonly effective_to: string | null;
-  readonly source: string;
-}
+export type RateListing = WireOf<typeof rateEntrySchema>;
 
 export interface RateFilter {
   readonly provider?: string;
@@ -157,7 +143,13 @@ function llmListings(card: RateCard, catalogs: Catalogs, filter: RateFilter): Ra
     return models.flatMap((model) => {
       const { prices, since, until } = catalogs.llm.pricesAt(model, filter.at);
       const providerId = catalogs.llm.providerId(provider);
-      const listing = (dimension: string, unit: string, price: string, per: string, note = ''): RateListing => ({
+      const listing = (
+        dimension: RateListing['dimension'],
+        unit: string,
+        price: string,
+        per: string,
+        note = '',
+      ): RateListing => ({
         id: `genai-prices@${LLM_CATALOG_VERSION}:${providerId}:${model.id}${since === null ? '' : `@${since}`}:${dimension}`,
         scope: 'catalog',
         user_id: null,

@@ -1,11 +1,12 @@
 import type { Redis } from 'ioredis';
+import type { UsageEventType } from '../../../schemas/http/usage-event.ts';
 
 /** One priced usage event of a call in progress. Money and quantity are exact decimal strings. */
 export interface LiveUsageEntry {
   readonly event_id: string;
   readonly provider: string;
   readonly service: string;
-  readonly event_type: string;
+  readonly event_type: UsageEventType;
   readonly unit: string;
   readonly quantity: string;
   readonly cost: string;

@@ -1,3 +1,5 @@
+import type { auditListSchema } from '../../../../schemas/http/admin.ts';
+import type { WireOf } from '../../../../schemas/http/response-parts.ts';
 import type { AuditRecord } from '../../../../schemas/records/api-key.ts';
 import type { ClickHouse } from '../client.ts';
 import { tableName } from '../tables.ts';
@@ -9,15 +11,8 @@ export function auditRow(entry: AuditRecord, recordId: string): AuditRow {
   return { ...entry, record_id: recordId };
 }
 
-export interface StoredAudit {
-  readonly id: string;
-  readonly action: string;
-  readonly subject_id: string;
-  readonly actor_key_id: string;
-  readonly user_id: string | null;
-  readonly at: string;
-  readonly detail: unknown;
-}
+/** One change as GET /api/admin/audit lists it. */
+export type StoredAudit = WireOf<typeof auditListSchema>[number];
 
 /** The newest `limit` administrative changes, of one tenant when `userId` is given. */
 export async function readAudit(ch: ClickHouse, limit: number, userId: string | null): Promise<StoredAudit[]> {
@@ -35,6 +30,6 @@ export async function readAudit(ch: ClickHouse, limit: number, userId: string | 
   return (await result.json<Row>()).map(({ at_ms, detail, ...row }) => ({
     ...row,
     at: new Date(Number(at_ms)).toISOString(),
-    detail: JSON.parse(detail) as unknown,
+    detail: JSON.parse(detail) as StoredAudit['detail'],
   }));
 }

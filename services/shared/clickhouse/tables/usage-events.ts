@@ -1,3 +1,4 @@
+import type { UsageEventType } from '../../../../schemas/http/usage-event.ts';
 import type { UsageRecord } from '../../records/payloads.ts';
 import type { PricedUsage } from '../../pricing/price-usage.ts';
 import type { ClickHouse } from '../client.ts';
@@ -23,7 +24,7 @@ export interface UsageEventRow {
   readonly session_id: string;
   readonly provider: string;
   readonly service: string;
-  readonly event_type: string;
+  readonly event_type: UsageEventType;
   readonly model: string;
   readonly quantity: string;
   readonly unit: string;
@@ -64,7 +65,8 @@ export function usageEventRow(record: UsageRecord, priced: PricedUsage, source: 
     session_id: record.session_id,
     provider: record.provider,
     service: priced.service,
-    event_type: record.event_type,
+    // The record's is one the usage body allows: ingest writes no other (its schema keeps it a string).
+    event_type: record.event_type as UsageEventType,
     model: record.model ?? '',
     quantity: priced.quantity,
     unit: priced.unit,

@@ -1,0 +1,221 @@
+import { COST_DIMENSIONS } from '../../services/shared/pricing/compute-cost.ts';
+import { COST_SOURCES } from '../../services/shared/pricing/price-usage.ts';
+import type { ResponseSchema } from '../../services/shared/http/route-answer.ts';
+import { SESSION_STATUSES } from '../records/session.ts';
+import { currency, eventType, partTotalSchema } from './cost-responses.ts';
+import {
+  arrayOf,
+  closedObject,
+  count,
+  dateTime,
+  decimalText,
+  money,
+  moneyMap,
+  nullable,
+  oneOf,
+  text,
+  uuid,
+} from './response-parts.ts';
+
+/**
+ * JSON Schemas of one call's cost answers: the breakdown (also each message of its live stream), the
+ * call page's cost card, and the live stream of the caller's calls in progress.
+ */
+
+/** One priced part of an event at its exact rate: cost = quantity × price ÷ per. */
+const componentSchema = closedObject(
+  {
+    dimension: oneOf(COST_DIMENSIONS),
+    quantity: decimalText,
+    unit: text,
+    price: money,
+    per: decimalText,
+    cost: money,
+    rate_id: text,
+  },
+  { title: 'CostComponent' },
+);
+
+/** A stored event in compat.md's usage-event shape, priced (an LLM's unit_cost per 1,000 tokens). */
+const breakdownEventSchema = closedObject(
+  {
+    id: uuid,
+    session_id: uuid,
+    user_id: text,
+    agent_id: nullable(text),
+    provider: text,
+    event_type: eventType,
+    quantity: decimalText,
+    unit_cost: money,
+    total_cost: money,
+    created_at: dateTime,
+    occurred_at: dateTime,
+    model: nullable(text),
+    input_tokens: nullable(count),
+    output_tokens: nullable(count),
+    service: text,
+    unit: text,
+    cost_source: oneOf(COST_SOURCES),
+    reported_unit_cost: nullable(money),
+    reported_total_cost: nullable(money),
+    components: arrayOf(componentSchema),
+  },
+  { title: 'PricedUsageEvent' },
+);
+
+/** One row of the call page's table: a provider and service, summed. */
+const breakdownItemSchema = closedObject(
+  {
+    provider: text,
+    service: text,
+    event_type: eventType,
+    quantity: decimalText,
+    unit: text,
+    cost: money,
+    parts: arrayOf(partTotalSchema),
+  },
+  { title: 'CostBreakdownItem' },
+);
+
+const BREAKDOWN_FIELDS = {
+  session_id: uuid,
+  total_cost: money,
+  events: { ...arrayOf(breakdownEventSchema), description: 'oldest first, at most 10,000 (events_truncated)' },
+  cost_by_type: moneyMap,
+  currency,
+  live: { type: 'boolean', description: 'the call is in progress (ACTIVE)' },
+  event_count: count,
+  events_truncated: { type: 'boolean' },
+  items: arrayOf(breakdownItemSchema),
+} as const;
+
+const costBreakdownSchema = closedObject(BREAKDOWN_FIELDS, { title: 'CostBreakdown' });
+
+/** The message of GET /api/sessions/{session_id}/cost-stream: the breakdown and the session's status. */
+const costStreamMessageSchema = closedObject(
+  { ...BREAKDOWN_FIELDS, status: oneOf(SESSION_STATUSES) },
+  { title: 'CostStreamMessage' },
+);
+
+// The old dashboard calls toFixed on units, cost and total_cost: JSON numbers, each with its exact string beside it.
+const sessionCostCardSchema = closedObject(
+  {
+    session_id: uuid,
+    total_cost: { type: 'number', description: 'for display only: total_cost_exact is the amount' },
+    breakdown: arrayOf(
+      closedObject(
+        {
+          provider: text,
+          service: text,
+          units: { type: 'number' },
+          unit_label: text,
+          cost: { type: 'number' },
+          event_type: eventType,
+          units_exact: decimalText,
+          cost_exact: money,
+        },
+        { title: 'SessionCostRow' },
+      ),
+    ),
+    total_cost_exact: money,
+    currency,
+    live: { type: 'boolean' },
+  },
+  { title: 'SessionCostCard' },
+);
+
+/** The message of GET /api/costs/live: the caller's calls in progress and what each has cost so far. */
+const liveCostsSchema = closedObject(
+  {
+    as_of: dateTime,
+    currency,
+    total_cost: { ...money, description: 'the summary’s live_cost at as_of' },
+    sessions: arrayOf(
+      closedObject(
+        {
+          session_id: uuid,
+          room_name: text,
+          agent_id: nullable(text),
+          started_at: nullable(dateTime),
+          status: { const: 'ACTIVE' },
+          total_cost: money,
+          event_count: count,
+          by_service: {
+            type: 'object',
+            description: 'by service (stt, llm, tts)',
+            additionalProperties: closedObject({
+              event_type: eventType,
+              unit: text,
+              quantity: decimalText,
+              cost: money,
+            }),
+          },
+        },
+        { title: 'LiveSessionCost' },
+      ),
+    ),
+  },
+  { title: 'LiveCosts' },
+);
+
+const SESSION_ID = '6f1c2d9e-1b7a-4f3e-9c55-0d2f7e8a9b10';
+const STT_PART = { dimension: 'quantity', unit: 'minute', quantity: '3.5', cost: '0.02695' } as const;
+
+/** GET /api/sessions/{session_id}/cost-breakdown */
+export const costBreakdownResponse = {
+  schema: costBreakdownSchema,
+  example: {
+    session_id: SESSION_ID,
+    total_cost: '0.02695',
+    events: [],
+    cost_by_type: { stt_minutes: '0.02695' },
+    currency: 'USD',
+    live: false,
+    event_count: 1,
+    events_truncated: false,
+    items: [
+      {
+        provider: 'deepgram',
+        service: 'stt',
+        event_type: 'stt_minutes',
+        quantity: '3.5',
+        unit: 'minute',
+        cost: '0.02695',
+        parts: [STT_PART],
+      },
+    ],
+  },
+} as const satisfies ResponseSchema;
+
+/** GET /api/sessions/{session_id}/costs: the call page's cost card. */
+export const sessionCostCardResponse = {
+  schema: sessionCostCardSchema,
+  example: {
+    session_id: SESSION_ID,
+    total_cost: 0.02695,
+    breakdown: [
+      {
+        provider: 'deepgram',
+        service: 'stt',
+        units: 3.5,
+        unit_label: 'minute',
+        cost: 0.02695,
+        event_type: 'stt_minutes',
+        units_exact: '3.5',
+        cost_exact: '0.02695',
+      },
+    ],
+    total_cost_exact: '0.02695',
+    currency: 'USD',
+    live: false,
+  },
+} as const satisfies ResponseSchema;
+
+/** GET /api/costs/live: `live` messages. */
+export const liveCostsStream = { schema: liveCostsSchema, events: ['live'] } as const satisfies ResponseSchema;
+
+/** GET /api/sessions/{session_id}/cost-stream: `breakdown` messages, then one `end` once the call ended. */
+export const costStream = {
+  schema: costStreamMessageSchema,
+  events: ['breakdown', 'end'],
+} as const satisfies ResponseSchema;
