@@ -36,11 +36,36 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: SERVICES.map((s) => `**/${s}/*`), message: 'services/shared holds primitives only and imports no service' }] },
+        {
+          patterns: [
+            {
+              group: SERVICES.map((s) => `**/${s}/*`),
+              message: 'services/shared holds primitives only and imports no service',
+            },
+          ],
+        },
       ],
     },
   },
   ...serviceBoundaries,
+  {
+    // The schemas are the leaf every service builds on: what they need (the pricing terms, the request
+    // dialect) lives in schemas/, and services import it from there, never the other way round.
+    files: ['schemas/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/services/**', '**/services'],
+              message: 'schemas/ is a leaf: it imports nothing from services/',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     // The dashboard's page runs in the browser, as ES modules served without a build.
     files: ['services/query/dashboard/web/**/*.js'],

@@ -1,15 +1,10 @@
 import { Exact } from '../exact-decimal.ts';
-import { SESSION_DIMENSION } from './llm-catalog.ts';
+import { COST_DIMENSIONS, PRICE_SCOPES, type CostDimension, type PriceScope } from '../../../schemas/pricing-terms.ts';
 import { TOKEN_KINDS, type TokenCounts, type TokenKind } from './token-kinds.ts';
 
 // The shapes of a computed cost, shared by the card's pricing (compute-cost.ts) and the catalogs' (catalog-cost.ts).
 
-/**
- * What one price multiplied: the event's quantity, one token kind, (a few catalog models) the request,
- * or a realtime model's connected seconds.
- */
-export const COST_DIMENSIONS = ['quantity', ...TOKEN_KINDS, 'requests', SESSION_DIMENSION] as const;
-export type CostDimension = (typeof COST_DIMENSIONS)[number];
+export { COST_DIMENSIONS, PRICE_SCOPES, type CostDimension, type PriceScope };
 
 /** One priced part of an event, before the stored rounding: cost = quantity × price ÷ per. */
 export interface CostComponent {
@@ -21,10 +16,6 @@ export interface CostComponent {
   readonly cost: Exact;
   readonly rate_id: string;
 }
-
-/** Where a price came from: the rate card (a tenant's own entries included) or the built-in catalog. */
-export const PRICE_SCOPES = ['card', 'tenant', 'catalog'] as const;
-export type PriceScope = (typeof PRICE_SCOPES)[number];
 
 /** An exact cost, before the stored rounding. */
 export interface ComputedCost {

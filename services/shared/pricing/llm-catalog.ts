@@ -1,3 +1,4 @@
+import { SESSION_DIMENSION } from '../../../schemas/pricing-terms.ts';
 import {
   calcPrice,
   findProvider,
@@ -78,7 +79,7 @@ const TIME_KEY = 'audio_hours';
 /** Audio in, per hour: what a transcription model's minutes are priced at. */
 const INPUT_AUDIO_TIME_KEY = 'input_audio_hours';
 const PER_HOUR = new Exact(3_600);
-export const SESSION_DIMENSION = 'session_duration_seconds';
+export { SESSION_DIMENSION };
 
 export type CatalogDimension = TokenKind | 'requests' | typeof SESSION_DIMENSION;
 

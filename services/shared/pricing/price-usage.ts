@@ -1,3 +1,4 @@
+import { COST_SOURCES, type CostSource } from '../../../schemas/pricing-terms.ts';
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import type { Catalogs } from './catalogs.ts';
 import {
@@ -29,9 +30,7 @@ export type UsageToPrice = {
   readonly session_duration_seconds?: string | null;
 } & { readonly [K in TokenKind]?: string | null };
 
-/** Where an event's cost came from: the prices, the sender's own figures, or nothing (cost 0, listed as unpriced). */
-export const COST_SOURCES = ['computed', 'reported', 'unpriced'] as const;
-export type CostSource = (typeof COST_SOURCES)[number];
+export { COST_SOURCES, type CostSource };
 
 /** One priced part, as stored: every amount a decimal string rounded to 18 decimals. */
 export interface StoredComponent {

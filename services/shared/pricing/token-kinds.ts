@@ -1,24 +1,7 @@
+import { TOKEN_KINDS, type TokenCounts, type TokenKind } from '../../../schemas/pricing-terms.ts';
 import { Exact } from '../exact-decimal.ts';
 
-/**
- * The token counts a usage event may carry, each a whole number, counted as OpenAI and LiveKit count
- * them: `input_tokens` is every prompt token (cached and audio ones included), `output_tokens` every
- * completion token (audio and reasoning included); the others are parts of those two.
- */
-export const TOKEN_KINDS = [
-  'input_tokens',
-  'cached_input_tokens',
-  'cache_write_tokens',
-  'audio_input_tokens',
-  'cached_audio_input_tokens',
-  'image_input_tokens',
-  'cached_image_input_tokens',
-  'output_tokens',
-  'audio_output_tokens',
-  'reasoning_tokens',
-] as const;
-export type TokenKind = (typeof TOKEN_KINDS)[number];
-export type TokenCounts = Partial<Record<TokenKind, string>>;
+export { TOKEN_KINDS, type TokenCounts, type TokenKind };
 
 /**
  * What each kind is, as the genai-prices catalog's units describe it (prices/units.yml there): one kind

@@ -1,5 +1,3 @@
-import type { PyCheck } from './py-checks.ts';
-
 /**
  * The JSON Schema dialect of HTTP requests. Plain JSON Schema plus these keywords:
  * - `x-py` names the pydantic type of a field; it coerces the value in pydantic's lax mode
@@ -7,10 +5,13 @@ import type { PyCheck } from './py-checks.ts';
  * - `x-py-nullable: true` makes a field `T | None`;
  * - `x-py-aliases` on a model lists other names a field is accepted under (`AliasChoices`);
  * - `x-py-empty-absent: true` makes an empty string count as a field left out;
- * - `x-py-check` names a field validator of py-checks.ts, run after the coercion.
+ * - `x-py-check` names a field validator of services/shared/validation/py-checks.ts, run after the coercion.
  * Field schemas carry no `type`: ajv checks `type` before any keyword could coerce.
  * Schemas are written `as const` so their TypeScript types come from them (schema-types.ts).
  */
+/** The field validators of services/shared/validation/py-checks.ts, by name. */
+export type PyCheck = 'time-zone' | 'date-or-datetime';
+
 export type PyKind = 'str' | 'int' | 'decimal' | 'datetime' | 'dict' | 'enum' | 'literal' | 'uuid' | 'bool';
 
 export interface FieldSchema {

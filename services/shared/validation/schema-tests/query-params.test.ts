@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { compileRequest } from '../../services/shared/validation/compile-request.ts';
-import { wireResponse } from '../../services/shared/validation/test-support/wire-bytes.ts';
-import { costByAgentQuery, costSummaryQuery, costTimelineQuery, sessionListQuery } from './query-params.ts';
+import { compileRequest } from '../compile-request.ts';
+import { wireResponse } from '../test-support/wire-bytes.ts';
+import {
+  costByAgentQuery,
+  costSummaryQuery,
+  costTimelineQuery,
+  sessionListQuery,
+} from '../../../../schemas/http/query-params.ts';
 
 const detail = (...items: string[]) => ({ status: 422, body: `{"detail":[${items.join(',')}]}` });
 const pattern = '^(daily|weekly|monthly)$';

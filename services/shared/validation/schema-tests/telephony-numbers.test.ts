@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compileRequest } from '../../services/shared/validation/compile-request.ts';
-import { jsonBody, wireResponse } from '../../services/shared/validation/test-support/wire-bytes.ts';
-import { numberAssignBody, numberReleaseBody } from './telephony-numbers.ts';
+import { compileRequest } from '../compile-request.ts';
+import { jsonBody, wireResponse } from '../test-support/wire-bytes.ts';
+import { numberAssignBody, numberReleaseBody } from '../../../../schemas/http/telephony-numbers.ts';
 
 const release = compileRequest({ body: numberReleaseBody });
 const assign = compileRequest({ body: numberAssignBody });

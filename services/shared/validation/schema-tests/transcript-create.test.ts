@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { compileRequest } from '../../services/shared/validation/compile-request.ts';
-import { jsonBody, wireResponse } from '../../services/shared/validation/test-support/wire-bytes.ts';
-import { MAX_TRANSCRIPT_CHARS, transcriptCreateBody, transcriptCreateByRoomBody } from './transcript-create.ts';
+import { compileRequest } from '../compile-request.ts';
+import { jsonBody, wireResponse } from '../test-support/wire-bytes.ts';
+import {
+  MAX_TRANSCRIPT_CHARS,
+  transcriptCreateBody,
+  transcriptCreateByRoomBody,
+} from '../../../../schemas/http/transcript-create.ts';
 
 const byRoom = compileRequest({ body: transcriptCreateByRoomBody });
 const bySession = compileRequest({ body: transcriptCreateBody });

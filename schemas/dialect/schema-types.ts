@@ -1,4 +1,4 @@
-import type { JsonObject } from './lax-scalars.ts';
+import type { JsonObject } from './json-value.ts';
 
 /**
  * The TypeScript type of a validated request, read off the same `as const` schema that ajv

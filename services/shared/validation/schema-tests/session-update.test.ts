@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { compileRequest } from '../../services/shared/validation/compile-request.ts';
-import { jsonBody, wireResponse } from '../../services/shared/validation/test-support/wire-bytes.ts';
-import { sessionUpdateBody, type SessionUpdateBody } from './session-update.ts';
+import { compileRequest } from '../compile-request.ts';
+import { jsonBody, wireResponse } from '../test-support/wire-bytes.ts';
+import { sessionUpdateBody, type SessionUpdateBody } from '../../../../schemas/http/session-update.ts';
 
 const check = compileRequest({ body: sessionUpdateBody });
 const reply = (text: string) => wireResponse(check, { body: jsonBody(text) });

@@ -1,7 +1,12 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { compileRequest } from '../../services/shared/validation/compile-request.ts';
-import { jsonBody, wireResponse } from '../../services/shared/validation/test-support/wire-bytes.ts';
-import { usageEventBatchBody, usageEventBody, type UsageEventBatchBody, type UsageEventBody } from './usage-event.ts';
+import { compileRequest } from '../compile-request.ts';
+import { jsonBody, wireResponse } from '../test-support/wire-bytes.ts';
+import {
+  usageEventBatchBody,
+  usageEventBody,
+  type UsageEventBatchBody,
+  type UsageEventBody,
+} from '../../../../schemas/http/usage-event.ts';
 
 const single = compileRequest({ body: usageEventBody });
 const batch = compileRequest({ body: usageEventBatchBody });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { compileRequest } from '../../services/shared/validation/compile-request.ts';
-import { wireResponse } from '../../services/shared/validation/test-support/wire-bytes.ts';
-import { optionalUserIdHeaders, sessionIdPath, userIdHeaders } from './request-params.ts';
-import { costTimelineQuery } from './query-params.ts';
+import { compileRequest } from '../compile-request.ts';
+import { wireResponse } from '../test-support/wire-bytes.ts';
+import { optionalUserIdHeaders, sessionIdPath, userIdHeaders } from '../../../../schemas/http/request-params.ts';
+import { costTimelineQuery } from '../../../../schemas/http/query-params.ts';
 
 describe('x-user-id header', () => {
   const check = compileRequest({ query: costTimelineQuery, headers: userIdHeaders });

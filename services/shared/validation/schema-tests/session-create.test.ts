@@ -1,8 +1,8 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { JsonObject } from '../../services/shared/validation/lax-scalars.ts';
-import { compileRequest } from '../../services/shared/validation/compile-request.ts';
-import { jsonBody, wireResponse } from '../../services/shared/validation/test-support/wire-bytes.ts';
-import { sessionCreateBody, type SessionCreateBody } from './session-create.ts';
+import type { JsonObject } from '../lax-scalars.ts';
+import { compileRequest } from '../compile-request.ts';
+import { jsonBody, wireResponse } from '../test-support/wire-bytes.ts';
+import { sessionCreateBody, type SessionCreateBody } from '../../../../schemas/http/session-create.ts';
 
 const check = compileRequest({ body: sessionCreateBody });
 const reply = (text: string, contentType?: string) => wireResponse(check, { body: jsonBody(text, contentType) });
