@@ -1,6 +1,6 @@
 import { USAGE_LIMITS } from '../../../schemas/records/usage.ts';
-import type { ValidationItem } from '../errors.ts';
-import { Exact } from '../exact-decimal.ts';
+import type { ValidationItem } from '../../shared/errors.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 
 const MAX_REPORTED_COST = new Exact(USAGE_LIMITS.MAX_REPORTED_COST);
 

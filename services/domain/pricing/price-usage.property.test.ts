@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { USAGE_LIMITS } from '../../../schemas/records/usage.ts';
-import { Exact } from '../exact-decimal.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 import { priceUsage, priceUsageExactly } from './price-usage.ts';
 import { makeCard, makeRate, makeUsage } from './pricing.fixtures.ts';
 

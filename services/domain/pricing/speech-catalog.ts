@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FromSchema } from 'json-schema-to-ts';
-import { Exact } from '../exact-decimal.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 
 /** The speech catalog in the repository: speech-to-text and text-to-speech list prices, with their sources. */
 export const SPEECH_CATALOG_URL = new URL('../../../infra/rate-card/speech-catalog.json', import.meta.url);

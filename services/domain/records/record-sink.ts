@@ -1,6 +1,6 @@
-import type { BatchingProducer } from '../kafka/batching-producer.ts';
-import type { TopicKey, TopicSpec } from '../kafka/topics.ts';
-import { AppError } from '../errors.ts';
+import type { BatchingProducer } from '../../shared/kafka/batching-producer.ts';
+import type { TopicKey, TopicSpec } from '../../shared/kafka/topics.ts';
+import { AppError } from '../../shared/errors.ts';
 import { encodeRecord, type Envelope, type RecordKind } from './envelope.ts';
 import type { RecordJournal } from './journal.ts';
 

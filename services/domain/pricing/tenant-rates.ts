@@ -1,7 +1,11 @@
 import type { RateCard, RateEntry } from '../../../schemas/rate-card.ts';
-import type { ClickHouse } from '../clickhouse/client.ts';
-import { readRateEntryChanges, type RateEntryChanges, type StoredRate } from '../clickhouse/tables/rate-entries.ts';
-import type { Logger } from '../logger.ts';
+import type { ClickHouse } from '../../shared/clickhouse/client.ts';
+import {
+  readRateEntryChanges,
+  type RateEntryChanges,
+  type StoredRate,
+} from '../../shared/clickhouse/tables/rate-entries.ts';
+import type { Logger } from '../../shared/logger.ts';
 import { cardWithTenantIndex, TenantRateIndex } from './tenant-rate-index.ts';
 
 /** How often every pricing process reads the tenants' entries: a new one applies within this plus the store's lag (docs/pricing.md: within 5 s). */

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { calcPrice, findProvider, type ModelInfo } from '@pydantic/genai-prices';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Exact } from '../exact-decimal.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 import { LISTED_LLM_PROVIDERS, LLM_CATALOG_VERSION, LlmCatalog, pricesInForce } from './llm-catalog.ts';
 import type { TokenCounts } from './token-kinds.ts';
 

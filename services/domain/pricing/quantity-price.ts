@@ -1,5 +1,12 @@
 import type { Rate } from '../../../schemas/rate-card.ts';
-import { Exact, formatStoredUnits, parseScaled, storedUnits, toStoredDecimal, type Scaled } from '../exact-decimal.ts';
+import {
+  Exact,
+  formatStoredUnits,
+  parseScaled,
+  storedUnits,
+  toStoredDecimal,
+  type Scaled,
+} from '../../shared/exact-decimal.ts';
 
 /** A quantity rate's numbers for the scaled path: its price, its price_per as a power of ten, its printed forms. */
 interface ScaledRate {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Exact } from '../exact-decimal.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 import { SpeechCatalog, SpeechCatalogError, type SpeechEntry } from './speech-catalog.ts';
 
 const entry = (

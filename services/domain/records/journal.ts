@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
-import { MicroBatcher } from '../micro-batcher.ts';
+import { MicroBatcher } from '../../shared/micro-batcher.ts';
 
 /** One record of the journal: its position and the encoded envelope ingest appended. */
 export interface JournalEntry {

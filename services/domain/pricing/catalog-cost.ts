@@ -1,5 +1,5 @@
 import type { RateCard } from '../../../schemas/rate-card.ts';
-import { Exact } from '../exact-decimal.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 import type { Catalogs } from './catalogs.ts';
 import type { LookUp } from './compute-cost.ts';
 import { tokenCounts, withTotals, type ComputedCost, type CostComponent, type CostInput } from './cost-parts.ts';

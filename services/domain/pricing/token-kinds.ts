@@ -1,5 +1,5 @@
 import { TOKEN_KINDS, type TokenCounts, type TokenKind } from '../../../schemas/pricing-terms.ts';
-import { Exact } from '../exact-decimal.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 
 export { TOKEN_KINDS, type TokenCounts, type TokenKind };
 

@@ -1,5 +1,5 @@
 import type { Rate, RateCard } from '../../../schemas/rate-card.ts';
-import { Exact } from '../exact-decimal.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 import { catalogCost } from './catalog-cost.ts';
 import type { Catalogs } from './catalogs.ts';
 import {

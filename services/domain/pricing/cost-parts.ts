@@ -1,4 +1,4 @@
-import { Exact } from '../exact-decimal.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 import { COST_DIMENSIONS, PRICE_SCOPES, type CostDimension, type PriceScope } from '../../../schemas/pricing-terms.ts';
 import { TOKEN_KINDS, type TokenCounts, type TokenKind } from './token-kinds.ts';
 

@@ -7,7 +7,7 @@ import {
   type Provider,
   type TieredPrices,
 } from '@pydantic/genai-prices';
-import { Exact } from '../exact-decimal.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 import { chargedTokens, TOKEN_KINDS, type TokenCounts, type TokenKind } from './token-kinds.ts';
 
 /** The catalog package's version: part of every catalog rate id, so a stored event names the prices that priced it. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { RateEntryChange, StoredRate } from '../clickhouse/tables/rate-entries.ts';
-import { createLogger } from '../logger.ts';
+import type { RateEntryChange, StoredRate } from '../../shared/clickhouse/tables/rate-entries.ts';
+import { createLogger } from '../../shared/logger.ts';
 import { makeCard, makeRate, makeUsage } from './pricing.fixtures.ts';
 import { priceUsage } from './price-usage.ts';
 import { TENANT_RATES_OVERLAP_MS, TenantRateCard } from './tenant-rates.ts';

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RateCard } from '../../../schemas/rate-card.ts';
-import { Exact } from '../exact-decimal.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 import { loadCatalogs, type Catalogs } from './catalogs.ts';
 import { CARD_TIER, cardTierOf } from './find-rate.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from './load-rate-card.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AppError } from '../errors.ts';
+import type { AppError } from '../../shared/errors.ts';
 import type { Envelope } from './envelope.ts';
 import { journalRecordSink } from './record-sink.ts';
 

@@ -1,6 +1,6 @@
 import type { RateCardFile, RateEntry } from '../../../schemas/rate-card.ts';
 import { USAGE_LIMITS } from '../../../schemas/records/usage.ts';
-import { Exact, parseExact } from '../exact-decimal.ts';
+import { Exact, parseExact } from '../../shared/exact-decimal.ts';
 import { listEntryEventTypes } from './entry-event-types.ts';
 import { lowerCaseAliases, resolveProvider } from './provider-names.ts';
 import { currencyProblems } from './pricing-currency.ts';

@@ -1,7 +1,7 @@
 import { USAGE_LIMITS } from '../../../schemas/records/usage.ts';
-import type { ValidationItem } from '../errors.ts';
-import { Exact, MONEY_SCALE } from '../exact-decimal.ts';
-import { TOKEN_KINDS, tokenCountProblems, type TokenKind } from '../pricing/token-kinds.ts';
+import type { ValidationItem } from '../../shared/errors.ts';
+import { Exact, MONEY_SCALE } from '../../shared/exact-decimal.ts';
+import { TOKEN_KINDS, tokenCountProblems, type TokenKind } from '../pricing/index.ts';
 
 /** The largest quantity the schema lets through as `quantity`; one derived from usage_data, and every token count, obey it too. */
 const MAX_QUANTITY = new Exact(USAGE_LIMITS.MAX_QUANTITY);

@@ -9,7 +9,7 @@ import {
   type LookUp,
   type PriceScope,
 } from './compute-cost.ts';
-import { Exact, toStoredDecimal } from '../exact-decimal.ts';
+import { Exact, toStoredDecimal } from '../../shared/exact-decimal.ts';
 import { CARD_TIER, cardTierOf, findRate, type CardTier } from './find-rate.ts';
 import { catalogProviderOf } from './catalog-cost.ts';
 import { scaledCost } from './quantity-price.ts';
