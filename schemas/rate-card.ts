@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { TOKEN_KINDS } from '../services/shared/pricing/token-kinds.ts';
+import { TOKEN_KINDS } from './pricing-terms.ts';
 
 // A sign is allowed here so that a negative price reaches the semantic checks, which name the rate.
 const decimal = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$' } as const;
@@ -39,7 +39,7 @@ const rateSchema = {
     /**
      * What the price multiplies: the event's quantity, or one token kind of an exact split (fresh text
      * input, cached input, cache writes, audio input, cached audio input, text output, audio output,
-     * reasoning; services/shared/pricing/token-kinds.ts). A kind without a price of its own is charged
+     * reasoning; services/domain/pricing/token-kinds.ts). A kind without a price of its own is charged
      * as the kind it is part of.
      */
     pricing: { enum: ['quantity', ...TOKEN_KINDS] },

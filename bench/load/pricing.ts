@@ -1,6 +1,6 @@
-import { loadCatalogs } from '../../services/shared/pricing/catalogs.ts';
-import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/shared/pricing/load-rate-card.ts';
-import { priceUsage, type UsageToPrice } from '../../services/shared/pricing/price-usage.ts';
+import { loadCatalogs } from '../../services/domain/pricing/index.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/domain/pricing/index.ts';
+import { priceUsage, type UsageToPrice } from '../../services/domain/pricing/index.ts';
 
 /**
  * The pricing micro-benchmark: nanoseconds per event priced (a) by today's five-entry card alone, the

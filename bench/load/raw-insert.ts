@@ -6,10 +6,10 @@ import { usageEventRow, type UsageEventRow } from '../../services/shared/clickho
 import { migrate } from '../../services/shared/clickhouse/migrate.ts';
 import { loadConfig } from '../../services/shared/config.ts';
 import { createLogger } from '../../services/shared/logger.ts';
-import { loadCatalogs } from '../../services/shared/pricing/catalogs.ts';
-import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/shared/pricing/load-rate-card.ts';
-import { priceUsage } from '../../services/shared/pricing/price-usage.ts';
-import type { UsageRecord } from '../../services/shared/records/payloads.ts';
+import { loadCatalogs } from '../../services/domain/pricing/index.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/domain/pricing/index.ts';
+import { priceUsage } from '../../services/domain/pricing/index.ts';
+import type { UsageRecord } from '../../services/domain/records/index.ts';
 import { usageEnvelope } from './usage-records.ts';
 
 /**

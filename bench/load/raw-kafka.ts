@@ -1,7 +1,7 @@
 import { createIdempotentProducer } from '../../services/shared/kafka/batching-producer.ts';
 import { createKafka } from '../../services/shared/kafka/client.ts';
 import { createLogger } from '../../services/shared/logger.ts';
-import { encodeRecord } from '../../services/shared/records/envelope.ts';
+import { encodeRecord } from '../../services/domain/records/index.ts';
 import { usageEnvelope } from './usage-records.ts';
 
 /**

@@ -5,7 +5,7 @@ import { createIdempotentProducer } from '../../services/shared/kafka/batching-p
 import { createKafka } from '../../services/shared/kafka/client.ts';
 import { topicSpecs } from '../../services/shared/kafka/topics.ts';
 import { createLogger } from '../../services/shared/logger.ts';
-import { encodeRecord } from '../../services/shared/records/envelope.ts';
+import { encodeRecord } from '../../services/domain/records/index.ts';
 import { startBackingServices } from '../support/backing-services.ts';
 import { createSessions, eventCount } from '../support/callmeter-api.ts';
 import { sleep, startServer } from '../support/processes.ts';

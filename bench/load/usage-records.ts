@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { makeEnvelope, type Envelope } from '../../services/shared/records/envelope.ts';
+import { makeEnvelope, type Envelope } from '../../services/domain/records/index.ts';
 
 /** The usage record ingest publishes for one event of the load (tts characters, resemble). */
 export function usageEnvelope(session: { id: string; user_id: string }, n: number, at = new Date()): Envelope {

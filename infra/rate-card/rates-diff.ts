@@ -10,7 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { findProvider as FindProvider, ModelInfo } from '@pydantic/genai-prices';
 import * as installed from '@pydantic/genai-prices';
-import { LISTED_LLM_PROVIDERS, LLM_CATALOG_VERSION } from '../../services/shared/pricing/llm-catalog.ts';
+import { LISTED_LLM_PROVIDERS, LLM_CATALOG_VERSION } from '../../services/domain/pricing/index.ts';
 
 type Prices = Map<string, string>;
 

@@ -1,5 +1,5 @@
-import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
-import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+import type { ModelSchema } from '../dialect/schema-dialect.ts';
+import type { FromPySchema } from '../dialect/schema-types.ts';
 import { API_KEY_SCOPES, AUDIT_ACTIONS } from '../records/api-key.ts';
 import { arrayOf, closedObject, dateTime, jsonObject, nullable, text, uuid } from './response-parts.ts';
 

@@ -1,5 +1,5 @@
-import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
-import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+import type { ModelSchema } from '../dialect/schema-dialect.ts';
+import type { FromPySchema } from '../dialect/schema-types.ts';
 
 /** The replaced service's AgentType. */
 export const AGENT_TYPES = ['STT', 'LLM', 'TTS', 'PIPELINE'] as const;

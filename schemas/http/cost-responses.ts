@@ -1,5 +1,5 @@
-import { COST_DIMENSIONS } from '../../services/shared/pricing/compute-cost.ts';
-import type { ResponseSchema } from '../../services/shared/http/route-answer.ts';
+import { COST_DIMENSIONS } from '../pricing-terms.ts';
+import type { ResponseSchema } from './response-parts.ts';
 import {
   arrayOf,
   closedObject,

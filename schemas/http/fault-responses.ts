@@ -1,4 +1,4 @@
-import type { ResponseSchema } from '../../services/shared/http/route-answer.ts';
+import type { ResponseSchema } from './response-parts.ts';
 import { closedObject, money } from './response-parts.ts';
 
 /** The answers of the fault-injection routes (FAULT_INJECTION=1 only). */

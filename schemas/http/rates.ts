@@ -1,8 +1,8 @@
-import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
-import { TOKEN_KINDS } from '../../services/shared/pricing/token-kinds.ts';
-import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
-import { COST_DIMENSIONS, PRICE_SCOPES } from '../../services/shared/pricing/compute-cost.ts';
-import { COST_SOURCES } from '../../services/shared/pricing/price-usage.ts';
+import type { ModelSchema } from '../dialect/schema-dialect.ts';
+import { TOKEN_KINDS } from '../pricing-terms.ts';
+import type { FromPySchema } from '../dialect/schema-types.ts';
+import { COST_DIMENSIONS, PRICE_SCOPES } from '../pricing-terms.ts';
+import { COST_SOURCES } from '../pricing-terms.ts';
 import { arrayOf, closedObject, dateTime, decimalText, money, nullable, oneOf, text } from './response-parts.ts';
 import { USAGE_EVENT_TYPES, usageEventBody } from './usage-event.ts';
 

@@ -16,6 +16,17 @@ export type Frozen<T> = T extends readonly (infer I)[]
 /** The type of a value a response schema describes (json-schema-to-ts), read-only all through. */
 export type WireOf<S extends JSONSchema> = Frozen<FromSchema<S>>;
 
+/** A route's documented success answer: the JSON Schema of its body, for the OpenAPI document and the handler's type. */
+export interface ResponseSchema {
+  /** JSON Schema of the body; of each message's data for an event stream. */
+  readonly schema: JSONSchema;
+  readonly example?: unknown;
+  /** Other media types the route answers with (a TextBody in services/shared/http), e.g. text/csv. */
+  readonly alternatives?: readonly string[];
+  /** The answer is a text/event-stream (a TextBody) whose messages, under these event names, carry `schema`. */
+  readonly events?: readonly string[];
+}
+
 /** Money on the wire: an exact decimal string, never a JSON number, never an exponent ("0.0000006"). */
 export const money = { type: 'string', pattern: '^\\d+(\\.\\d+)?$', description: 'exact decimal' } as const;
 /** A quantity (minutes, tokens, characters) as an exact decimal string. */

@@ -1,6 +1,6 @@
-import { COST_DIMENSIONS } from '../../services/shared/pricing/compute-cost.ts';
-import { COST_SOURCES } from '../../services/shared/pricing/price-usage.ts';
-import type { ResponseSchema } from '../../services/shared/http/route-answer.ts';
+import { COST_DIMENSIONS } from '../pricing-terms.ts';
+import { COST_SOURCES } from '../pricing-terms.ts';
+import type { ResponseSchema } from './response-parts.ts';
 import { SESSION_STATUSES } from '../records/session.ts';
 import { currency, eventType, partTotalSchema } from './cost-responses.ts';
 import {

@@ -1,6 +1,6 @@
 import { LIVE_SESSION_STATUSES } from '../records/session.ts';
-import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
-import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+import type { ModelSchema } from '../dialect/schema-dialect.ts';
+import type { FromPySchema } from '../dialect/schema-types.ts';
 
 /**
  * POST /api/sessions/ — the old `SessionCreate` model. `metadata` is accepted as another name

@@ -6,8 +6,8 @@ import {
   SESSION_STATUSES,
   TRANSFER_TYPES,
 } from '../records/session.ts';
-import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
-import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+import type { ModelSchema } from '../dialect/schema-dialect.ts';
+import type { FromPySchema } from '../dialect/schema-types.ts';
 
 /**
  * PATCH /api/sessions/{session_id} — every key optional; `{}` changes nothing. The first four

@@ -1,5 +1,5 @@
-import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
-import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+import type { ModelSchema } from '../dialect/schema-dialect.ts';
+import type { FromPySchema } from '../dialect/schema-types.ts';
 
 /**
  * POST /api/telephony/numbers/release — a named model (not an embedded `Body_...` parameter): a

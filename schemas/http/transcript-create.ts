@@ -1,5 +1,5 @@
-import type { ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
-import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+import type { ModelSchema } from '../dialect/schema-dialect.ts';
+import type { FromPySchema } from '../dialect/schema-types.ts';
 
 /**
  * One turn of a transcript, at most this many characters: a turn is one utterance (a long one is a

@@ -1,5 +1,5 @@
-import type { ListSchema, ModelSchema } from '../../services/shared/validation/schema-dialect.ts';
-import type { FromPySchema } from '../../services/shared/validation/schema-types.ts';
+import type { ListSchema, ModelSchema } from '../dialect/schema-dialect.ts';
+import type { FromPySchema } from '../dialect/schema-types.ts';
 import { USAGE_LIMITS } from '../records/usage.ts';
 
 // Upper bounds keep every stored value and every sum exact (USAGE_LIMITS, docs/usage-events.md), and refuse

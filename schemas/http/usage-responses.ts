@@ -1,5 +1,5 @@
-import { COST_SOURCES } from '../../services/shared/pricing/price-usage.ts';
-import type { ResponseSchema } from '../../services/shared/http/route-answer.ts';
+import { COST_SOURCES } from '../pricing-terms.ts';
+import type { ResponseSchema } from './response-parts.ts';
 import { eventType } from './cost-responses.ts';
 import { validationItemSchema } from './error-responses.ts';
 import { arrayOf, closedObject, dateTime, decimalText, money, nullable, oneOf, text, uuid } from './response-parts.ts';

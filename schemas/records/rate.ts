@@ -1,5 +1,5 @@
 import type { FromSchema } from 'json-schema-to-ts';
-import { TOKEN_KINDS } from '../../services/shared/pricing/token-kinds.ts';
+import { TOKEN_KINDS } from '../pricing-terms.ts';
 
 const decimal = { type: 'string', pattern: '^\\d+(\\.\\d+)?$' } as const;
 

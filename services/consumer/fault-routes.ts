@@ -3,7 +3,7 @@ import { tableName } from '../shared/clickhouse/tables.ts';
 import { faultOnResponse, storedTotalsResponse } from '../../schemas/http/fault-responses.ts';
 import { defineRoute, type Route } from '../shared/http/define-route.ts';
 import type { Logger } from '../shared/logger.ts';
-import type { RecordJournal } from '../shared/records/journal.ts';
+import type { RecordJournal } from '../domain/records/index.ts';
 import { storedTotals } from './stored-totals.ts';
 
 const faultQuery = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeEnvelope } from '../shared/records/envelope.ts';
+import { makeEnvelope } from '../domain/records/index.ts';
 import { toTableRow, type SingleRowEnvelope } from './record-rows.ts';
 
 const SOURCE = { partition: 0, offset: '7' };

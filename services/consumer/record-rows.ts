@@ -7,8 +7,8 @@ import { sessionRow } from '../shared/clickhouse/tables/sessions.ts';
 import { telephonyNumberRow } from '../shared/clickhouse/tables/telephony-numbers.ts';
 import { transcriptRow } from '../shared/clickhouse/tables/transcripts.ts';
 import type { RecordSource } from '../shared/clickhouse/tables/usage-events.ts';
-import type { Envelope } from '../shared/records/envelope.ts';
-import type { PayloadOf } from '../shared/records/payloads.ts';
+import type { Envelope } from '../domain/records/index.ts';
+import type { PayloadOf } from '../domain/records/index.ts';
 
 export type { RecordSource };
 

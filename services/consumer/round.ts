@@ -1,5 +1,5 @@
 import type { IHeaders } from 'kafkajs';
-import type { Envelope } from '../shared/records/envelope.ts';
+import type { Envelope } from '../domain/records/index.ts';
 import type { RecordSource } from './record-rows.ts';
 
 /** A record as its source holds it: a Kafka message, or a journal entry at its position. */

@@ -10,14 +10,14 @@ import type { Registry } from 'prom-client';
 import { startBatchRunner } from './batch-runner.ts';
 import { StoreWatch } from './store-watch.ts';
 import { plannedTokens } from './offset-plan.ts';
-import { loadCatalogs } from '../shared/pricing/catalogs.ts';
-import type { TenantRateCard } from '../shared/pricing/tenant-rates.ts';
+import { loadCatalogs } from '../domain/pricing/index.ts';
+import type { TenantRateCard } from '../domain/pricing/index.ts';
 import { PendingReplays } from './pending-replays.ts';
 import { rebuildViews } from './rebuild-views.ts';
 import { RedisEventClaims } from './usage/event-claims.ts';
 import { createRecordWriter, type RecordWriter } from './record-writer.ts';
 import { plannedRoundReachedSources, startJournalRunner } from './journal-runner.ts';
-import type { RecordJournal } from '../shared/records/journal.ts';
+import type { RecordJournal } from '../domain/records/index.ts';
 
 export interface ConsumerDeps {
   readonly infra: Infrastructure;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { agentCreateBody } from '../../schemas/http/agent-bodies.ts';
 import { DEFAULT_MAX_BATCH_BYTES } from '../shared/kafka/batching-producer.ts';
 import { outgoingBytes } from '../shared/kafka/record-size.ts';
-import { encodeRecord } from '../shared/records/envelope.ts';
+import { encodeRecord } from '../domain/records/index.ts';
 import { compileRequest } from '../shared/validation/compile-request.ts';
 import type { PyDict, PyValue } from '../shared/validation/py-value.ts';
 import { agentEnvelope } from './agent-record.ts';

@@ -1,5 +1,5 @@
-import type { AgentRecord } from '../shared/records/payloads.ts';
-import { makeEnvelope, type Envelope } from '../shared/records/envelope.ts';
+import type { AgentRecord } from '../domain/records/index.ts';
+import { makeEnvelope, type Envelope } from '../domain/records/index.ts';
 import type { Agent } from './agents/agent.ts';
 
 /** The record of one version of an agent; keyed by agent id, as its telephony_number records are. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.ts';
 import { createLogger } from '../shared/logger.ts';
-import type { Envelope } from '../shared/records/envelope.ts';
-import type { RecordSink } from '../shared/records/record-sink.ts';
+import type { Envelope } from '../domain/records/index.ts';
+import type { RecordSink } from '../domain/records/index.ts';
 import { createAgentService } from './agent-service.ts';
 import type { Agent } from './agents/agent.ts';
 import { T0 } from './agents/agent.fixtures.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
-import type { RecordSink } from '../shared/records/record-sink.ts';
+import type { RecordSink } from '../domain/records/index.ts';
 import { agentEnvelope } from './agent-record.ts';
 import { applyAgentUpdate, newAgent, type Agent, type AgentUpdate, type NewAgentInput } from './agents/agent.ts';
 import type { AgentStore } from './agents/agent-store.ts';

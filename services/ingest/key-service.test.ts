@@ -5,7 +5,7 @@ import { KeyRegistry } from '../shared/auth/key-registry.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { AppError } from '../shared/errors.ts';
 import { createLogger } from '../shared/logger.ts';
-import type { Envelope } from '../shared/records/envelope.ts';
+import type { Envelope } from '../domain/records/index.ts';
 import { createKeyService } from './key-service.ts';
 
 const BOOTSTRAP: Caller = { kind: 'bootstrap', id: 'bootstrap', scope: 'admin', tenant: null };

@@ -8,8 +8,8 @@ import { auditEnvelope } from '../shared/auth/audit.ts';
 import { createdWhileAuthOff, type KeyRegistry } from '../shared/auth/key-registry.ts';
 import { assertActsFor } from '../shared/auth/tenant.ts';
 import { AppError, type ValidationItem } from '../shared/errors.ts';
-import { makeEnvelope } from '../shared/records/envelope.ts';
-import type { RecordSink } from '../shared/records/record-sink.ts';
+import { makeEnvelope } from '../domain/records/index.ts';
+import type { RecordSink } from '../domain/records/index.ts';
 import { LATEST_STORED_MS } from '../shared/validation/instant-window.ts';
 
 export interface KeyServiceDeps {

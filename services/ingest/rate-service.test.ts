@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { RateCreateBody } from '../../schemas/http/rates.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { AppError } from '../shared/errors.ts';
-import { loadCatalogs } from '../shared/pricing/catalogs.ts';
-import { makeCard, makeRate } from '../shared/pricing/pricing.fixtures.ts';
-import { TenantRateIndex } from '../shared/pricing/tenant-rate-index.ts';
-import { toCardEntry } from '../shared/pricing/tenant-rates.ts';
+import { loadCatalogs } from '../domain/pricing/index.ts';
+import { makeCard, makeRate } from '../domain/pricing/index.ts';
+import { TenantRateIndex } from '../domain/pricing/index.ts';
+import { toCardEntry } from '../domain/pricing/index.ts';
 import type { RateRecord } from '../../schemas/records/rate.ts';
-import type { Envelope } from '../shared/records/envelope.ts';
+import type { Envelope } from '../domain/records/index.ts';
 import { createTenantRateService } from './rate-service.ts';
 import { MemoryRateEntryStore } from './rates/rate-entry-store.ts';
 

@@ -5,18 +5,18 @@ import type { RateRecord } from '../../schemas/records/rate.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { AppError, type ValidationItem } from '../shared/errors.ts';
 import { Exact, MONEY_SCALE } from '../shared/exact-decimal.ts';
-import type { Catalogs } from '../shared/pricing/catalogs.ts';
-import { listRateCardProblems } from '../shared/pricing/rate-card-problems.ts';
-import type { RateListing } from '../shared/pricing/rate-listing.ts';
+import type { Catalogs } from '../domain/pricing/index.ts';
+import { listRateCardProblems } from '../domain/pricing/index.ts';
+import type { RateListing } from '../domain/pricing/index.ts';
 import { readRateEntry, type StoredRate } from '../shared/clickhouse/tables/rate-entries.ts';
-import { toCardEntry } from '../shared/pricing/tenant-rates.ts';
-import type { TenantRateIndex } from '../shared/pricing/tenant-rate-index.ts';
+import { toCardEntry } from '../domain/pricing/index.ts';
+import type { TenantRateIndex } from '../domain/pricing/index.ts';
 import type { RateEntryStore } from './rates/rate-entry-store.ts';
-import { makeEnvelope } from '../shared/records/envelope.ts';
+import { makeEnvelope } from '../domain/records/index.ts';
 import { ANONYMOUS, type Caller } from '../shared/auth/access.ts';
 import { auditEnvelope } from '../shared/auth/audit.ts';
 import { assertActsFor } from '../shared/auth/tenant.ts';
-import type { RecordSink } from '../shared/records/record-sink.ts';
+import type { RecordSink } from '../domain/records/index.ts';
 import { LATEST_STORED_MS } from '../shared/validation/instant-window.ts';
 
 /** How far in the past an effective_from may be and still count as "now": the client's clock and the request's time on the wire. */

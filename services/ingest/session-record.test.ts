@@ -3,7 +3,7 @@ import { sessionCreateBody } from '../../schemas/http/session-create.ts';
 import { sessionUpdateBody } from '../../schemas/http/session-update.ts';
 import { DEFAULT_MAX_BATCH_BYTES } from '../shared/kafka/batching-producer.ts';
 import { outgoingBytes } from '../shared/kafka/record-size.ts';
-import { encodeRecord } from '../shared/records/envelope.ts';
+import { encodeRecord } from '../domain/records/index.ts';
 import { compileRequest } from '../shared/validation/compile-request.ts';
 import { sessionEnvelope } from './session-record.ts';
 import { makeSession, T0 } from './sessions/session.fixtures.ts';

@@ -1,4 +1,4 @@
-import { makeEnvelope, type Envelope } from '../shared/records/envelope.ts';
+import { makeEnvelope, type Envelope } from '../domain/records/index.ts';
 import { toSessionRecord } from './sessions/session-shape.ts';
 import type { Session } from './sessions/session.ts';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../shared/logger.ts';
-import type { RecordSink } from '../shared/records/record-sink.ts';
+import type { RecordSink } from '../domain/records/index.ts';
 import { sessionEnvelope } from './session-record.ts';
 import { changeQueue } from './shared/keyed-queue.ts';
 import {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../shared/errors.ts';
 import { MicroBatcher } from '../shared/micro-batcher.ts';
-import type { Envelope } from '../shared/records/envelope.ts';
-import type { RecordSink } from '../shared/records/record-sink.ts';
+import type { Envelope } from '../domain/records/index.ts';
+import type { RecordSink } from '../domain/records/index.ts';
 import { createTelephonyService } from './telephony-service.ts';
 import { MemoryNumberStore } from './telephony/memory-number-store.ts';
 import { RecordingTelephonyProvider } from './telephony/telephony-provider.ts';

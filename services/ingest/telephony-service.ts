@@ -1,6 +1,6 @@
-import { makeEnvelope } from '../shared/records/envelope.ts';
-import type { TelephonyNumberRecord } from '../shared/records/payloads.ts';
-import type { RecordSink } from '../shared/records/record-sink.ts';
+import { makeEnvelope } from '../domain/records/index.ts';
+import type { TelephonyNumberRecord } from '../domain/records/index.ts';
+import type { RecordSink } from '../domain/records/index.ts';
 import { changeQueue } from './shared/keyed-queue.ts';
 import {
   assignNumber,

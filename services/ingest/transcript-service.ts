@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
-import type { RecordSink } from '../shared/records/record-sink.ts';
+import type { RecordSink } from '../domain/records/index.ts';
 import type { TranscriptHistory } from './history/transcript-history.ts';
 import type { SessionService } from './session-service.ts';
 import type { Session } from './sessions/session.ts';

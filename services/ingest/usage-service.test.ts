@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { UsageEventBody } from '../../schemas/http/usage-event.ts';
 import { AppError } from '../shared/errors.ts';
-import type { Envelope } from '../shared/records/envelope.ts';
+import type { Envelope } from '../domain/records/index.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { makeSession, T0 } from './sessions/session.fixtures.ts';
 import type { Session } from './sessions/session.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { calcPrice } from '@pydantic/genai-prices';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Exact } from '../../services/shared/exact-decimal.ts';
-import { SpeechCatalog } from '../../services/shared/pricing/speech-catalog.ts';
+import { SpeechCatalog } from '../../services/domain/pricing/index.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { eventually, isolate, serviceEnv } from '../support/harness.ts';

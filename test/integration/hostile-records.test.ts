@@ -6,7 +6,7 @@ import { createIdempotentProducer } from '../../services/shared/kafka/batching-p
 import { createKafka } from '../../services/shared/kafka/client.ts';
 import { topicSpecs } from '../../services/shared/kafka/topics.ts';
 import { createLogger } from '../../services/shared/logger.ts';
-import { encodeRecord, makeEnvelope } from '../../services/shared/records/envelope.ts';
+import { encodeRecord, makeEnvelope } from '../../services/domain/records/index.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { eventually, isolate, serviceEnv, testConfig } from '../support/harness.ts';

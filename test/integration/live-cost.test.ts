@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/shared/pricing/load-rate-card.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/domain/pricing/index.ts';
 import { createRecordWriter, type RecordWriter } from '../../services/consumer/record-writer.ts';
 import { costBreakdown, MAX_LISTED_EVENTS } from '../../services/query/cost-breakdown.ts';
 import { costSummary } from '../../services/query/cost-summary.ts';
 import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
 import { migrate } from '../../services/shared/clickhouse/migrate.ts';
 import { createLogger } from '../../services/shared/logger.ts';
-import { makeEnvelope } from '../../services/shared/records/envelope.ts';
-import type { UsageRecord } from '../../services/shared/records/payloads.ts';
+import { makeEnvelope } from '../../services/domain/records/index.ts';
+import type { UsageRecord } from '../../services/domain/records/index.ts';
 import { MemoryLiveUsage } from '../../services/shared/redis/live-usage.ts';
 import { isolate, testConfig } from '../support/harness.ts';
 import { makeSessionEnvelope } from '../support/records.ts';

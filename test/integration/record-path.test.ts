@@ -4,7 +4,7 @@ import { BatchingProducer, createIdempotentProducer } from '../../services/share
 import { createKafka } from '../../services/shared/kafka/client.ts';
 import { ensureTopics, topicSpecs } from '../../services/shared/kafka/topics.ts';
 import { createLogger } from '../../services/shared/logger.ts';
-import { encodeRecord } from '../../services/shared/records/envelope.ts';
+import { encodeRecord } from '../../services/domain/records/index.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { eventually, isolate, serviceEnv, testConfig } from '../support/harness.ts';
 import { makeSessionEnvelope } from '../support/records.ts';

@@ -9,9 +9,9 @@ import { RedisEventClaims } from '../../services/consumer/usage/event-claims.ts'
 import { createClickHouse, type ClickHouse } from '../../services/shared/clickhouse/client.ts';
 import { migrate } from '../../services/shared/clickhouse/migrate.ts';
 import { createLogger } from '../../services/shared/logger.ts';
-import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/shared/pricing/load-rate-card.ts';
-import { encodeRecord, makeEnvelope } from '../../services/shared/records/envelope.ts';
-import type { UsageRecord } from '../../services/shared/records/payloads.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/domain/pricing/index.ts';
+import { encodeRecord, makeEnvelope } from '../../services/domain/records/index.ts';
+import type { UsageRecord } from '../../services/domain/records/index.ts';
 import { MemoryLiveUsage } from '../../services/shared/redis/live-usage.ts';
 import { isolate, testConfig } from '../support/harness.ts';
 import { makeUsageRecord } from '../support/records.ts';

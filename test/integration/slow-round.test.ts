@@ -9,8 +9,8 @@ import { BatchingProducer, createIdempotentProducer } from '../../services/share
 import { createKafka } from '../../services/shared/kafka/client.ts';
 import { ensureTopics, topicSpecs } from '../../services/shared/kafka/topics.ts';
 import { createLogger } from '../../services/shared/logger.ts';
-import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/shared/pricing/load-rate-card.ts';
-import { encodeRecord, makeEnvelope } from '../../services/shared/records/envelope.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../../services/domain/pricing/index.ts';
+import { encodeRecord, makeEnvelope } from '../../services/domain/records/index.ts';
 import { MemoryLiveUsage } from '../../services/shared/redis/live-usage.ts';
 import { drained } from '../support/drained.ts';
 import { eventually, isolate, testConfig } from '../support/harness.ts';

@@ -1,4 +1,4 @@
-import type { TokenKind } from '../../services/shared/pricing/token-kinds.ts';
+import type { TokenKind } from '../../services/domain/pricing/index.ts';
 
 type EventType = 'stt_minutes' | 'llm_tokens' | 'tts_characters';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { SessionRecord, UsageRecord } from '../../services/shared/records/payloads.ts';
-import { makeEnvelope, type Envelope } from '../../services/shared/records/envelope.ts';
+import type { SessionRecord, UsageRecord } from '../../services/domain/records/index.ts';
+import { makeEnvelope, type Envelope } from '../../services/domain/records/index.ts';
 import { toSessionRecord } from '../../services/ingest/sessions/session-shape.ts';
 import { newSession } from '../../services/ingest/sessions/session.ts';
 

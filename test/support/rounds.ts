@@ -1,4 +1,4 @@
-import { encodeRecord, type Envelope } from '../../services/shared/records/envelope.ts';
+import { encodeRecord, type Envelope } from '../../services/domain/records/index.ts';
 import type { Round, RoundMember, SourceMessage } from '../../services/consumer/round.ts';
 
 /**

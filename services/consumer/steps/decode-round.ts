@@ -1,4 +1,4 @@
-import { decodeRecord } from '../../shared/records/envelope.ts';
+import { decodeRecord } from '../../domain/records/index.ts';
 import type { DecodedBatch, Round, RoundItem, RoundMember, SourceMessage } from '../round.ts';
 
 /** A record of a round that is not stored, and why: where it sits in its source, and its kind when known. */

@@ -1,5 +1,5 @@
 import type { InsertedRows, InsertedTable } from '../../shared/clickhouse/insert-rows.ts';
-import type { UsageRecord } from '../../shared/records/payloads.ts';
+import type { UsageRecord } from '../../domain/records/index.ts';
 import { toTableRow, type SingleRowEnvelope } from '../record-rows.ts';
 import type { DecodedBatch, SourcedEnvelope } from '../round.ts';
 import type { UsageGroup, UsageItem } from '../usage/usage-rows.ts';

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { eventKey } from '../../shared/clickhouse/tables/usage-events.ts';
-import { DEFAULT_RATE_CARD_URL, loadRateCard, type RateCard } from '../../shared/pricing/load-rate-card.ts';
-import type { UsageRecord } from '../../shared/records/payloads.ts';
+import { DEFAULT_RATE_CARD_URL, loadRateCard, type RateCard } from '../../domain/pricing/index.ts';
+import type { UsageRecord } from '../../domain/records/index.ts';
 import type { EventClaims } from './event-claims.ts';
 import { usageRows, type UsageGroup } from './usage-rows.ts';
 

@@ -1,8 +1,8 @@
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
-import type { UsageRecord } from '../../shared/records/payloads.ts';
-import { priceUsage } from '../../shared/pricing/price-usage.ts';
-import type { RateCard } from '../../shared/pricing/load-rate-card.ts';
-import type { Catalogs } from '../../shared/pricing/catalogs.ts';
+import type { UsageRecord } from '../../domain/records/index.ts';
+import { priceUsage } from '../../domain/pricing/index.ts';
+import type { RateCard } from '../../domain/pricing/index.ts';
+import type { Catalogs } from '../../domain/pricing/index.ts';
 import {
   eventKey,
   storedEventKeys,

@@ -1,5 +1,5 @@
-import type { TranscriptRecord } from '../../shared/records/payloads.ts';
-import { makeEnvelope, type Envelope } from '../../shared/records/envelope.ts';
+import type { TranscriptRecord } from '../../domain/records/index.ts';
+import { makeEnvelope, type Envelope } from '../../domain/records/index.ts';
 
 export type Speaker = TranscriptRecord['speaker'];
 

@@ -2,8 +2,8 @@ import type { SessionStatus } from '../../../schemas/records/session.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import type { UsageEventRow } from '../../shared/clickhouse/tables/usage-events.ts';
-import type { CostDimension } from '../../shared/pricing/compute-cost.ts';
-import type { CostSource } from '../../shared/pricing/price-usage.ts';
+import type { CostDimension } from '../../domain/pricing/index.ts';
+import type { CostSource } from '../../domain/pricing/index.ts';
 import type { CostLine } from '../cost-tally.ts';
 
 /** How many sessions of the user had usage. */

@@ -1,7 +1,7 @@
 import type { partTotalSchema } from '../../../schemas/http/cost-responses.ts';
 import type { WireOf } from '../../../schemas/http/response-parts.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
-import type { CostDimension } from '../../shared/pricing/compute-cost.ts';
+import type { CostDimension } from '../../domain/pricing/index.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import { money } from '../cost-tally.ts';
 

@@ -10,11 +10,11 @@ import { AppError } from '../../shared/errors.ts';
 import { requestedTenant } from '../../shared/auth/tenant.ts';
 import type { Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
-import type { Catalogs } from '../../shared/pricing/catalogs.ts';
-import { priceUsage } from '../../shared/pricing/price-usage.ts';
-import { listRates } from '../../shared/pricing/rate-listing.ts';
-import { reportedCostProblems } from '../../shared/usage/reported-cost.ts';
-import { usageQuantities } from '../../shared/usage/usage-quantity.ts';
+import type { Catalogs } from '../../domain/pricing/index.ts';
+import { priceUsage } from '../../domain/pricing/index.ts';
+import { listRates } from '../../domain/pricing/index.ts';
+import { reportedCostProblems } from '../../domain/usage/index.ts';
+import { usageQuantities } from '../../domain/usage/index.ts';
 
 const routes = routeGroup({ tags: ['rates'], access: 'read' });
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditRecord } from '../../../schemas/records/api-key.ts';
-import type { Envelope } from '../records/envelope.ts';
-import { makeEnvelope } from '../records/envelope.ts';
+import type { Envelope } from '../../domain/records/index.ts';
+import { makeEnvelope } from '../../domain/records/index.ts';
 import type { Caller } from './access.ts';
 
 export interface AuditEntry {

@@ -3,7 +3,7 @@ import {
   type BodySchema,
   type FieldSchema,
   type ModelSchema,
-} from '../validation/schema-dialect.ts';
+} from '../../../schemas/dialect/schema-dialect.ts';
 
 type Json = Record<string, unknown>;
 

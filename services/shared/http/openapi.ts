@@ -1,4 +1,4 @@
-import type { ModelSchema } from '../validation/schema-dialect.ts';
+import type { ModelSchema } from '../../../schemas/dialect/schema-dialect.ts';
 import type { Route } from './define-route.ts';
 import { SchemaComponents } from './openapi-components.ts';
 import { bodyToJsonSchema, fieldToJsonSchema } from './openapi-schema.ts';

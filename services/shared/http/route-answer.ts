@@ -1,17 +1,8 @@
 import type { JSONSchema } from 'json-schema-to-ts';
-import type { WireOf } from '../../../schemas/http/response-parts.ts';
+import type { ResponseSchema, WireOf } from '../../../schemas/http/response-parts.ts';
 import type { TextBody } from './text-body.ts';
 
-/** A route's documented success answer: the JSON Schema of its body, for the OpenAPI document and the handler's type. */
-export interface ResponseSchema {
-  /** JSON Schema of the body; of each message's data for an event stream. */
-  readonly schema: JSONSchema;
-  readonly example?: unknown;
-  /** Other media types the route answers with (as a TextBody), e.g. text/csv. */
-  readonly alternatives?: readonly string[];
-  /** The answer is a text/event-stream (a TextBody) whose messages, under these event names, carry `schema`. */
-  readonly events?: readonly string[];
-}
+export type { ResponseSchema };
 
 /**
  * What a handler may answer, read off its response schema (as Unkey's handlers take theirs from the

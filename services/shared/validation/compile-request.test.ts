@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileRequest } from './compile-request.ts';
 import { pyDictOf } from './py-value.ts';
-import type { ListSchema, ModelSchema } from './schema-dialect.ts';
+import type { ListSchema, ModelSchema } from '../../../schemas/dialect/schema-dialect.ts';
 import { jsonBody, wireResponse } from './test-support/wire-bytes.ts';
 import { toPythonJson } from './to-python-json.ts';
 

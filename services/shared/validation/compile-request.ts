@@ -3,8 +3,13 @@ import { toValidationItems, type Location } from './map-ajv-errors.ts';
 import { plainError } from './pydantic-errors.ts';
 import { PyFloat, type PyValue } from './py-value.ts';
 import { requestAjv } from './request-ajv.ts';
-import { assertBodySchema, assertModelSchema, type BodySchema, type ModelSchema } from './schema-dialect.ts';
-import type { FromPySchema } from './schema-types.ts';
+import {
+  assertBodySchema,
+  assertModelSchema,
+  type BodySchema,
+  type ModelSchema,
+} from '../../../schemas/dialect/schema-dialect.ts';
+import type { FromPySchema } from '../../../schemas/dialect/schema-types.ts';
 
 export interface RequestSchemas {
   readonly path?: ModelSchema;

@@ -1,5 +1,8 @@
+import type { JsonObject, JsonValue } from '../../../schemas/dialect/json-value.ts';
 import { laxFail, laxOk, plainError, type Lax } from './pydantic-errors.ts';
 import { PyFloat } from './py-value.ts';
+
+export type { JsonObject, JsonValue };
 
 /** pydantic `str`: strings only; numbers and bools are string_type (`coerce_numbers_to_str` off). */
 export function laxStr(input: unknown): Lax<string> {
@@ -36,9 +39,6 @@ export function laxBool(input: unknown): Lax<boolean> {
 function asI64Float(value: bigint): number {
   return value >= -(2n ** 63n) && value < 2n ** 63n ? Number(value) : Number.NaN;
 }
-
-export type JsonObject = { [key: string]: JsonValue };
-export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 
 /**
  * pydantic `dict`: JSON objects only. The value is handed on as plain JS JSON (what gets stored

@@ -11,7 +11,7 @@ import {
   type PyError,
 } from './pydantic-errors.ts';
 import { isPyDict, type PyValue } from './py-value.ts';
-import type { BodySchema, FieldSchema, ModelSchema } from './schema-dialect.ts';
+import type { BodySchema, FieldSchema, ModelSchema } from '../../../schemas/dialect/schema-dialect.ts';
 
 export type Location = 'path' | 'query' | 'header' | 'body';
 

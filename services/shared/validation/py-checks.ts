@@ -1,5 +1,8 @@
+import type { PyCheck } from '../../../schemas/dialect/schema-dialect.ts';
 import { parsingError, type PyError } from './pydantic-errors.ts';
 import { parseDateBytes, parseDateTimeBytes } from './speedate-timestamp.ts';
+
+export type { PyCheck };
 
 /**
  * Field validators (pydantic's `field_validator`) that the dialect names with `x-py-check`. They
@@ -8,7 +11,6 @@ import { parseDateBytes, parseDateTimeBytes } from './speedate-timestamp.ts';
  * Each sees the value after its `x-py` coercion; an empty string is absent (the dashboard sends
  * `start_date=` when no date is picked), so the check lets it through.
  */
-export type PyCheck = 'time-zone' | 'date-or-datetime';
 
 export const PY_CHECKS: Readonly<Record<PyCheck, (value: string) => PyError | null>> = {
   'time-zone': (value) =>

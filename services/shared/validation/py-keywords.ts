@@ -6,7 +6,7 @@ import { isObjectRecord, laxBool, laxDict, laxStr } from './lax-scalars.ts';
 import { laxUuid } from './lax-uuid.ts';
 import { PY_CHECKS, type PyCheck } from './py-checks.ts';
 import { laxOk, type Lax } from './pydantic-errors.ts';
-import type { FieldSchema, PyKind } from './schema-dialect.ts';
+import type { FieldSchema, PyKind } from '../../../schemas/dialect/schema-dialect.ts';
 
 type Coerce = (input: unknown) => Lax<unknown>;
 

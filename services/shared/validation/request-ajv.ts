@@ -13,7 +13,7 @@ let shared: Ajv | undefined;
  * The one ajv instance for HTTP requests, made on first use (never at import). allErrors because
  * pydantic reports every field; verbose for the list length in too_long; useDefaults and
  * removeAdditional give the validated value pydantic's shape (defaults in, unknown keys out).
- * strictTypes is off because field schemas deliberately have no `type` (see schema-dialect.ts).
+ * strictTypes is off because field schemas deliberately have no `type` (see schemas/dialect/schema-dialect.ts).
  */
 export function requestAjv(): Ajv {
   shared ??= new Ajv({

@@ -9,7 +9,7 @@ import { usageEventBatchBody, usageEventBody } from '../../../schemas/http/usage
 import type { ValidationItem } from '../errors.ts';
 import { compileRequest } from './compile-request.ts';
 import { readJsonBody } from './read-json-body.ts';
-import type { BodySchema } from './schema-dialect.ts';
+import type { BodySchema } from '../../../schemas/dialect/schema-dialect.ts';
 import { toPythonJson } from './to-python-json.ts';
 
 const bodies: readonly BodySchema[] = [

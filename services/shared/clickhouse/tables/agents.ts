@@ -1,4 +1,4 @@
-import type { AgentRecord } from '../../records/payloads.ts';
+import type { AgentRecord } from '../../../domain/records/index.ts';
 import type { RecordSource } from './usage-events.ts';
 
 /** agents (every version of every agent; agents_by_user and agent_names are its views). Reads: services/ingest/history/agent-history.ts. */

@@ -1,4 +1,4 @@
-import type { SessionRecord } from '../../records/payloads.ts';
+import type { SessionRecord } from '../../../domain/records/index.ts';
 import type { RecordSource } from './usage-events.ts';
 
 /**

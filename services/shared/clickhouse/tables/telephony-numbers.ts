@@ -1,4 +1,4 @@
-import type { TelephonyNumberRecord } from '../../records/payloads.ts';
+import type { TelephonyNumberRecord } from '../../../domain/records/index.ts';
 
 /** telephony_numbers (every agent's number, by version; telephony_number_holders is its view). Reads: services/ingest/history/number-history.ts. */
 export type TelephonyNumberRow = TelephonyNumberRecord & { readonly record_id: string };

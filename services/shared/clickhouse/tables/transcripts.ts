@@ -1,4 +1,4 @@
-import type { TranscriptRecord } from '../../records/payloads.ts';
+import type { TranscriptRecord } from '../../../domain/records/index.ts';
 
 /** transcripts (one row per turn). Reads: services/ingest/history/transcript-history.ts. */
 export type TranscriptRow = TranscriptRecord & { readonly record_id: string };

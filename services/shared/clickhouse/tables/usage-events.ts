@@ -1,6 +1,6 @@
 import type { UsageEventType } from '../../../../schemas/http/usage-event.ts';
-import type { UsageRecord } from '../../records/payloads.ts';
-import type { PricedUsage } from '../../pricing/price-usage.ts';
+import type { UsageRecord } from '../../../domain/records/index.ts';
+import type { PricedUsage } from '../../../domain/pricing/index.ts';
 import type { ClickHouse } from '../client.ts';
 import { tableName } from '../tables.ts';
 import { chunkBySize } from '../../chunk-by-size.ts';
