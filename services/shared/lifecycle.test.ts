@@ -33,15 +33,19 @@ describe('listen', () => {
     const { listen } = await import('./lifecycle.ts');
     const app = new Koa();
     let release: () => void = () => undefined;
+    let arrived: () => void = () => undefined;
     const slow = new Promise<void>((resolve) => (release = resolve));
+    const inside = new Promise<void>((resolve) => (arrived = resolve));
     app.use(async (ctx) => {
+      arrived();
       await slow;
       ctx.body = 'done';
     });
     const http = await listen(app, 0, '127.0.0.1');
     const port = (http.server.address() as { port: number }).port;
     const inFlight = fetch(`http://127.0.0.1:${port}/`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Closed once the request is in the app, however slow the machine is to get it there.
+    await inside;
     const closed = http.close();
     await new Promise((resolve) => setTimeout(resolve, 50));
     await expect(fetch(`http://127.0.0.1:${port}/`)).rejects.toThrow();
