@@ -1,7 +1,20 @@
-// A server-sent event reader over fetch: EventSource cannot send the x-user-id or Authorization
-// header. Reconnects with Last-Event-ID after the server's `retry:` (2 s) when the stream drops.
+// @ts-check
+/** @typedef {{ event: string, id?: string, retry?: number, data?: string }} StreamMessage */
+
+/**
+ * A server-sent event reader over fetch: EventSource cannot send the x-user-id or Authorization
+ * header. Reconnects with Last-Event-ID after the server's `retry:` (2 s) when the stream drops.
+ * T is the type the route's schema gives each message's data: the page trusts the API's answer, as it
+ * does every JSON body (app.js getJson), and does not check it again at run time.
+ * @template T
+ * @param {string} url
+ * @param {Record<string, string>} headers
+ * @param {(event: string, data: T) => void} onMessage
+ * @returns {() => void} closes the stream
+ */
 export function openStream(url, headers, onMessage) {
   const abort = new AbortController();
+  /** @type {string | null} */
   let lastId = null;
   let retryMs = 2000;
   async function run() {
@@ -41,8 +54,14 @@ export function openStream(url, headers, onMessage) {
   return () => abort.abort();
 }
 
+/**
+ * @param {string} block
+ * @returns {StreamMessage}
+ */
 function parse(block) {
+  /** @type {StreamMessage} */
   const message = { event: 'message' };
+  /** @type {string[]} */
   const data = [];
   for (const line of block.split('\n')) {
     if (line.startsWith(':')) continue;
