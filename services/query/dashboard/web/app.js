@@ -1,8 +1,26 @@
+// @ts-check
 import { h, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { drawTimeline } from './chart.js';
 import { openStream } from './live.js';
+
+/**
+ * The API's answers, typed by their response schemas (generated from /openapi.json).
+ * @typedef {import('../../../../test/openapi/callmeter-api.ts').components['schemas']} Schemas
+ * @typedef {import('preact').ComponentChild} Child
+ * @typedef {import('preact').ComponentChildren} Children
+ * @typedef {import('./chart.js').GroupBy} GroupBy
+ * @typedef {{ userId: string, token: string }} Caller who the page reads for
+ * @typedef {{ tz: string, period: string, start: string, end: string, groupBy: GroupBy }} View
+ * @typedef {{
+ *   summary?: Schemas['CostSummary'],
+ *   timeline?: Schemas['TimelinePoint'][],
+ *   agents?: Schemas['AgentCost'][],
+ *   unpriced?: Schemas['UnpricedUsage'][],
+ *   rates?: Schemas['RateEntry'][],
+ * }} Data the answers the tiles and tables show, each once it has come
+ */
 
 const html = htm.bind(h);
 const AUTH_MODE = document.body.dataset.authMode === 'on' ? 'on' : 'off';
@@ -11,27 +29,50 @@ const query = new URLSearchParams(location.search);
 
 // Who the page reads for: with AUTH_MODE=off a user id (kept in this browser, or from the link), with
 // AUTH_MODE=on a bearer token (a user token or a read key, kept for this tab) and optionally a user id.
+/** @returns {Caller} */
 function initialIdentity() {
   const userId = query.get('user_id') ?? localStorage.getItem('callmeter.user_id') ?? '';
   const token = sessionStorage.getItem('callmeter.token') ?? '';
   return { userId, token };
 }
 
+/**
+ * @param {Caller} identity
+ * @returns {Record<string, string>}
+ */
 function headersOf(identity) {
+  /** @type {Record<string, string>} */
   const headers = {};
   if (identity.userId) headers['x-user-id'] = identity.userId;
   if (AUTH_MODE === 'on' && identity.token) headers.authorization = `Bearer ${identity.token}`;
   return headers;
 }
 
+/**
+ * A GET's JSON answer. T is the type the route's response schema gives it, inferred from where the
+ * answer goes: the page trusts the API's answer and does not check it again at run time.
+ * @template T
+ * @param {string} path
+ * @param {Caller} identity
+ * @returns {Promise<T>}
+ */
 async function getJson(path, identity) {
   const response = await fetch(path, { headers: headersOf(identity) });
   const text = await response.text();
+  /** @type {unknown} */
   const body = text ? JSON.parse(text) : null;
-  if (!response.ok) throw new Error(`${path.split('?')[0]}: ${response.status} ${body?.detail ?? text}`);
-  return body;
+  if (!response.ok) {
+    const failed = /** @type {Schemas['ErrorDetail'] | Schemas['HTTPValidationError'] | null} */ (body);
+    throw new Error(`${path.split('?')[0]}: ${response.status} ${failed?.detail ?? text}`);
+  }
+  return /** @type {T} */ (body);
 }
 
+/**
+ * @param {string} path
+ * @param {Caller} identity
+ * @param {string} name the file's name
+ */
 async function downloadCsv(path, identity, name) {
   const response = await fetch(path, { headers: { ...headersOf(identity), accept: 'text/csv' } });
   if (!response.ok) throw new Error(`${name}: ${response.status}`);
@@ -44,6 +85,7 @@ async function downloadCsv(path, identity, name) {
 
 const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
+/** @returns {View} */
 function initialView() {
   return {
     tz: query.get('tz') ?? browserZone,
@@ -55,6 +97,10 @@ function initialView() {
 }
 
 /** The link that shows what this page shows (the user id and the view), for sharing. */
+/**
+ * @param {Caller} identity
+ * @param {View} view
+ */
 function shareLink(identity, view) {
   const params = new URLSearchParams();
   if (identity.userId) params.set('user_id', identity.userId);
@@ -66,6 +112,7 @@ function shareLink(identity, view) {
   return `${location.pathname}?${params}`;
 }
 
+/** @param {View} view */
 function rangeParams(view) {
   const params = new URLSearchParams({ tz: view.tz });
   if (view.start) params.set('start_date', view.start);
@@ -73,10 +120,14 @@ function rangeParams(view) {
   return params;
 }
 
+/** The value of the input or select an event came from. */
+const valueOf = (/** @type {Event} */ event) => /** @type {HTMLInputElement | HTMLSelectElement} */ (event.target).value;
+
+/** @param {{ identity: Caller, onChange: (identity: Caller) => void }} props */
 function Identity({ identity, onChange }) {
   const [userId, setUserId] = useState(identity.userId);
   const [token, setToken] = useState(identity.token);
-  const submit = (event) => {
+  const submit = (/** @type {SubmitEvent} */ event) => {
     event.preventDefault();
     localStorage.setItem('callmeter.user_id', userId.trim());
     if (AUTH_MODE === 'on') sessionStorage.setItem('callmeter.token', token.trim());
@@ -85,15 +136,16 @@ function Identity({ identity, onChange }) {
   return html`<form class="controls" onSubmit=${submit} aria-label="Whose costs">
     ${AUTH_MODE === 'on' &&
     html`<label>Bearer token (user token or read key)
-      <input type="password" value=${token} onInput=${(e) => setToken(e.target.value)} autocomplete="off" required />
+      <input type="password" value=${token} onInput=${(/** @type {Event} */ e) => setToken(valueOf(e))} autocomplete="off" required />
     </label>`}
     <label>User id${AUTH_MODE === 'on' ? ' (optional)' : ''}
-      <input value=${userId} onInput=${(e) => setUserId(e.target.value)} required=${AUTH_MODE === 'off'} data-testid="user-id" />
+      <input value=${userId} onInput=${(/** @type {Event} */ e) => setUserId(valueOf(e))} required=${AUTH_MODE === 'off'} data-testid="user-id" />
     </label>
     <button type="submit">Show costs</button>
   </form>`;
 }
 
+/** @param {{ title: string, value: Child, testId: string, live?: boolean, children?: Children }} props */
 function Tile({ title, value, testId, live, children }) {
   return html`<div class=${`tile${live ? ' live' : ''}`} role="group" aria-label=${title}>
     <h2>${title}</h2>
@@ -102,13 +154,39 @@ function Tile({ title, value, testId, live, children }) {
   </div>`;
 }
 
-const money = (value) => (value === undefined || value === null ? '…' : `$${value}`);
+const money = (/** @type {string | null | undefined} */ value) => (value === undefined || value === null ? '…' : `$${value}`);
 
-/** A table column: its header, a row's cell, and whether it holds numbers (right-aligned). */
+/**
+ * A table column: its header, a row's cell, and whether it holds numbers (right-aligned).
+ * @template R
+ * @typedef {{ label: string, value: (row: R) => Child, num: boolean }} Column
+ */
+/**
+ * @template R
+ * @param {string} label
+ * @param {(row: R) => Child} value
+ * @returns {Column<R>}
+ */
 const column = (label, value, num = false) => ({ label, value, num });
-const COST = column('Cost', (row) => money(row.total_cost), true);
-const EVENTS = column('Events', (row) => row.event_count, true);
+const COST = column('Cost', (/** @type {{ total_cost: string }} */ row) => money(row.total_cost), true);
+const EVENTS = column('Events', (/** @type {{ event_count: number }} */ row) => row.event_count, true);
 
+/**
+ * A table's rows and the columns that read them, typed together (the page's templates pass props untyped).
+ * @template R
+ * @param {R[]} rows
+ * @param {Column<R>[]} columns
+ */
+const tableOf = (rows, columns) => ({ rows, columns });
+
+/**
+ * @template R
+ * @typedef {{ caption: string, columns: Column<R>[], rows: R[], testId: string, onRow?: (row: R) => void }} TableProps
+ */
+/**
+ * @template R
+ * @param {TableProps<R>} props
+ */
 function Table({ caption, columns, rows, testId, onRow }) {
   return html`<div class="scroll" tabindex="0" role="region" aria-label=${caption}>
     <table data-testid=${testId}>
@@ -131,6 +209,10 @@ function Table({ caption, columns, rows, testId, onRow }) {
 }
 
 /** A section of the page that is one table under its heading (`${name}-title`); what follows the table comes as children. */
+/**
+ * @template R
+ * @param {TableProps<R> & { name: string, title: string, anchor?: string, children?: Children }} props
+ */
 function TableSection({ name, title, anchor, children, ...table }) {
   return html`<section aria-labelledby=${`${name}-title`} id=${anchor}>
     <h2 id=${`${name}-title`}>${title}</h2>
@@ -139,14 +221,24 @@ function TableSection({ name, title, anchor, children, ...table }) {
   </section>`;
 }
 
+/**
+ * @param {{
+ *   points: Schemas['TimelinePoint'][] | undefined,
+ *   view: View,
+ *   setView: (view: View) => void,
+ *   identity: Caller,
+ * }} props
+ */
 function Timeline({ points, view, setView, identity }) {
-  const element = useRef(null);
+  const element = useRef(/** @type {HTMLDivElement | null} */ (null));
   useEffect(() => {
-    if (!element.current || !points) return undefined;
-    const plot = drawTimeline(element.current, points, view.groupBy);
+    // The chart's box: the same element for as long as the page shows the timeline.
+    const box = element.current;
+    if (!box || !points) return undefined;
+    const plot = drawTimeline(box, points, view.groupBy);
     // The chart follows its box's width (a phone turned, a window resized).
-    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(200, element.current.clientWidth), height: 260 }));
-    resize.observe(element.current);
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(200, box.clientWidth), height: 260 }));
+    resize.observe(box);
     return () => {
       resize.disconnect();
       plot.destroy();
@@ -154,7 +246,12 @@ function Timeline({ points, view, setView, identity }) {
   }, [points, view.groupBy]);
   const csv = () =>
     downloadCsv(`/api/costs/timeline?${rangeParams(view)}&period=${view.period}&format=csv`, identity, 'timeline.csv');
-  const set = (field) => (event) => setView({ ...view, [field]: event.target.value });
+  /** @param {'period' | 'start' | 'end' | 'tz' | 'groupBy'} field */
+  const set = (field) => (/** @type {Event} */ event) => {
+    const value = valueOf(event);
+    // The stack-by select offers only the two groupings.
+    setView({ ...view, [field]: value, groupBy: field === 'groupBy' ? /** @type {GroupBy} */ (value) : view.groupBy });
+  };
   return html`<section aria-labelledby="timeline-title">
     <h2 id="timeline-title">Cost over time</h2>
     <div class="controls">
@@ -179,21 +276,29 @@ function Timeline({ points, view, setView, identity }) {
       <${Table}
         caption="Cost per bucket"
         testId="timeline-table"
-        columns=${[column('Bucket', (p) => p.date), COST, EVENTS]}
-        rows=${points ?? []}
+        ...${tableOf(points ?? [], [column('Bucket', (p) => p.date), COST, EVENTS])}
       />
     </details>
   </section>`;
 }
 
+/** @param {{ session: Schemas['Session'], identity: Caller, onClose: () => void }} props */
 function Breakdown({ session, identity, onClose }) {
-  const [breakdown, setBreakdown] = useState(null);
-  const [error, setError] = useState(null);
+  const [breakdown, setBreakdown] = useState(
+    /** @type {Schemas['CostBreakdown'] | Schemas['CostStreamMessage'] | null} */ (null),
+  );
+  const [error, setError] = useState(/** @type {string | null} */ (null));
   useEffect(() => {
     setBreakdown(null);
     if (session.status === 'ACTIVE')
-      return openStream(`/api/sessions/${session.id}/cost-stream`, headersOf(identity), (_, data) => setBreakdown(data));
-    getJson(`/api/sessions/${session.id}/cost-breakdown`, identity).then(setBreakdown, (e) => setError(e.message));
+      return openStream(
+        `/api/sessions/${session.id}/cost-stream`,
+        headersOf(identity),
+        (_, /** @type {Schemas['CostStreamMessage']} */ data) => setBreakdown(data),
+      );
+    /** @type {Promise<Schemas['CostBreakdown']>} */
+    const answer = getJson(`/api/sessions/${session.id}/cost-breakdown`, identity);
+    answer.then(setBreakdown, (/** @type {Error} */ e) => setError(e.message));
     return undefined;
   }, [session.id]);
   return html`<section aria-labelledby="breakdown-title" data-testid="breakdown">
@@ -204,33 +309,37 @@ function Breakdown({ session, identity, onClose }) {
       <${Table}
         caption="What this call cost"
         testId="breakdown-table"
-        columns=${[
+        ...${tableOf(breakdown.items, [
           column('Provider', (i) => i.provider),
           column('Service', (i) => i.service),
           column('Units', (i) => `${i.quantity} ${i.unit}`, true),
           column('Cost', (i) => money(i.cost), true),
-        ]}
-        rows=${breakdown.items}
+        ])}
       />
       <p>Total <strong data-testid="breakdown-total">${money(breakdown.total_cost)}</strong></p>`}
     <button class="secondary" onClick=${onClose}>Close</button>
   </section>`;
 }
 
+/** @param {{ identity: Caller, refresh: number, onOpen: (session: Schemas['Session']) => void }} props */
 function Sessions({ identity, refresh, onOpen }) {
   const [page, setPage] = useState(1);
-  const [list, setList] = useState(null);
-  const [costs, setCosts] = useState({});
+  const [list, setList] = useState(/** @type {Schemas['SessionList'] | null} */ (null));
+  const [costs, setCosts] = useState(/** @type {Record<string, string | null>} */ ({}));
   useEffect(() => {
-    getJson(`/api/sessions/?page=${page}&limit=${PAGE_SIZE}`, identity).then(async (answer) => {
+    /** @type {Promise<Schemas['SessionList']>} */
+    const listed = getJson(`/api/sessions/?page=${page}&limit=${PAGE_SIZE}`, identity);
+    listed.then(async (answer) => {
       setList(answer);
       const entries = await Promise.all(
-        answer.sessions.map((s) =>
-          getJson(`/api/sessions/${s.id}/costs`, identity).then(
-            (card) => [s.id, card.total_cost_exact],
-            () => [s.id, null],
-          ),
-        ),
+        answer.sessions.map((s) => {
+          /** @type {Promise<Schemas['SessionCostCard']>} */
+          const card = getJson(`/api/sessions/${s.id}/costs`, identity);
+          return card.then(
+            /** @returns {[string, string | null]} */ (c) => [s.id, c.total_cost_exact],
+            /** @returns {[string, string | null]} */ () => [s.id, null],
+          );
+        }),
       );
       setCosts(Object.fromEntries(entries));
     });
@@ -242,14 +351,13 @@ function Sessions({ identity, refresh, onOpen }) {
       caption=${`Calls, newest first (page ${page} of ${pages})`}
       testId="sessions-table"
       onRow=${onOpen}
-      columns=${[
+      ...${tableOf(list?.sessions ?? [], [
         column('Room', (s) => s.room_name),
         column('Status', (s) => s.status),
         column('Started', (s) => s.started_at ?? ''),
         column('Duration (s)', (s) => s.duration ?? '', true),
         column('Cost', (s) => money(costs[s.id]), true),
-      ]}
-      rows=${list?.sessions ?? []}
+      ])}
     >
       <div class="controls">
         <button class="secondary" disabled=${page <= 1} onClick=${() => setPage(page - 1)}>Newer</button>
@@ -258,21 +366,30 @@ function Sessions({ identity, refresh, onOpen }) {
     </${TableSection}>`;
 }
 
+/** @param {{ identity: Caller }} props */
 function Dashboard({ identity }) {
   const [view, setView] = useState(initialView);
-  const [data, setData] = useState({});
-  const [live, setLive] = useState(null);
-  const [error, setError] = useState(null);
-  const [selected, setSelected] = useState(null);
+  const [data, setData] = useState(/** @type {Data} */ ({}));
+  const [live, setLive] = useState(/** @type {Schemas['LiveCosts'] | null} */ (null));
+  const [error, setError] = useState(/** @type {string | null} */ (null));
+  const [selected, setSelected] = useState(/** @type {Schemas['Session'] | null} */ (null));
   const [refresh, setRefresh] = useState(0);
   useEffect(() => history.replaceState(null, '', shareLink(identity, view)), [view, identity]);
   useEffect(() => {
     const range = rangeParams(view);
-    const load = (name, path) =>
-      getJson(path, identity).then(
+    /**
+     * @template {keyof Data} K
+     * @param {K} name
+     * @param {string} path
+     */
+    const load = (name, path) => {
+      /** @type {Promise<Data[K]>} */
+      const answer = getJson(path, identity);
+      return answer.then(
         (value) => setData((current) => ({ ...current, [name]: value })),
-        (e) => setError(e.message),
+        (/** @type {Error} */ e) => setError(e.message),
       );
+    };
     load('summary', `/api/costs/summary?tz=${encodeURIComponent(view.tz)}`);
     load('timeline', `/api/costs/timeline?${range}&period=${view.period}`);
     load('agents', `/api/costs/by-agent?${range}`);
@@ -281,7 +398,7 @@ function Dashboard({ identity }) {
   }, [view, identity, refresh]);
   useEffect(
     () =>
-      openStream('/api/costs/live', headersOf(identity), (_, message) => {
+      openStream('/api/costs/live', headersOf(identity), (_, /** @type {Schemas['LiveCosts']} */ message) => {
         setLive(message);
         setRefresh((n) => n + 1);
       }),
@@ -306,8 +423,12 @@ function Dashboard({ identity }) {
       title="By agent"
       caption="Agents, most expensive first"
       testId="agents-table"
-      columns=${[column('Agent', (a) => a.agent_name), COST, column('Calls', (a) => a.session_count, true), EVENTS]}
-      rows=${agents ?? []}
+      ...${tableOf(agents ?? [], [
+        column('Agent', (a) => a.agent_name),
+        COST,
+        column('Calls', (a) => a.session_count, true),
+        EVENTS,
+      ])}
     >
       <button class="secondary" onClick=${() => downloadCsv(`/api/costs/by-agent?${rangeParams(view)}&format=csv`, identity, 'agents.csv')}>
         Download CSV
@@ -321,27 +442,25 @@ function Dashboard({ identity }) {
       title="Unpriced usage"
       caption="Usage no price applied to"
       testId="unpriced-table"
-      columns=${[
+      ...${tableOf(unpriced ?? [], [
         column('Provider', (u) => u.provider),
         column('Model', (u) => u.model),
         column('Event type', (u) => u.event_type),
         EVENTS,
-      ]}
-      rows=${unpriced ?? []}
+      ])}
     />
     <${TableSection}
       name="rates"
       title="Prices in force"
       caption=${`The first 100 of ${rates?.length ?? 0} prices (GET /api/rates)`}
       testId="rates-table"
-      columns=${[
+      ...${tableOf((rates ?? []).slice(0, 100), [
         column('Provider', (r) => r.provider),
         column('Model', (r) => r.model ?? ''),
         column('Unit', (r) => `${r.dimension} per ${r.per} ${r.unit}`),
         column('Price', (r) => `${r.price} ${r.currency}`, true),
         column('Scope', (r) => r.scope),
-      ]}
-      rows=${(rates ?? []).slice(0, 100)}
+      ])}
     />`;
 }
 
@@ -358,5 +477,6 @@ function App() {
 }
 
 const root = document.getElementById('app');
+if (root === null) throw new Error('the page has no #app element');
 root.replaceChildren();
 render(html`<${App} />`, root);
