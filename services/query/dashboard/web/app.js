@@ -121,7 +121,8 @@ function rangeParams(view) {
 }
 
 /** The value of the input or select an event came from. */
-const valueOf = (/** @type {Event} */ event) => /** @type {HTMLInputElement | HTMLSelectElement} */ (event.target).value;
+const valueOf = (/** @type {Event} */ event) =>
+  /** @type {HTMLInputElement | HTMLSelectElement} */ (event.target).value;
 
 /** @param {{ identity: Caller, onChange: (identity: Caller) => void }} props */
 function Identity({ identity, onChange }) {
@@ -154,7 +155,8 @@ function Tile({ title, value, testId, live, children }) {
   </div>`;
 }
 
-const money = (/** @type {string | null | undefined} */ value) => (value === undefined || value === null ? '…' : `$${value}`);
+const money = (/** @type {string | null | undefined} */ value) =>
+  value === undefined || value === null ? '…' : `$${value}`;
 
 /**
  * A table column: its header, a row's cell, and whether it holds numbers (right-aligned).
