@@ -3,8 +3,9 @@ import type { components, paths } from './callmeter-api.ts';
 
 /**
  * The answers as their callers read them, typed by what openapi-typescript generates from
- * /openapi.json (callmeter-api.ts): the dashboard (services/query/dashboard/web/*.js, which is plain
- * JavaScript, so each read is written again here beside its file) and the TypeScript client
+ * /openapi.json (callmeter-api.ts): the dashboard (services/query/dashboard/web/*.js, type-checked
+ * against the named schemas; here each read is taken from the path that answers it, so a path that
+ * stops answering the schema the page names fails too) and the TypeScript client
  * (clients/typescript/src/client.ts, whose own types must accept the documented answers). A field a
  * caller reads that the document drops, renames or retypes fails to compile
  * (test/integration/openapi-types.test.ts compiles this file).
