@@ -14,6 +14,20 @@ import {
 } from './response-parts.ts';
 import { USAGE_EVENT_TYPES } from './usage-event.ts';
 
+/** One priced part of an event at its exact rate: cost = quantity × price ÷ per. */
+export const costComponentSchema = closedObject(
+  {
+    dimension: oneOf(COST_DIMENSIONS),
+    quantity: decimalText,
+    unit: text,
+    price: money,
+    per: decimalText,
+    cost: money,
+    rate_id: text,
+  },
+  { title: 'CostComponent' },
+);
+
 /**
  * JSON Schemas of the caller's cost answers (summary, timeline, by agent, unpriced usage), with an
  * example each, for the OpenAPI document and the handlers' types. Money is an exact decimal string;

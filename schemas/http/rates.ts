@@ -1,9 +1,9 @@
 import type { ModelSchema } from '../dialect/schema-dialect.ts';
 import { TOKEN_KINDS } from '../pricing-terms.ts';
 import type { FromPySchema } from '../dialect/schema-types.ts';
-import { COST_DIMENSIONS, PRICE_SCOPES } from '../pricing-terms.ts';
-import { COST_SOURCES } from '../pricing-terms.ts';
+import { COST_DIMENSIONS, COST_SOURCES, PRICE_SCOPES } from '../pricing-terms.ts';
 import { arrayOf, closedObject, dateTime, decimalText, money, nullable, oneOf, text } from './response-parts.ts';
+import { costComponentSchema } from './cost-responses.ts';
 import { USAGE_EVENT_TYPES, usageEventBody } from './usage-event.ts';
 
 const name = { 'x-py': 'str', maxLength: 512 } as const;
@@ -72,17 +72,7 @@ export const rateQuoteResponseSchema = closedObject(
     cost_source: oneOf(COST_SOURCES),
     scope: { ...nullable(oneOf(PRICE_SCOPES)), description: 'where the price came from; null unless computed' },
     quantity: decimalText,
-    components: arrayOf(
-      closedObject({
-        dimension: oneOf(COST_DIMENSIONS),
-        quantity: decimalText,
-        unit: text,
-        price: money,
-        per: decimalText,
-        cost: money,
-        rate_id: text,
-      }),
-    ),
+    components: arrayOf(costComponentSchema),
   },
   { title: 'PriceQuote' },
 );

@@ -1,8 +1,7 @@
-import { COST_DIMENSIONS } from '../pricing-terms.ts';
 import { COST_SOURCES } from '../pricing-terms.ts';
 import type { ResponseSchema } from './response-parts.ts';
 import { SESSION_STATUSES } from '../records/session.ts';
-import { currency, eventType, partTotalSchema } from './cost-responses.ts';
+import { costComponentSchema, currency, eventType, partTotalSchema } from './cost-responses.ts';
 import {
   arrayOf,
   closedObject,
@@ -21,20 +20,6 @@ import {
  * JSON Schemas of one call's cost answers: the breakdown (also each message of its live stream), the
  * call page's cost card, and the live stream of the caller's calls in progress.
  */
-
-/** One priced part of an event at its exact rate: cost = quantity × price ÷ per. */
-const componentSchema = closedObject(
-  {
-    dimension: oneOf(COST_DIMENSIONS),
-    quantity: decimalText,
-    unit: text,
-    price: money,
-    per: decimalText,
-    cost: money,
-    rate_id: text,
-  },
-  { title: 'CostComponent' },
-);
 
 /** A stored event in compat.md's usage-event shape, priced (an LLM's unit_cost per 1,000 tokens). */
 const breakdownEventSchema = closedObject(
@@ -58,7 +43,7 @@ const breakdownEventSchema = closedObject(
     cost_source: oneOf(COST_SOURCES),
     reported_unit_cost: nullable(money),
     reported_total_cost: nullable(money),
-    components: arrayOf(componentSchema),
+    components: arrayOf(costComponentSchema),
   },
   { title: 'PricedUsageEvent' },
 );

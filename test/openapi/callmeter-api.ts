@@ -1211,33 +1211,7 @@ export interface components {
       scope: ('card' | 'tenant' | 'catalog') | null;
       /** @description exact decimal, in the unit */
       quantity: string;
-      components: {
-        /** @enum {string} */
-        dimension:
-          | 'quantity'
-          | 'input_tokens'
-          | 'cached_input_tokens'
-          | 'cache_write_tokens'
-          | 'audio_input_tokens'
-          | 'cached_audio_input_tokens'
-          | 'image_input_tokens'
-          | 'cached_image_input_tokens'
-          | 'output_tokens'
-          | 'audio_output_tokens'
-          | 'reasoning_tokens'
-          | 'requests'
-          | 'session_duration_seconds';
-        /** @description exact decimal, in the unit */
-        quantity: string;
-        unit: string;
-        /** @description exact decimal */
-        price: string;
-        /** @description exact decimal, in the unit */
-        per: string;
-        /** @description exact decimal */
-        cost: string;
-        rate_id: string;
-      }[];
+      components: components['schemas']['CostComponent'][];
     };
     /** RateQuote */
     RateQuote: {
