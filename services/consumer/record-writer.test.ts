@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { memoryClaims } from '../../test/support/memory-claims.ts';
 import { fakeClickHouse, type FakeClickHouseOptions } from '../../test/support/fake-clickhouse.ts';
 import { makeUsageEnvelope } from '../../test/support/records.ts';
 import { makeMember, makeMessage, makeRound } from '../../test/support/rounds.ts';
@@ -10,7 +11,6 @@ import type { UsageRecord } from '../domain/records/index.ts';
 import { MemoryLiveUsage } from '../shared/redis/live-usage.ts';
 import type { StoredAnnouncement, StoredAnnouncements } from '../shared/redis/stored-announcements.ts';
 import { createRecordWriter, type RecordWriterDeps } from './record-writer.ts';
-import type { EventClaims } from './usage/event-claims.ts';
 
 const log = createLogger('silent');
 let card: RateCard;
@@ -20,30 +20,6 @@ beforeAll(async () => {
 
 const usageOf = (envelope: Envelope) => envelope.payload as UsageRecord;
 const keyOf = (envelope: Envelope) => eventKey(usageOf(envelope).user_id, usageOf(envelope).event_id);
-
-/** The Redis claims' rule in memory, noting each claim and each release that lets go of something. */
-function memoryClaims(steps: string[]): EventClaims {
-  const held = new Map<string, string>();
-  return {
-    claim: async (keys, token) => {
-      steps.push(`claim ${token}`);
-      const kept = new Set<string>();
-      const fresh = new Set<string>();
-      for (const key of keys) {
-        if (!held.has(key)) {
-          held.set(key, token);
-          fresh.add(key);
-        }
-        if (held.get(key) === token) kept.add(key);
-      }
-      return { kept, fresh };
-    },
-    release: async (keys, token) => {
-      if (keys.length > 0) steps.push(`release ${token}`);
-      for (const key of keys) if (held.get(key) === token) held.delete(key);
-    },
-  };
-}
 
 /** A writer over fakes of every port; `steps` notes, in order, what each port was asked. */
 function writerWith({

@@ -1,35 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { memoryClaims } from '../../../test/support/memory-claims.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { eventKey } from '../../shared/clickhouse/tables/usage-events.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard, type RateCard } from '../../domain/pricing/index.ts';
 import type { UsageRecord } from '../../domain/records/index.ts';
-import type { EventClaims } from './event-claims.ts';
 import { usageRows, type UsageGroup } from './usage-rows.ts';
-
-/** The Redis claims' rule in memory, and the order in which claims and lookups were asked. */
-function memoryClaims(steps: string[]): EventClaims & { held: Map<string, string> } {
-  const held = new Map<string, string>();
-  return {
-    held,
-    claim: async (keys, token) => {
-      steps.push(`claim ${token}`);
-      const kept = new Set<string>();
-      const fresh = new Set<string>();
-      for (const key of keys) {
-        if (!held.has(key)) {
-          held.set(key, token);
-          fresh.add(key);
-        }
-        if (held.get(key) === token) kept.add(key);
-      }
-      return { kept, fresh };
-    },
-    release: async (keys, token) => {
-      for (const key of keys) if (held.get(key) === token) held.delete(key);
-    },
-  };
-}
 
 /** A ClickHouse whose stored-id lookup answers from `stored` and notes what it was asked. */
 function storedIds(stored: Set<string>, steps: string[], asked: string[][]): ClickHouse {
