@@ -3,7 +3,7 @@ import { memoryClaims } from '../../test/support/memory-claims.ts';
 import { fakeClickHouse, type FakeClickHouseOptions } from '../../test/support/fake-clickhouse.ts';
 import { makeUsageEnvelope } from '../../test/support/records.ts';
 import { makeMember, makeMessage, makeRound } from '../../test/support/rounds.ts';
-import { eventKey } from '../shared/clickhouse/tables/usage-events.ts';
+import { eventKey, type RecordSource } from '../shared/clickhouse/tables/usage-events.ts';
 import { createLogger } from '../shared/logger.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard, type RateCard } from '../domain/pricing/index.ts';
 import type { Envelope } from '../domain/records/index.ts';
@@ -145,14 +145,18 @@ describe('the record writer', () => {
   it('leaves out the stored events of an uncertain batch (regrouped), where a batch replaying its own claims keeps them', async () => {
     const events = [makeUsageEnvelope(), makeUsageEnvelope()];
     const stored = new Set<string>();
+    const places = new Map<string, RecordSource[]>();
     let failing = true;
     const { writer, inserts } = writerWith({
-      clickhouse: { stored, fail: () => (failing ? new Error('timeout') : null) },
+      clickhouse: { stored, places, fail: () => (failing ? new Error('timeout') : null) },
     });
     const members = events.map((event, partition) => makeMember([makeMessage(event, 0)], { partition }));
     // The first round claims both events, and its insert lands while its member is told it failed.
     await expect(writer.handleRound(makeRound(members, 'round-a'))).rejects.toThrow('timeout');
-    for (const event of events) stored.add(keyOf(event));
+    events.forEach((event, partition) => {
+      stored.add(keyOf(event));
+      places.set(keyOf(event), [{ partition, offset: '0' }]);
+    });
     failing = false;
 
     // Regrouped into a new round: the uncertain batch looks its events up, the other keeps its claim's.

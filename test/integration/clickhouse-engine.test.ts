@@ -9,6 +9,7 @@ import { migrate, MIGRATIONS_DIR } from '../../services/shared/clickhouse/migrat
 import {
   storedEventKeys as storedEventIds,
   storedEventIdsQuery,
+  storedEventPlaces,
   type UsageEventRow,
 } from '../../services/shared/clickhouse/tables/usage-events.ts';
 import { connectInfrastructure } from '../../services/shared/infrastructure.ts';
@@ -93,6 +94,23 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     expect(await result.json()).toEqual([{ total: '0.012582', events: '2' }]);
   });
 
+  it('keeps no insert setting past its statement: an insert without a token after one with a token is stored', async () => {
+    const row = () => makeUsageRow({ user_id: 'token-reset-user' });
+    await ch.client.insert({
+      table: `${ch.database}.usage_events`,
+      values: [row()],
+      format: 'JSONEachRow',
+      clickhouse_settings: { insert_deduplication_token: 'token-reset' },
+    });
+    for (let i = 0; i < 2; i += 1)
+      await ch.client.insert({ table: `${ch.database}.usage_events`, values: [row()], format: 'JSONEachRow' });
+    const result = await ch.client.query({
+      query: `SELECT count() AS events FROM ${ch.database}.usage_events WHERE user_id = 'token-reset-user'`,
+      format: 'JSONEachRow',
+    });
+    expect(await result.json()).toEqual([{ events: '3' }]);
+  });
+
   it('finds stored event ids by a primary-key search of usage_event_ids_by_user, not a scan, and within their tenant only', async () => {
     await ch.client.command({
       query: `INSERT INTO ${ch.database}.usage_events (id, user_id, session_id, provider, service, event_type, quantity, unit, unit_cost, cost, cost_source, occurred_at, received_at)
@@ -124,6 +142,37 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     const primary = /PrimaryKey[\s\S]*?Condition: \(\(user_id, id\) in[\s\S]*?Granules: (\d+)\/(\d+)/.exec(plan);
     expect(primary, plan).not.toBeNull();
     expect(Number(primary![1])).toBeLessThan(Number(primary![2]) / 2);
+  });
+
+  it('finds where stored events came from: every row of an id with its partition and offset, within its tenant', async () => {
+    const [once, twice, missing] = [randomUUID(), randomUUID(), randomUUID()];
+    const at = (second: number) => `2026-11-22 02:00:0${second}.250`;
+    await ch.client.insert({
+      table: `${ch.database}.usage_events`,
+      values: [
+        makeUsageRow({ id: once, user_id: 'places-user', occurred_at: at(1), kafka_partition: 3, kafka_offset: 905 }),
+        makeUsageRow({ id: twice, user_id: 'places-user', occurred_at: at(2), kafka_partition: 3, kafka_offset: 873 }),
+        makeUsageRow({ id: twice, user_id: 'places-user', occurred_at: at(2), kafka_partition: 3, kafka_offset: 912 }),
+        makeUsageRow({ id: once, user_id: 'places-other', occurred_at: at(1), kafka_partition: 0, kafka_offset: 7 }),
+      ],
+      format: 'JSONEachRow',
+    });
+    const places = await storedEventPlaces(
+      ch,
+      [once, twice, missing].map((event_id, i) => ({
+        user_id: 'places-user',
+        event_id,
+        occurred_at: `2026-11-22T02:00:0${i + 1}.250Z`,
+      })),
+    );
+    const sorted = [...places].map(([key, found]) => [key, found.map((place) => place.offset).sort()]).sort();
+    expect(sorted).toEqual(
+      [
+        [`${once}:places-user`, ['905']],
+        [`${twice}:places-user`, ['873', '912']],
+      ].sort(),
+    );
+    expect(places.get(`${once}:places-user`)).toEqual([{ partition: 3, offset: '905' }]);
   });
 
   it('answers reads on their own connection while a statement holds the writer, and sees its writes at once', async () => {

@@ -1,5 +1,5 @@
 import type { ClickHouse } from '../../services/shared/clickhouse/client.ts';
-import { eventKey } from '../../services/shared/clickhouse/tables/usage-events.ts';
+import { eventKey, type RecordSource } from '../../services/shared/clickhouse/tables/usage-events.ts';
 
 /** What ClickHouse answers an insert whose rows it refuses for what they hold (a type mismatch). */
 export const REFUSAL = Object.assign(new Error('Cannot parse input'), { code: '53', type: 'TYPE_MISMATCH' });
@@ -11,17 +11,21 @@ export interface FakeClickHouseOptions {
   readonly fail?: (table: string) => Error | null;
   /** The events the stored-id lookup finds (eventKey). */
   readonly stored?: ReadonlySet<string>;
+  /** Where the stored events' rows came from (eventKey → their sources), for the lookup of stored places. */
+  readonly places?: ReadonlyMap<string, readonly RecordSource[]>;
 }
 
 /**
  * The port of ClickHouse the consumer's steps use, in memory (unit tests only): the inserts it took (rows
  * keyed, whatever format they went in, with their deduplication token and the table's short name), and
- * a stored-id lookup answered from `stored`. `steps` notes each insert and lookup in order.
+ * a stored-id lookup answered from `stored`, and a lookup of stored places from `places`. `steps` notes
+ * each insert and lookup in order ('lookup', 'where').
  */
 export function fakeClickHouse({
   refuse = () => false,
   fail = () => null,
   stored = new Set(),
+  places = new Map(),
 }: FakeClickHouseOptions = {}) {
   const inserts: { table: string; token: string; rows: Record<string, unknown>[] }[] = [];
   const steps: string[] = [];
@@ -44,16 +48,19 @@ export function fakeClickHouse({
       if (rows.some(refuse)) throw REFUSAL;
       inserts.push({ table, token: params.clickhouse_settings.insert_deduplication_token, rows });
     },
-    query: async ({ query_params }: { query_params: { users: string[]; ids: string[] } }) => {
-      steps.push('lookup');
+    query: async ({ query, query_params }: { query: string; query_params: { users: string[]; ids: string[] } }) => {
+      const where = query.includes('kafka_offset');
+      steps.push(where ? 'where' : 'lookup');
       const keys = query_params.ids.map((id, i) => eventKey(query_params.users[i]!, id));
-      const found = keys.filter((key) => stored.has(key));
+      const row = (key: string) => ({
+        stored_id: key.slice(0, key.indexOf(':')),
+        stored_user: key.slice(key.indexOf(':') + 1),
+      });
       return {
         json: async () =>
-          found.map((key) => ({
-            stored_id: key.slice(0, key.indexOf(':')),
-            stored_user: key.slice(key.indexOf(':') + 1),
-          })),
+          where
+            ? keys.flatMap((key) => (places.get(key) ?? []).map((place) => ({ ...row(key), ...place })))
+            : keys.filter((key) => stored.has(key)).map(row),
       };
     },
   };

@@ -2,22 +2,38 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { memoryClaims } from '../../../test/support/memory-claims.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
-import { eventKey } from '../../shared/clickhouse/tables/usage-events.ts';
+import { eventKey, type RecordSource } from '../../shared/clickhouse/tables/usage-events.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard, type RateCard } from '../../domain/pricing/index.ts';
 import type { UsageRecord } from '../../domain/records/index.ts';
 import { usageRows, type UsageGroup } from './usage-rows.ts';
 
-/** A ClickHouse whose stored-id lookup answers from `stored` and notes what it was asked. */
-function storedIds(stored: Set<string>, steps: string[], asked: string[][]): ClickHouse {
-  const query = async ({ query_params }: { query_params: { users: string[]; ids: string[] } }) => {
-    steps.push('lookup');
+/**
+ * A ClickHouse whose stored-id lookup answers from `stored`, and whose lookup of stored places from
+ * `places` (eventKey → the sources of its stored rows); notes what it was asked.
+ */
+function storedIds(
+  stored: Set<string>,
+  steps: string[],
+  asked: string[][],
+  places = new Map<string, RecordSource[]>(),
+): ClickHouse {
+  const query = async ({
+    query,
+    query_params,
+  }: {
+    query: string;
+    query_params: { users: string[]; ids: string[] };
+  }) => {
+    const where = query.includes('kafka_offset');
+    steps.push(where ? 'where' : 'lookup');
     const keys = query_params.ids.map((id, i) => eventKey(query_params.users[i]!, id));
     asked.push(keys);
+    const row = (key: string) => ({ stored_id: key.split(':')[0]!, stored_user: key.slice(key.indexOf(':') + 1) });
     return {
       json: async () =>
-        keys
-          .filter((key) => stored.has(key))
-          .map((key) => ({ stored_id: key.split(':')[0]!, stored_user: key.slice(key.indexOf(':') + 1) })),
+        where
+          ? keys.flatMap((key) => (places.get(key) ?? []).map((place) => ({ ...row(key), ...place })))
+          : keys.filter((key) => stored.has(key)).map(row),
     };
   };
   return { client: { query }, database: 'callmeter', embedded: false, cluster: null } as unknown as ClickHouse;
@@ -91,10 +107,12 @@ describe('usage rows with claims held only while a round is in flight', () => {
     const claims = memoryClaims(steps);
     const [a, b] = [record(), record()];
     const stored = new Set<string>();
-    const ch = storedIds(stored, steps, []);
+    const places = new Map<string, RecordSource[]>();
+    const ch = storedIds(stored, steps, [], places);
     await usageRows({ ch, card, claims }, [group([a, b], 't1')]);
     // The first try stored a in some tables and failed: the replay (same token) must insert the same rows.
     stored.add(keyOf(a));
+    places.set(keyOf(a), [{ partition: 0, offset: '0' }]);
     const replay = await usageRows({ ch, card, claims }, [group([a, b], 't1')]);
     expect(replay.rows.map(({ row }) => row.id).sort()).toEqual([a.event_id, b.event_id].sort());
   });
@@ -122,16 +140,37 @@ describe('usage rows with claims held only while a round is in flight', () => {
     );
   });
 
-  it('asks nothing of ClickHouse when every event is its own replay', async () => {
+  it('asks a replay where the events it claimed on an earlier try are stored, and nothing else', async () => {
     const steps: string[] = [];
+    const asked: string[][] = [];
     const claims = memoryClaims(steps);
     const a = record();
     claims.held.set(keyOf(a), 't1');
-    const decided = await usageRows({ ch: storedIds(new Set([keyOf(a)]), steps, []), card, claims }, [
+    const places = new Map([[keyOf(a), [{ partition: 0, offset: '0' }]]]);
+    const decided = await usageRows({ ch: storedIds(new Set([keyOf(a)]), steps, asked, places), card, claims }, [
       group([a], 't1'),
     ]);
-    expect(steps).toEqual(['claim t1']);
-    expect(decided.rows).toHaveLength(1);
+    expect(steps).toEqual(['claim t1', 'where']);
+    expect(asked).toEqual([[keyOf(a)]]);
+    // Stored from this very message: the earlier try's own insert, which the replay repeats.
+    expect(decided.rows.map(({ row }) => row.id)).toEqual([a.event_id]);
+  });
+
+  it('leaves out a copy stored from another message when an earlier try died holding its claim', async () => {
+    const steps: string[] = [];
+    const claims = memoryClaims(steps);
+    const [a, b] = [record(), record()];
+    // The earlier try claimed both, found a's first copy (partition 0, offset 40) stored, and was killed
+    // before it let a's claim go: the claim alone does not say that it kept a.
+    claims.held.set(keyOf(a), 't2');
+    claims.held.set(keyOf(b), 't2');
+    const places = new Map([[keyOf(a), [{ partition: 0, offset: '40' }]]]);
+    const replay = await usageRows({ ch: storedIds(new Set([keyOf(a)]), steps, [], places), card, claims }, [
+      group([a, b], 't2'),
+    ]);
+    expect(replay.rows.map(({ row }) => row.id)).toEqual([b.event_id]);
+    expect(replay.claimed).toEqual([{ token: 't2', keys: [keyOf(b)] }]);
+    expect([...claims.held.keys()]).toEqual([keyOf(b)]);
   });
 
   it('lets go at once of a claim on an event it found stored, so that the next try looks it up again', async () => {

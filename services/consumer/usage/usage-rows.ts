@@ -6,6 +6,7 @@ import type { Catalogs } from '../../domain/pricing/index.ts';
 import {
   eventKey,
   storedEventKeys,
+  storedEventPlaces,
   usageEventRow,
   type RecordSource,
   type UsageEventRow,
@@ -51,6 +52,12 @@ export interface DecidedUsage<I extends UsageItem = UsageItem> {
  * even when it claimed them. The lookup runs after the claims: a claim taken fresh after another
  * round released it is then always answered by a lookup that sees that round's insert. One lookup
  * serves the whole round; each batch claims apart, under its own token.
+ *
+ * A claim the batch holds from an earlier try (kept, not fresh) does not say what that try decided: it
+ * may have kept the event, and stored it in some tables before it failed, or found another copy
+ * stored and died before it let the claim go. So such an event is looked up with the places of its
+ * stored rows: stored at this very message, it is the batch's own insert and kept (the replay is the
+ * same insert); stored from another message, it is a client's copy and left out.
  */
 export async function usageRows<I extends UsageItem>(
   { ch, card, catalogs = null, claims }: UsageRowsDeps,
@@ -71,11 +78,21 @@ export async function usageRows<I extends UsageItem>(
       return claims === null ? { kept: new Set(keys), fresh: new Set(keys) } : claims.claim(keys, claimToken);
     }),
   );
-  // Only what the answer can change is looked up: a kept claim that is not fresh is this batch's own replay.
+  // A claim kept from an earlier try (not fresh) is asked where its event is stored; any other, whether it is.
+  const replayed = (i: number, key: string) =>
+    !groups[i]!.storedWins && decisions[i]!.kept.has(key) && !decisions[i]!.fresh.has(key);
   const asked = firsts.flatMap((byKey, i) =>
     [...byKey].filter(([key]) => groups[i]!.storedWins || decisions[i]!.fresh.has(key)).map(([, { record }]) => record),
   );
-  const stored = asked.length === 0 ? new Set<string>() : await storedEventKeys(ch, asked);
+  const askedWhere = firsts.flatMap((byKey, i) =>
+    [...byKey].filter(([key]) => replayed(i, key)).map(([, { record }]) => record),
+  );
+  const [stored, places] = await Promise.all([
+    asked.length === 0 ? new Set<string>() : storedEventKeys(ch, asked),
+    askedWhere.length === 0 ? new Map<string, RecordSource[]>() : storedEventPlaces(ch, askedWhere),
+  ]);
+  const storedElsewhere = (key: string, { source }: I) =>
+    (places.get(key) ?? []).some(({ partition, offset }) => partition !== source.partition || offset !== source.offset);
   // Without claims (the embedded mode) the first batch holding an id keeps it; with them, the one whose claim holds.
   const taken = new Set<string>();
   const rows: { readonly row: UsageEventRow; readonly item: I }[] = [];
@@ -84,7 +101,7 @@ export async function usageRows<I extends UsageItem>(
     const { kept, fresh } = decisions[i]!;
     for (const [key, item] of firsts[i]!) {
       if (!kept.has(key)) continue;
-      if ((storedWins || fresh.has(key)) && stored.has(key)) {
+      if (((storedWins || fresh.has(key)) && stored.has(key)) || (replayed(i, key) && storedElsewhere(key, item))) {
         claimed[i]!.stored.push(key);
         continue;
       }

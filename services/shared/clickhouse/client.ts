@@ -31,8 +31,21 @@ export async function createClickHouse(config: Pick<Config, 'clickhouse' | 'data
   // (and a committed Kafka offset) still means durable, and the deduplication token goes with it.
   const settings = cluster === null ? SETTINGS : { ...SETTINGS, distributed_foreground_insert: 1 };
   if (url !== null) return { client: httpClient(config.clickhouse, settings), database, embedded: false, cluster };
-  return { ...(await embeddedClient(config.dataDir)), database, embedded: true, cluster: null };
+  return {
+    ...(await embeddedClient(config.dataDir, { ...SETTINGS, ...EMBEDDED_WRITER_RESETS })),
+    database,
+    embedded: true,
+    cluster: null,
+  };
 }
+
+/**
+ * chdb's connection applies a statement's settings as `SET` on its session, where they stay for the
+ * statements after it; over HTTP they last one request. The writer's per-insert settings are therefore
+ * given back their defaults on every statement that does not set them: a deduplication token left
+ * over from one round's insert would otherwise make the next insert without one a duplicate, dropped.
+ */
+const EMBEDDED_WRITER_RESETS = { insert_deduplication_token: '' } as const;
 
 /**
  * A handle for the reads of this process (cost queries, session and number history, the stored-id

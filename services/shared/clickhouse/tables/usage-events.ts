@@ -148,8 +148,58 @@ export async function storedEventKeys(ch: ClickHouse, refs: readonly EventRef[])
   return stored;
 }
 
+/** An event and the instant it happened: where its stored rows are found by usage_events' order. */
+export interface PlacedEventRef extends EventRef {
+  readonly occurred_at: string;
+}
+
+/**
+ * Where each of these events is stored: the source (partition and offset) of every usage_events row
+ * holding it, by eventKey. Read from usage_events itself (the id index holds no source), its search
+ * narrowed by tenant and by the events' instants, which lead its order; a consumer asks it only for
+ * the events a replayed batch claimed before, to tell its own earlier insert from another copy's.
+ */
+export async function storedEventPlaces(
+  ch: ClickHouse,
+  refs: readonly PlacedEventRef[],
+): Promise<Map<string, RecordSource[]>> {
+  const places = new Map<string, RecordSource[]>();
+  for (const part of lookupParts(refs)) {
+    const instants = part.map((ref) => Date.parse(ref.occurred_at));
+    const [from, to] = instants.reduce(
+      ([low, high], at) => [Math.min(low, at), Math.max(high, at)],
+      [Infinity, -Infinity],
+    );
+    const result = await ch.client.query({
+      query: `SELECT user_id AS stored_user, toString(id) AS stored_id, kafka_partition AS partition,
+          toString(kafka_offset) AS offset
+        FROM ${tableName(ch, 'usageEvents')}
+        WHERE user_id IN {users:Array(String)}
+          AND occurred_at BETWEEN fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND fromUnixTimestamp64Milli({to:Int64}, 'UTC')
+          AND (user_id, id) IN (SELECT arrayJoin(arrayZip({users:Array(String)}, {ids:Array(UUID)})))`,
+      query_params: {
+        users: part.map((ref) => ref.user_id),
+        ids: part.map((ref) => ref.event_id),
+        from,
+        to,
+      },
+      format: 'JSONEachRow',
+    });
+    for (const row of await result.json<{
+      stored_user: string;
+      stored_id: string;
+      partition: number;
+      offset: string;
+    }>()) {
+      const key = eventKey(row.stored_user, row.stored_id);
+      places.set(key, [...(places.get(key) ?? []), { partition: row.partition, offset: row.offset }]);
+    }
+  }
+  return places;
+}
+
 /** `refs` cut into parts whose ids, URL-encoded with their quotes and commas, fit STORED_LOOKUP_CHARS. */
-export function lookupParts(refs: readonly EventRef[]): EventRef[][] {
+export function lookupParts<R extends EventRef>(refs: readonly R[]): R[][] {
   // Each value as its URL-encoded text, and 12 characters for its quotes and comma (%27 %27 %2C),
   // an escaping backslash or two: 2,000 characters per event for a tenant id of 512 odd characters.
   const size = (ref: EventRef) => encodeURIComponent(ref.user_id).length + encodeURIComponent(ref.event_id).length + 24;
