@@ -78,3 +78,25 @@ export const sessionListQuery = {
 } as const satisfies ModelSchema;
 
 export type SessionListQuery = FromPySchema<typeof sessionListQuery>;
+
+/** GET /api/export/usage */
+export const usageExportQuery = {
+  type: 'object',
+  properties: {
+    from: { ...startDate, description: 'ISO date (that UTC day) or date-time; inclusive' },
+    to: { ...endDate, description: 'ISO date (the whole UTC day is included) or date-time; inclusive' },
+    format: {
+      'x-py': 'literal',
+      enum: ['parquet', 'csv', 'jsonl'],
+      default: 'parquet',
+      description: 'parquet (application/vnd.apache.parquet), csv (text/csv) or jsonl (application/x-ndjson)',
+    },
+    user_id: {
+      'x-py': 'str',
+      description: 'the tenant to export; an unbound admin credential may name any, or leave it out for every tenant',
+    },
+  },
+  required: ['from', 'to'],
+} as const satisfies ModelSchema;
+
+export type UsageExportQuery = FromPySchema<typeof usageExportQuery>;

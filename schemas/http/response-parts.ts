@@ -25,6 +25,8 @@ export interface ResponseSchema {
   readonly alternatives?: readonly string[];
   /** The answer is a text/event-stream (a TextBody) whose messages, under these event names, carry `schema`. */
   readonly events?: readonly string[];
+  /** The answer is a file (a TextBody) in one of these media types, never JSON; `schema` is one of its rows. */
+  readonly files?: readonly string[];
 }
 
 /** Money on the wire: an exact decimal string, never a JSON number, never an exponent ("0.0000006"). */

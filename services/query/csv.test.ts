@@ -55,7 +55,7 @@ describe('CSV exports', () => {
     let turns = 0;
     const ticker = setInterval(() => (turns += 1), 0);
     const parts: string[] = [];
-    for await (const part of body.text()) parts.push(part);
+    for await (const part of body.text()) parts.push(String(part));
     clearInterval(ticker);
     expect(parts.length).toBeGreaterThan(parts.join('').length / (70 * 1024));
     expect(Math.max(...parts.map((part) => part.length))).toBeLessThan(70 * 1024);

@@ -20,11 +20,15 @@ const PART_CHARS = 64 * 1024;
  * the event loop between parts. A timeline of many buckets and providers runs to tens of megabytes, and
  * built as one string it held the embedded process (and so its ingest) while it was made.
  */
-function csvBody(name: string, header: readonly string[], rows: Iterable<readonly (string | number)[]>): TextBody {
+export function csvBody(
+  name: string,
+  header: readonly string[],
+  rows: Iterable<readonly (string | number)[]> | AsyncIterable<readonly (string | number)[]>,
+): TextBody {
   const line = (row: readonly (string | number)[]) => `${row.map(field).join(',')}\r\n`;
   async function* parts(): AsyncIterable<string> {
     let part = line(header);
-    for (const row of rows) {
+    for await (const row of rows) {
       part += line(row);
       if (part.length < PART_CHARS) continue;
       yield part;

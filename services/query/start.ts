@@ -19,6 +19,8 @@ import { abortableReads } from '../shared/clickhouse/abortable-reads.ts';
 import { queryMetrics } from './query-metrics.ts';
 import type { Registry } from 'prom-client';
 import { unpricedRoutes } from './routes/unpriced-routes.ts';
+import { exportRoutes } from './routes/export-routes.ts';
+import { scheduleExports } from './scheduled-export.ts';
 
 export interface QueryDeps {
   readonly infra: Infrastructure;
@@ -27,7 +29,7 @@ export interface QueryDeps {
   readonly announcements: StoredAnnouncements;
   readonly log: Logger;
   readonly shutdown: Shutdown;
-  readonly config: Pick<Config, 'liveStreams' | 'auth' | 'queryCache'>;
+  readonly config: Pick<Config, 'liveStreams' | 'auth' | 'queryCache' | 'usageExport'>;
   /** The process's one reader of the card and the tenants' entries: quotes price as the consumer does. */
   readonly tenantRates: TenantRateCard;
 }
@@ -50,10 +52,15 @@ export async function startQuery({
   const answers = cache ?? READ_AFRESH;
   // The routes' reads are cancelled with their request when its client goes away; the refreshers' are not.
   const reads = abortableReads(infra.clickhouseReads);
+  if (config.usageExport !== null) {
+    const exports = scheduleExports(infra.clickhouseReads, config.usageExport, log);
+    shutdown.add('usage-export', () => exports.stop());
+  }
   const routes = [
     ...costRoutes({ ch: reads, liveUsage, answers }),
     ...liveRoutes({ ch: reads, liveUsage, streams }),
     ...unpricedRoutes(reads),
+    ...exportRoutes(reads),
     ...rateReadRoutes({ card: () => tenantRates.current(), catalogs: loadCatalogs() }),
     ...auditRoutes(reads),
   ];

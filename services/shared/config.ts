@@ -73,6 +73,12 @@ export interface Config {
    * next batch is stored; null: QUERY_CACHE_SECONDS=0, every answer read afresh.
    */
   readonly queryCache: { readonly maxAgeMs: number; readonly maxBytes: number } | null;
+  /**
+   * The scheduled Parquet export (EXPORT_DIR, Hive-style day folders), written by the query service
+   * every EXPORT_INTERVAL_SECONDS for the last EXPORT_LOOKBACK_DAYS complete days and any day not yet
+   * written; null: EXPORT_DIR unset, no files written.
+   */
+  readonly usageExport: { readonly dir: string; readonly intervalMs: number; readonly lookbackDays: number } | null;
   /** What one tenant may hold, so that none costs the others: past a cap, a 4xx naming it. */
   readonly agentCaps: {
     /** AGENTS_PER_TENANT: active agents (a deleted one no longer counts). */
@@ -229,6 +235,15 @@ export function loadConfig(env: Env): Config {
     cacheSeconds === 0
       ? null
       : { maxAgeMs: cacheSeconds * 1000, maxBytes: read.integer('QUERY_CACHE_MB', 64, 1, 65_536) * 1024 * 1024 };
+  const exportDir = read.string('EXPORT_DIR', '');
+  const usageExport =
+    exportDir === ''
+      ? null
+      : {
+          dir: path.resolve(exportDir),
+          intervalMs: read.integer('EXPORT_INTERVAL_SECONDS', 3_600, 10, 86_400) * 1000,
+          lookbackDays: read.integer('EXPORT_LOOKBACK_DAYS', 3, 1, 366),
+        };
   // The list of a tenant's agents shows at most 1,000: a cap above it would hide agents from their owner.
   const agentCaps = {
     agentsPerTenant: read.integer('AGENTS_PER_TENANT', 1_000, 1, 1_000),
@@ -267,6 +282,7 @@ export function loadConfig(env: Env): Config {
     consumerMembers,
     usageClaimTtlSeconds,
     queryCache,
+    usageExport,
     liveStreams,
     agentCaps,
     auth,

@@ -363,6 +363,17 @@ const ROUTES: readonly RouteCase[] = [
   },
   {
     method: 'GET',
+    path: '/api/export/usage',
+    service: 'query',
+    access: 'read',
+    own: async () => ({ path: '/api/export/usage?from=2026-11-01&to=2026-11-02&format=jsonl' }),
+    other: {
+      expect: 403,
+      request: async () => ({ path: `/api/export/usage?from=2026-11-01&to=2026-11-02&user_id=${B}` }),
+    },
+  },
+  {
+    method: 'GET',
     path: '/api/sessions/{session_id}/cost-breakdown',
     service: 'query',
     access: 'read',

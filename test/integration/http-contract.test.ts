@@ -55,6 +55,7 @@ describe('the HTTP contract of the embedded process', () => {
       'GET /api/costs/summary',
       'GET /api/costs/timeline',
       'GET /api/costs/unpriced',
+      'GET /api/export/usage',
       'GET /api/rates',
       'GET /api/sessions/',
       'GET /api/sessions/by-room/{room_name}',

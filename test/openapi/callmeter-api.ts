@@ -470,6 +470,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/export/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The priced usage events of a range, as Parquet, CSV or JSON lines (one row per event) */
+    get: operations['get_api_export_usage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/rates/quote': {
     parameters: {
       query?: never;
@@ -1199,6 +1216,38 @@ export interface components {
       first_seen: string;
       /** Format: date-time */
       last_seen: string;
+    };
+    /** UsageExportRow */
+    UsageExportRow: {
+      /** Format: uuid */
+      event_id: string;
+      user_id: string;
+      /** Format: uuid */
+      session_id: string;
+      agent_id: string | null;
+      provider: string;
+      model: string | null;
+      service: string;
+      /** @enum {string} */
+      event_type: 'stt_minutes' | 'llm_tokens' | 'tts_characters';
+      unit: string;
+      /** @description exact decimal, in the unit */
+      quantity: string;
+      /** @description exact decimal */
+      unit_cost: string;
+      /** @description exact decimal */
+      cost: string;
+      /** @description ISO 4217, the rate card’s (USD) */
+      currency: string;
+      /** @enum {string} */
+      cost_source: 'computed' | 'reported' | 'unpriced';
+      rate_id: string;
+      price_scope: string;
+      cost_components: components['schemas']['CostComponent'][];
+      /** Format: date-time */
+      occurred_at: string;
+      /** Format: date-time */
+      received_at: string;
     };
     /** PriceQuote */
     PriceQuote: {
@@ -4164,6 +4213,56 @@ export interface operations {
            *     }
            */
           'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description A store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Database unavailable, try again"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  get_api_export_usage: {
+    parameters: {
+      query: {
+        from: string;
+        to: string;
+        format?: 'parquet' | 'csv' | 'jsonl';
+        user_id?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/vnd.apache.parquet': string;
+          'text/csv': string;
+          'application/x-ndjson': string;
         };
       };
       /** @description Validation Error */

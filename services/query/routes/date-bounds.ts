@@ -18,14 +18,16 @@ type Bound =
  * day (an end_date date includes the whole day), a naive date-time is local wall-clock time, one
  * with an offset or a unix timestamp is that instant (an end_date instant is included). Parsing is
  * pydantic's (speedate), so an unparseable date is the 422 a `datetime` field gives. An empty value
- * counts as absent, as the dashboard sends one when no date is picked.
+ * counts as absent, as the dashboard sends one when no date is picked. `names` are the parameters'
+ * names in the errors (an export's are `from` and `to`).
  */
 export function dateRangeOf(
   query: { readonly start_date?: string | undefined; readonly end_date?: string | undefined },
   timeZone: string,
+  names: { readonly start: string; readonly end: string } = { start: 'start_date', end: 'end_date' },
 ): InstantRange {
-  const start = boundOf('start_date', query.start_date, timeZone);
-  const end = boundOf('end_date', query.end_date, timeZone);
+  const start = boundOf(names.start, query.start_date, timeZone);
+  const end = boundOf(names.end, query.end_date, timeZone);
   const items = [start, end].flatMap((bound) => (bound !== null && !bound.ok ? [bound.item] : []));
   if (items.length > 0) throw AppError.validation(items);
   const range = { start: start?.ok ? start.from : null, end: end?.ok ? end.until : null };
@@ -33,8 +35,8 @@ export function dateRangeOf(
     throw AppError.validation([
       {
         type: 'value_error',
-        loc: ['query', 'end_date'],
-        msg: 'Value error, end_date is before start_date',
+        loc: ['query', names.end],
+        msg: `Value error, ${names.end} is before ${names.start}`,
         input: query.end_date,
         ctx: { error: {} },
       },

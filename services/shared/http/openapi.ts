@@ -109,19 +109,30 @@ function successOf(definition: Route['definition'], components: SchemaComponents
   const schema = components.refOf(success.schema);
   const example = success.example === undefined ? {} : { example: success.example };
   const content =
-    success.events === undefined
-      ? {
-          'application/json': { schema, ...example },
-          ...Object.fromEntries((success.alternatives ?? []).map((type) => [type, { schema: { type: 'string' } }])),
-        }
-      : {
-          // Server-sent events: OpenAPI 3.1 has no schema for a message, so the data of each is named here.
-          'text/event-stream': {
-            schema: { type: 'string' },
-            'x-callmeter-events': success.events,
-            'x-callmeter-data': schema,
-          },
-        };
+    success.files !== undefined
+      ? // A file: OpenAPI 3.1 describes its bytes only, so the schema of one of its rows is named beside them.
+        Object.fromEntries(
+          success.files.map((type) => [
+            type,
+            {
+              schema: { type: 'string', ...(type.startsWith('text/') ? {} : { format: 'binary' }) },
+              'x-callmeter-row': schema,
+            },
+          ]),
+        )
+      : success.events === undefined
+        ? {
+            'application/json': { schema, ...example },
+            ...Object.fromEntries((success.alternatives ?? []).map((type) => [type, { schema: { type: 'string' } }])),
+          }
+        : {
+            // Server-sent events: OpenAPI 3.1 has no schema for a message, so the data of each is named here.
+            'text/event-stream': {
+              schema: { type: 'string' },
+              'x-callmeter-events': success.events,
+              'x-callmeter-data': schema,
+            },
+          };
   return { description: 'Successful Response', content };
 }
 

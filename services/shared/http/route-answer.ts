@@ -7,9 +7,9 @@ export type { ResponseSchema };
 /**
  * What a handler may answer, read off its response schema (as Unkey's handlers take theirs from the
  * route's `responses[200]`): the schema's type, a TextBody where the route also answers another media
- * type or streams, and nothing for a route without a body (204).
+ * type, streams or answers a file, and nothing for a route without a body (204).
  */
-export type AnswerOf<RS> = RS extends { readonly events: readonly string[] }
+export type AnswerOf<RS> = RS extends { readonly events: readonly string[] } | { readonly files: readonly string[] }
   ? TextBody
   : RS extends { readonly schema: infer S extends JSONSchema }
     ? WireOf<S> | (RS extends { readonly alternatives: readonly string[] } ? TextBody : never)
