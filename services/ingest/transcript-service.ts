@@ -3,7 +3,7 @@ import { AppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { RecordSink } from '../domain/records/index.ts';
 import type { TranscriptHistory } from './history/transcript-history.ts';
-import type { SessionService } from './session-service.ts';
+import type { SessionService } from './sessions/session-service.ts';
 import type { Session } from './sessions/session.ts';
 import { monotonicClock, transcriptEnvelope, type Speaker, type Transcript } from './transcripts/transcript.ts';
 

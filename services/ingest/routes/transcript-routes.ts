@@ -5,7 +5,7 @@ import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
 import type { TranscriptService } from '../transcript-service.ts';
 import { toTranscriptResponse } from '../transcripts/transcript.ts';
-import { ROOM_OF_SEVERAL_TENANTS } from './session-routes.ts';
+import { ROOM_OF_SEVERAL_TENANTS } from '../sessions/session-routes.ts';
 
 const routes = routeGroup({ tags: ['sessions'], access: WORKER_DATA });
 /** A turn added to a session named by its id or its room (the room's latest session). */

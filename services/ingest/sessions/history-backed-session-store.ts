@@ -1,4 +1,4 @@
-import { isFinalStatus, type Session } from '../sessions/session.ts';
+import { isFinalStatus, type Session } from './session.ts';
 import {
   DEFAULT_IDLE_RETENTION_MS,
   roomOfSeveralTenants,
@@ -7,9 +7,9 @@ import {
   type SessionPage,
   type SessionStore,
   type SessionUpdateOutcome,
-} from '../sessions/session-store.ts';
+} from './session-store.ts';
 import type { SessionHistory } from './session-history.ts';
-import { HistoryBacked } from './history-backed.ts';
+import { HistoryBacked } from '../history/history-backed.ts';
 
 /**
  * Live state first, history second: when the live store no longer holds a session (it expired after

@@ -11,11 +11,11 @@ import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
 import { hadNoOffset } from '../../shared/validation/lax-datetime.ts';
 import { nameSessionAgents, type AgentNames } from '../agents/session-agent-names.ts';
-import type { SessionService } from '../session-service.ts';
-import { sessionAnalysis, toSessionResponse } from '../sessions/session-response.ts';
-import type { CallDirection, Session, SessionUpdate } from '../sessions/session.ts';
+import type { SessionService } from './session-service.ts';
+import { sessionAnalysis, toSessionResponse } from './session-response.ts';
+import type { CallDirection, Session, SessionUpdate } from './session.ts';
 import { dateRangeMs } from './date-range.ts';
-import { tooManyWaitingDoc } from './waiting-doc.ts';
+import { tooManyWaitingDoc } from '../routes/waiting-doc.ts';
 
 const routes = routeGroup({ tags: ['sessions'], access: WORKER_DATA });
 const SESSION = { schema: sessionResponseSchema };

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { sessionCreateBody } from '../../schemas/http/session-create.ts';
-import { sessionUpdateBody } from '../../schemas/http/session-update.ts';
-import { DEFAULT_MAX_BATCH_BYTES } from '../shared/kafka/batching-producer.ts';
-import { outgoingBytes } from '../shared/kafka/record-size.ts';
-import { encodeRecord } from '../domain/records/index.ts';
-import { compileRequest } from '../shared/validation/compile-request.ts';
+import { sessionCreateBody } from '../../../schemas/http/session-create.ts';
+import { sessionUpdateBody } from '../../../schemas/http/session-update.ts';
+import { DEFAULT_MAX_BATCH_BYTES } from '../../shared/kafka/batching-producer.ts';
+import { outgoingBytes } from '../../shared/kafka/record-size.ts';
+import { encodeRecord } from '../../domain/records/index.ts';
+import { compileRequest } from '../../shared/validation/compile-request.ts';
 import { sessionEnvelope } from './session-record.ts';
-import { makeSession, T0 } from './sessions/session.fixtures.ts';
-import { jsonBytes, MAX_ANALYSIS_BYTES, MAX_SESSION_DATA_BYTES } from './sessions/session-limits.ts';
+import { makeSession, T0 } from './session.fixtures.ts';
+import { jsonBytes, MAX_ANALYSIS_BYTES, MAX_SESSION_DATA_BYTES } from './session-limits.ts';
 
 // One character to pydantic's max_length, but six bytes of JSON text (\u0001): more than any
 // character takes in UTF-8 (at most four), so strings of it are the largest a bound lets in.

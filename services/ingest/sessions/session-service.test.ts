@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../shared/errors.ts';
-import { createLogger } from '../shared/logger.ts';
-import { MicroBatcher } from '../shared/micro-batcher.ts';
-import type { Envelope } from '../domain/records/index.ts';
-import type { RecordSink } from '../domain/records/index.ts';
+import { AppError } from '../../shared/errors.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { MicroBatcher } from '../../shared/micro-batcher.ts';
+import type { Envelope } from '../../domain/records/index.ts';
+import type { RecordSink } from '../../domain/records/index.ts';
 import { createSessionService } from './session-service.ts';
-import { MAX_WAITING_CHANGES } from './shared/keyed-queue.ts';
-import { MemorySessionStore } from './sessions/memory-session-store.ts';
-import { MAX_ANALYSIS_BYTES, MAX_SESSION_DATA_BYTES } from './sessions/session-limits.ts';
-import { T0 } from './sessions/session.fixtures.ts';
+import { MAX_WAITING_CHANGES } from '../shared/keyed-queue.ts';
+import { MemorySessionStore } from './memory-session-store.ts';
+import { MAX_ANALYSIS_BYTES, MAX_SESSION_DATA_BYTES } from './session-limits.ts';
+import { T0 } from './session.fixtures.ts';
 
 const log = createLogger('silent');
 const brokerDown = () =>

@@ -1,9 +1,9 @@
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import type { SessionField } from '../../../schemas/records/session.ts';
-import { fieldKind, SESSION_FIELDS, type FieldKind } from '../sessions/session-shape.ts';
-import type { Session } from '../sessions/session.ts';
-import type { SessionListQuery, SessionPage } from '../sessions/session-store.ts';
+import { fieldKind, SESSION_FIELDS, type FieldKind } from './session-shape.ts';
+import type { Session } from './session.ts';
+import type { SessionListQuery, SessionPage } from './session-store.ts';
 
 // The columns are the session's fields (session-shape.ts). Datetimes leave ClickHouse as epoch
 // milliseconds, the unit the domain keeps them in, and the id as text. Their aliases differ from the

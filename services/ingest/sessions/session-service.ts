@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../shared/logger.ts';
-import type { RecordSink } from '../domain/records/index.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { RecordSink } from '../../domain/records/index.ts';
 import { sessionEnvelope } from './session-record.ts';
-import { changeQueue } from './shared/keyed-queue.ts';
+import { changeQueue } from '../shared/keyed-queue.ts';
 import {
   endSession,
   getSession,
@@ -11,14 +11,14 @@ import {
   newBoundedSession,
   updateSession,
   type SessionChange,
-} from './sessions/session-commands.ts';
-import { roomJoin } from './sessions/session-join.ts';
-import type { NewSessionInput, Session, SessionUpdate } from './sessions/session.ts';
-import type { SessionListQuery, SessionPage, SessionStore } from './sessions/session-store.ts';
-import { liveStateRunner } from './shared/live-state.ts';
-import { assertActsFor, ownedBy } from '../shared/auth/tenant.ts';
-import { SESSION_NOT_FOUND } from './sessions/session-commands.ts';
-import { assertInstantsInWindow } from './sessions/session-instants.ts';
+} from './session-commands.ts';
+import { roomJoin } from './session-join.ts';
+import type { NewSessionInput, Session, SessionUpdate } from './session.ts';
+import type { SessionListQuery, SessionPage, SessionStore } from './session-store.ts';
+import { liveStateRunner } from '../shared/live-state.ts';
+import { assertActsFor, ownedBy } from '../../shared/auth/tenant.ts';
+import { SESSION_NOT_FOUND } from './session-commands.ts';
+import { assertInstantsInWindow } from './session-instants.ts';
 
 /** USAGE_MAX_AGE_DAYS's default: the service is built with the configured one. */
 const DEFAULT_MAX_AGE_MS = 35 * 86_400_000;

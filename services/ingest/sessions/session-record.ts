@@ -1,6 +1,6 @@
-import { makeEnvelope, type Envelope } from '../domain/records/index.ts';
-import { toSessionRecord } from './sessions/session-shape.ts';
-import type { Session } from './sessions/session.ts';
+import { makeEnvelope, type Envelope } from '../../domain/records/index.ts';
+import { toSessionRecord } from './session-shape.ts';
+import type { Session } from './session.ts';
 
 /** The record of one version of a session; keyed by session id so its versions stay in order. */
 export function sessionEnvelope(session: Session, receivedAtMs: number): Envelope {
