@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../shared/http/create-app.ts';
 import { createLogger } from '../../shared/logger.ts';
-import type { AgentService } from '../agent-service.ts';
+import type { AgentService } from '../agents/agent-service.ts';
 import { createTelephonyService } from '../telephony-service.ts';
 import { MemoryNumberStore } from '../telephony/memory-number-store.ts';
 import { RecordingTelephonyProvider } from '../telephony/telephony-provider.ts';

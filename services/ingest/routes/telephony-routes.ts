@@ -10,7 +10,7 @@ import { AppError } from '../../shared/errors.ts';
 import { WORKER_DATA } from '../../shared/auth/access.ts';
 import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
-import type { AgentService } from '../agent-service.ts';
+import type { AgentService } from '../agents/agent-service.ts';
 import { toPhoneLookupResponse } from '../agents/agent-response.ts';
 import type { TelephonyService } from '../telephony-service.ts';
 import { agentHasNumber, type HeldNumber } from '../telephony/number-rules.ts';

@@ -4,10 +4,10 @@ import { agentListResponseSchema, agentResponseSchema } from '../../../schemas/h
 import { WORKER_DATA } from '../../shared/auth/access.ts';
 import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
-import type { AgentService } from '../agent-service.ts';
-import type { AgentUpdate } from '../agents/agent.ts';
-import { toAgentResponse } from '../agents/agent-response.ts';
-import { tooManyWaitingDoc } from './waiting-doc.ts';
+import type { AgentService } from './agent-service.ts';
+import type { AgentUpdate } from './agent.ts';
+import { toAgentResponse } from './agent-response.ts';
+import { tooManyWaitingDoc } from '../routes/waiting-doc.ts';
 
 const routes = routeGroup({ tags: ['agents'], access: WORKER_DATA });
 const AGENT = { schema: agentResponseSchema };

@@ -1,6 +1,6 @@
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
-import type { Agent } from '../agents/agent.ts';
+import type { Agent } from './agent.ts';
 
 /** The most agents one list answers: a bound on the read, far above what one owner runs. */
 export const MAX_LISTED_AGENTS = 1000;

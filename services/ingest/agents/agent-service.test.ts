@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../shared/errors.ts';
-import { createLogger } from '../shared/logger.ts';
-import type { Envelope } from '../domain/records/index.ts';
-import type { RecordSink } from '../domain/records/index.ts';
+import { AppError } from '../../shared/errors.ts';
+import { createLogger } from '../../shared/logger.ts';
+import type { Envelope } from '../../domain/records/index.ts';
+import type { RecordSink } from '../../domain/records/index.ts';
 import { createAgentService } from './agent-service.ts';
-import type { Agent } from './agents/agent.ts';
-import { T0 } from './agents/agent.fixtures.ts';
-import { MemoryAgentStore } from './agents/memory-agent-store.ts';
-import { MemoryNumberStore } from './telephony/memory-number-store.ts';
+import type { Agent } from './agent.ts';
+import { T0 } from './agent.fixtures.ts';
+import { MemoryAgentStore } from './memory-agent-store.ts';
+import { MemoryNumberStore } from '../telephony/memory-number-store.ts';
 
 const log = createLogger('silent');
 const brokerDown = () =>

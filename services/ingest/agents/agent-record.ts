@@ -1,6 +1,6 @@
-import type { AgentRecord } from '../domain/records/index.ts';
-import { makeEnvelope, type Envelope } from '../domain/records/index.ts';
-import type { Agent } from './agents/agent.ts';
+import type { AgentRecord } from '../../domain/records/index.ts';
+import { makeEnvelope, type Envelope } from '../../domain/records/index.ts';
+import type { Agent } from './agent.ts';
 
 /** The record of one version of an agent; keyed by agent id, as its telephony_number records are. */
 export function agentEnvelope(agent: Agent, receivedAtMs: number): Envelope {

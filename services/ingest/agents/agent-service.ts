@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../shared/errors.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { RecordSink } from '../domain/records/index.ts';
+import { AppError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { RecordSink } from '../../domain/records/index.ts';
 import { agentEnvelope } from './agent-record.ts';
-import { applyAgentUpdate, newAgent, type Agent, type AgentUpdate, type NewAgentInput } from './agents/agent.ts';
-import type { AgentStore } from './agents/agent-store.ts';
-import type { HistoryBackedAgentStore } from './history/history-backed-agent-store.ts';
-import { changeQueue } from './shared/keyed-queue.ts';
-import type { NumberStore } from './telephony/number-store.ts';
-import { normalizePhoneNumber } from './telephony/phone-number.ts';
-import { liveStateRunner } from './shared/live-state.ts';
-import { assertActsFor, ownedBy } from '../shared/auth/tenant.ts';
+import { applyAgentUpdate, newAgent, type Agent, type AgentUpdate, type NewAgentInput } from './agent.ts';
+import type { AgentStore } from './agent-store.ts';
+import type { HistoryBackedAgentStore } from './history-backed-agent-store.ts';
+import { changeQueue } from '../shared/keyed-queue.ts';
+import type { NumberStore } from '../telephony/number-store.ts';
+import { normalizePhoneNumber } from '../telephony/phone-number.ts';
+import { liveStateRunner } from '../shared/live-state.ts';
+import { assertActsFor, ownedBy } from '../../shared/auth/tenant.ts';
 
 export interface AgentServiceDeps {
   readonly store: AgentStore & Pick<HistoryBackedAgentStore, 'getMany' | 'active'>;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Agent } from '../agents/agent.ts';
-import { makeAgent, T0 } from '../agents/agent.fixtures.ts';
-import { MemoryAgentStore } from '../agents/memory-agent-store.ts';
+import type { Agent } from './agent.ts';
+import { makeAgent, T0 } from './agent.fixtures.ts';
+import { MemoryAgentStore } from './memory-agent-store.ts';
 import type { AgentHistory } from './agent-history.ts';
 import { HistoryBackedAgentStore } from './history-backed-agent-store.ts';
 

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { agentCreateBody } from '../../schemas/http/agent-bodies.ts';
-import { DEFAULT_MAX_BATCH_BYTES } from '../shared/kafka/batching-producer.ts';
-import { outgoingBytes } from '../shared/kafka/record-size.ts';
-import { encodeRecord } from '../domain/records/index.ts';
-import { compileRequest } from '../shared/validation/compile-request.ts';
-import type { PyDict, PyValue } from '../shared/validation/py-value.ts';
+import { agentCreateBody } from '../../../schemas/http/agent-bodies.ts';
+import { DEFAULT_MAX_BATCH_BYTES } from '../../shared/kafka/batching-producer.ts';
+import { outgoingBytes } from '../../shared/kafka/record-size.ts';
+import { encodeRecord } from '../../domain/records/index.ts';
+import { compileRequest } from '../../shared/validation/compile-request.ts';
+import type { PyDict, PyValue } from '../../shared/validation/py-value.ts';
 import { agentEnvelope } from './agent-record.ts';
-import { makeAgent, T0 } from './agents/agent.fixtures.ts';
-import { MAX_AGENT_CONFIG_BYTES } from './agents/agent-limits.ts';
+import { makeAgent, T0 } from './agent.fixtures.ts';
+import { MAX_AGENT_CONFIG_BYTES } from './agent-limits.ts';
 
 // Six bytes of JSON text (\u0001) for one character of pydantic's max_length: the widest there is
 // (session-record.test.ts checks that).
