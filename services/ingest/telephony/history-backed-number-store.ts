@@ -1,12 +1,6 @@
-import type { NumberStore } from '../telephony/number-store.ts';
-import type {
-  AgentNumber,
-  AssignOutcome,
-  AssignRequest,
-  HeldNumber,
-  ReleaseOutcome,
-} from '../telephony/number-rules.ts';
-import { scopeOf } from '../telephony/number-rules.ts';
+import type { NumberStore } from './number-store.ts';
+import type { AgentNumber, AssignOutcome, AssignRequest, HeldNumber, ReleaseOutcome } from './number-rules.ts';
+import { scopeOf } from './number-rules.ts';
 import type { NumberHistory } from './number-history.ts';
 
 /** The scope an agent's numbers are unique in ('' for all): the stored records do not carry it. */

@@ -1,6 +1,6 @@
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
-import type { AgentNumber } from '../telephony/number-rules.ts';
+import type { AgentNumber } from './number-rules.ts';
 
 interface NumberRow {
   agent_id: string;

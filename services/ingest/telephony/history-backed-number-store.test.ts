@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryNumberStore } from '../telephony/memory-number-store.ts';
-import { makeAssignRequest } from '../telephony/number-store.contract.ts';
-import type { AgentNumber } from '../telephony/number-rules.ts';
+import { MemoryNumberStore } from './memory-number-store.ts';
+import { makeAssignRequest } from './number-store.contract.ts';
+import type { AgentNumber } from './number-rules.ts';
 import { HistoryBackedNumberStore } from './history-backed-number-store.ts';
 import type { NumberHistory } from './number-history.ts';
 

@@ -1,7 +1,7 @@
-import { makeEnvelope } from '../domain/records/index.ts';
-import type { TelephonyNumberRecord } from '../domain/records/index.ts';
-import type { RecordSink } from '../domain/records/index.ts';
-import { changeQueue } from './shared/keyed-queue.ts';
+import { makeEnvelope } from '../../domain/records/index.ts';
+import type { TelephonyNumberRecord } from '../../domain/records/index.ts';
+import type { RecordSink } from '../../domain/records/index.ts';
+import { changeQueue } from '../shared/keyed-queue.ts';
 import {
   assignNumber,
   reassignNumber,
@@ -9,9 +9,9 @@ import {
   unassignNumber,
   type AssignNumberInput,
   type TelephonyDeps,
-} from './telephony/number-commands.ts';
-import type { HeldNumber } from './telephony/number-rules.ts';
-import { normalizePhoneNumber } from './telephony/phone-number.ts';
+} from './number-commands.ts';
+import type { HeldNumber } from './number-rules.ts';
+import { normalizePhoneNumber } from './phone-number.ts';
 
 export interface TelephonyServiceDeps extends TelephonyDeps {
   readonly sink: RecordSink;

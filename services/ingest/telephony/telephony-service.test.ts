@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../shared/errors.ts';
-import { MicroBatcher } from '../shared/micro-batcher.ts';
-import type { Envelope } from '../domain/records/index.ts';
-import type { RecordSink } from '../domain/records/index.ts';
+import { AppError } from '../../shared/errors.ts';
+import { MicroBatcher } from '../../shared/micro-batcher.ts';
+import type { Envelope } from '../../domain/records/index.ts';
+import type { RecordSink } from '../../domain/records/index.ts';
 import { createTelephonyService } from './telephony-service.ts';
-import { MemoryNumberStore } from './telephony/memory-number-store.ts';
-import { RecordingTelephonyProvider } from './telephony/telephony-provider.ts';
+import { MemoryNumberStore } from './memory-number-store.ts';
+import { RecordingTelephonyProvider } from './telephony-provider.ts';
 
 const N0 = '+15551230001';
 const N1 = '+15551230002';

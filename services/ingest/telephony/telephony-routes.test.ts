@@ -4,9 +4,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../shared/http/create-app.ts';
 import { createLogger } from '../../shared/logger.ts';
 import type { AgentService } from '../agents/agent-service.ts';
-import { createTelephonyService } from '../telephony-service.ts';
-import { MemoryNumberStore } from '../telephony/memory-number-store.ts';
-import { RecordingTelephonyProvider } from '../telephony/telephony-provider.ts';
+import { createTelephonyService } from './telephony-service.ts';
+import { MemoryNumberStore } from './memory-number-store.ts';
+import { RecordingTelephonyProvider } from './telephony-provider.ts';
 import { telephonyRoutes } from './telephony-routes.ts';
 
 const servers: http.Server[] = [];

@@ -12,10 +12,10 @@ import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
 import type { AgentService } from '../agents/agent-service.ts';
 import { toPhoneLookupResponse } from '../agents/agent-response.ts';
-import type { TelephonyService } from '../telephony-service.ts';
-import { agentHasNumber, type HeldNumber } from '../telephony/number-rules.ts';
+import type { TelephonyService } from './telephony-service.ts';
+import { agentHasNumber, type HeldNumber } from './number-rules.ts';
 import { changeQueue } from '../shared/keyed-queue.ts';
-import { tooManyWaitingDoc } from './waiting-doc.ts';
+import { tooManyWaitingDoc } from '../routes/waiting-doc.ts';
 
 const routes = routeGroup({ tags: ['telephony'], access: WORKER_DATA });
 const AGENT_NOT_FOUND = errorDoc('The agent never held a number', 'Agent not found');
