@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../shared/logger.ts';
-import type { Envelope } from '../domain/records/index.ts';
-import { createSessionService } from './sessions/session-service.ts';
-import { MemorySessionStore } from './sessions/memory-session-store.ts';
-import { T0 } from './sessions/session.fixtures.ts';
+import { createLogger } from '../../shared/logger.ts';
+import type { Envelope } from '../../domain/records/index.ts';
+import { createSessionService } from '../sessions/session-service.ts';
+import { MemorySessionStore } from '../sessions/memory-session-store.ts';
+import { T0 } from '../sessions/session.fixtures.ts';
 import { createTranscriptService } from './transcript-service.ts';
-import type { Transcript } from './transcripts/transcript.ts';
+import type { Transcript } from './transcript.ts';
 
 const log = createLogger('silent');
 

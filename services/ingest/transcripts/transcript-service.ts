@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../shared/errors.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { RecordSink } from '../domain/records/index.ts';
-import type { TranscriptHistory } from './history/transcript-history.ts';
-import type { SessionService } from './sessions/session-service.ts';
-import type { Session } from './sessions/session.ts';
-import { monotonicClock, transcriptEnvelope, type Speaker, type Transcript } from './transcripts/transcript.ts';
+import { AppError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { RecordSink } from '../../domain/records/index.ts';
+import type { TranscriptHistory } from './transcript-history.ts';
+import type { SessionService } from '../sessions/session-service.ts';
+import type { Session } from '../sessions/session.ts';
+import { monotonicClock, transcriptEnvelope, type Speaker, type Transcript } from './transcript.ts';
 
 export interface TranscriptServiceDeps {
   readonly sessions: Pick<SessionService, 'get' | 'getByRoom'>;

@@ -3,8 +3,8 @@ import { transcriptCreateBody, transcriptCreateByRoomBody } from '../../../schem
 import { WORKER_DATA } from '../../shared/auth/access.ts';
 import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
-import type { TranscriptService } from '../transcript-service.ts';
-import { toTranscriptResponse } from '../transcripts/transcript.ts';
+import type { TranscriptService } from './transcript-service.ts';
+import { toTranscriptResponse } from './transcript.ts';
 import { ROOM_OF_SEVERAL_TENANTS } from '../sessions/session-routes.ts';
 
 const routes = routeGroup({ tags: ['sessions'], access: WORKER_DATA });

@@ -1,6 +1,6 @@
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
-import type { Speaker, Transcript } from '../transcripts/transcript.ts';
+import type { Speaker, Transcript } from './transcript.ts';
 
 /** The most turns one read answers, oldest first: a call of hours has a few thousand. */
 export const MAX_TRANSCRIPT_TURNS = 10_000;
