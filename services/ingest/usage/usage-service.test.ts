@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { UsageEventBody } from '../../schemas/http/usage-event.ts';
-import { AppError } from '../shared/errors.ts';
-import type { Envelope } from '../domain/records/index.ts';
-import { MemorySessionStore } from './sessions/memory-session-store.ts';
-import { makeSession, T0 } from './sessions/session.fixtures.ts';
-import type { Session } from './sessions/session.ts';
-import { forgettingChanges, SessionIdentities } from './usage/session-identities.ts';
+import type { UsageEventBody } from '../../../schemas/http/usage-event.ts';
+import { AppError } from '../../shared/errors.ts';
+import type { Envelope } from '../../domain/records/index.ts';
+import { MemorySessionStore } from '../sessions/memory-session-store.ts';
+import { makeSession, T0 } from '../sessions/session.fixtures.ts';
+import type { Session } from '../sessions/session.ts';
+import { forgettingChanges, SessionIdentities } from './session-identities.ts';
 import { createUsageService, identityRefreshMs } from './usage-service.ts';
 
 const HOUR_MS = 3_600_000;
