@@ -1,7 +1,7 @@
 import { rateCreateBody, rateEntrySchema } from '../../../schemas/http/rates.ts';
 import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
-import type { TenantRateService } from '../rate-service.ts';
+import type { TenantRateService } from './rate-service.ts';
 
 const routes = routeGroup({ tags: ['rates'], access: 'admin' });
 

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { RateCreateBody } from '../../schemas/http/rates.ts';
-import type { ClickHouse } from '../shared/clickhouse/client.ts';
-import { AppError } from '../shared/errors.ts';
-import { loadCatalogs } from '../domain/pricing/index.ts';
-import { makeCard, makeRate } from '../domain/pricing/index.ts';
-import { TenantRateIndex } from '../domain/pricing/index.ts';
-import { toCardEntry } from '../domain/pricing/index.ts';
-import type { RateRecord } from '../../schemas/records/rate.ts';
-import type { Envelope } from '../domain/records/index.ts';
+import type { RateCreateBody } from '../../../schemas/http/rates.ts';
+import type { ClickHouse } from '../../shared/clickhouse/client.ts';
+import { AppError } from '../../shared/errors.ts';
+import { loadCatalogs } from '../../domain/pricing/index.ts';
+import { makeCard, makeRate } from '../../domain/pricing/index.ts';
+import { TenantRateIndex } from '../../domain/pricing/index.ts';
+import { toCardEntry } from '../../domain/pricing/index.ts';
+import type { RateRecord } from '../../../schemas/records/rate.ts';
+import type { Envelope } from '../../domain/records/index.ts';
 import { createTenantRateService } from './rate-service.ts';
-import { MemoryRateEntryStore } from './rates/rate-entry-store.ts';
+import { MemoryRateEntryStore } from './rate-entry-store.ts';
 
 const NOW = Date.parse('2025-06-01T12:00:00Z');
 const card = makeCard([makeRate({ id: 'card-stt' })]);
