@@ -10,7 +10,7 @@ import type { TenantRateCard } from '../domain/pricing/index.ts';
 import { createTenantRateService } from './rates/rate-service.ts';
 import { MemoryRateEntryStore, RedisRateEntryStore } from './rates/rate-entry-store.ts';
 import { createAgentService } from './agents/agent-service.ts';
-import { createKeyService } from './key-service.ts';
+import { createKeyService } from './keys/key-service.ts';
 import type { KeyRegistry } from '../shared/auth/key-registry.ts';
 import { MemoryAgentStore } from './agents/memory-agent-store.ts';
 import { RedisAgentStore } from './agents/redis-agent-store.ts';
@@ -20,7 +20,7 @@ import { HistoryBackedNumberStore } from './telephony/history-backed-number-stor
 import { HistoryBackedSessionStore } from './sessions/history-backed-session-store.ts';
 import { NumberHistory } from './telephony/number-history.ts';
 import { SessionHistory } from './sessions/session-history.ts';
-import { adminRoutes } from './routes/admin-routes.ts';
+import { keyRoutes } from './keys/key-routes.ts';
 import { agentRoutes } from './agents/agent-routes.ts';
 import { rateRoutes } from './rates/rate-routes.ts';
 import { TranscriptHistory } from './transcripts/transcript-history.ts';
@@ -131,7 +131,7 @@ export async function startIngest({
       }),
     ),
     ...rateRoutes(rateService),
-    ...adminRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),
+    ...keyRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),
   ];
 }
 

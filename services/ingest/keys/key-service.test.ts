@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { KeyCreateBody } from '../../schemas/http/admin.ts';
-import type { Caller } from '../shared/auth/access.ts';
-import { KeyRegistry } from '../shared/auth/key-registry.ts';
-import type { ClickHouse } from '../shared/clickhouse/client.ts';
-import { AppError } from '../shared/errors.ts';
-import { createLogger } from '../shared/logger.ts';
-import type { Envelope } from '../domain/records/index.ts';
+import type { KeyCreateBody } from '../../../schemas/http/admin.ts';
+import type { Caller } from '../../shared/auth/access.ts';
+import { KeyRegistry } from '../../shared/auth/key-registry.ts';
+import type { ClickHouse } from '../../shared/clickhouse/client.ts';
+import { AppError } from '../../shared/errors.ts';
+import { createLogger } from '../../shared/logger.ts';
+import type { Envelope } from '../../domain/records/index.ts';
 import { createKeyService } from './key-service.ts';
 
 const BOOTSTRAP: Caller = { kind: 'bootstrap', id: 'bootstrap', scope: 'admin', tenant: null };

@@ -1,7 +1,7 @@
 import { apiKeyCreatedSchema, apiKeyListSchema, apiKeySchema, keyCreateBody } from '../../../schemas/http/admin.ts';
 import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
-import type { KeyService } from '../key-service.ts';
+import type { KeyService } from './key-service.ts';
 
 const routes = routeGroup({ tags: ['admin'], access: 'admin' });
 const NOT_FOUND = { 404: errorDoc('Unknown key (or another tenant’s, for a bound admin key)', 'Key not found') };
@@ -13,7 +13,7 @@ const AT_CAP = {
 };
 
 /** API keys (the audit log is the query service's): admin keys only (AUTH_MODE=on; with it off, anyone on the network). */
-export function adminRoutes(keys: KeyService): Route[] {
+export function keyRoutes(keys: KeyService): Route[] {
   return [
     routes.post('/api/admin/keys', {
       summary: 'Create an API key; its secret is in this answer only',

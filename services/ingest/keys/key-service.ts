@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { apiKeySchema, KeyCreateBody } from '../../schemas/http/admin.ts';
-import type { WireOf } from '../../schemas/http/response-parts.ts';
-import type { ApiKeyRecord } from '../../schemas/records/api-key.ts';
-import type { Caller } from '../shared/auth/access.ts';
-import { newSecret } from '../shared/auth/api-keys.ts';
-import { auditEnvelope } from '../shared/auth/audit.ts';
-import { createdWhileAuthOff, type KeyRegistry } from '../shared/auth/key-registry.ts';
-import { assertActsFor } from '../shared/auth/tenant.ts';
-import { AppError, type ValidationItem } from '../shared/errors.ts';
-import { makeEnvelope } from '../domain/records/index.ts';
-import type { RecordSink } from '../domain/records/index.ts';
-import { LATEST_STORED_MS } from '../shared/validation/instant-window.ts';
+import type { apiKeySchema, KeyCreateBody } from '../../../schemas/http/admin.ts';
+import type { WireOf } from '../../../schemas/http/response-parts.ts';
+import type { ApiKeyRecord } from '../../../schemas/records/api-key.ts';
+import type { Caller } from '../../shared/auth/access.ts';
+import { newSecret } from '../../shared/auth/api-keys.ts';
+import { auditEnvelope } from '../../shared/auth/audit.ts';
+import { createdWhileAuthOff, type KeyRegistry } from '../../shared/auth/key-registry.ts';
+import { assertActsFor } from '../../shared/auth/tenant.ts';
+import { AppError, type ValidationItem } from '../../shared/errors.ts';
+import { makeEnvelope } from '../../domain/records/index.ts';
+import type { RecordSink } from '../../domain/records/index.ts';
+import { LATEST_STORED_MS } from '../../shared/validation/instant-window.ts';
 
 export interface KeyServiceDeps {
   readonly keys: KeyRegistry;
