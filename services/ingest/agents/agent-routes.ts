@@ -7,7 +7,7 @@ import { routeGroup } from '../../shared/http/route-group.ts';
 import type { AgentService } from './agent-service.ts';
 import type { AgentUpdate } from './agent.ts';
 import { toAgentResponse } from './agent-response.ts';
-import { tooManyWaitingDoc } from '../routes/waiting-doc.ts';
+import { tooManyWaitingDoc } from '../shared/waiting-doc.ts';
 
 const routes = routeGroup({ tags: ['agents'], access: WORKER_DATA });
 const AGENT = { schema: agentResponseSchema };

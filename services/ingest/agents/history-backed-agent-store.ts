@@ -1,7 +1,7 @@
 import type { Agent } from './agent.ts';
 import type { AgentMutation, AgentStore, AgentUpdateOutcome } from './agent-store.ts';
 import type { AgentHistory } from './agent-history.ts';
-import { HistoryBacked } from '../history/history-backed.ts';
+import { HistoryBacked } from '../shared/history-backed.ts';
 
 const MISS_TTL_MS = 60_000;
 const MAX_MISSES = 10_000;

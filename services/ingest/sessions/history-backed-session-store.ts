@@ -9,7 +9,7 @@ import {
   type SessionUpdateOutcome,
 } from './session-store.ts';
 import type { SessionHistory } from './session-history.ts';
-import { HistoryBacked } from '../history/history-backed.ts';
+import { HistoryBacked } from '../shared/history-backed.ts';
 
 /**
  * Live state first, history second: when the live store no longer holds a session (it expired after

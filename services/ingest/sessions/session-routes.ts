@@ -15,7 +15,7 @@ import type { SessionService } from './session-service.ts';
 import { sessionAnalysis, toSessionResponse } from './session-response.ts';
 import type { CallDirection, Session, SessionUpdate } from './session.ts';
 import { dateRangeMs } from './date-range.ts';
-import { tooManyWaitingDoc } from '../routes/waiting-doc.ts';
+import { tooManyWaitingDoc } from '../shared/waiting-doc.ts';
 
 const routes = routeGroup({ tags: ['sessions'], access: WORKER_DATA });
 const SESSION = { schema: sessionResponseSchema };

@@ -15,7 +15,7 @@ import { toPhoneLookupResponse } from '../agents/agent-response.ts';
 import type { TelephonyService } from './telephony-service.ts';
 import { agentHasNumber, type HeldNumber } from './number-rules.ts';
 import { changeQueue } from '../shared/keyed-queue.ts';
-import { tooManyWaitingDoc } from '../routes/waiting-doc.ts';
+import { tooManyWaitingDoc } from '../shared/waiting-doc.ts';
 
 const routes = routeGroup({ tags: ['telephony'], access: WORKER_DATA });
 const AGENT_NOT_FOUND = errorDoc('The agent never held a number', 'Agent not found');
