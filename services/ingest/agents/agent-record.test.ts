@@ -10,7 +10,7 @@ import { makeAgent, T0 } from './agent.fixtures.ts';
 import { MAX_AGENT_CONFIG_BYTES } from './agent-limits.ts';
 
 // Six bytes of JSON text (\u0001) for one character of pydantic's max_length: the widest there is
-// (session-record.test.ts checks that).
+// (../sessions/session-record.test.ts checks that).
 const longest = (maxLength: number) => '\u0001'.repeat(maxLength);
 const configOf = (bytes: number) => ({ a: 'x'.repeat(bytes - '{"a":""}'.length) });
 const fields = agentCreateBody.properties;
