@@ -8,7 +8,8 @@ import { routeGroup } from '../../shared/http/route-group.ts';
 import { BATCH_BODY_LIMIT } from '../../shared/http/read-raw-body.ts';
 import { compileRequest } from '../../shared/validation/compile-request.ts';
 import type { PyValue } from '../../shared/validation/py-value.ts';
-import type { AcceptedUsage, UsageService } from './usage-service.ts';
+import type { AcceptedUsage } from './accepted-usage.ts';
+import type { UsageService } from './usage-service.ts';
 import type { BatchItemResult } from './usage-batch.ts';
 
 const routes = routeGroup({ tags: ['usage'], access: 'ingest' });

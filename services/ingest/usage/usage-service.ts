@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { UsageEventBody, UsageEventType } from '../../../schemas/http/usage-event.ts';
+import type { UsageEventBody } from '../../../schemas/http/usage-event.ts';
 import { AppError, type ValidationItem } from '../../shared/errors.ts';
-import { makeEnvelope, type Envelope } from '../../domain/records/index.ts';
+import { makeEnvelope } from '../../domain/records/index.ts';
 import type { UsageRecord } from '../../domain/records/index.ts';
 import type { RecordSink } from '../../domain/records/index.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
@@ -12,22 +12,12 @@ import { usageQuantities, type Quantities } from '../../domain/usage/index.ts';
 import { TOKEN_KINDS, type TokenKind } from '../../domain/pricing/index.ts';
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import type { Catalogs } from '../../domain/pricing/index.ts';
-import { priceUsage, type PricedUsage } from '../../domain/pricing/index.ts';
+import { priceUsage } from '../../domain/pricing/index.ts';
 import type { PyValue } from '../../shared/validation/py-value.ts';
 import { assertActsFor } from '../../shared/auth/tenant.ts';
+import type { AcceptedRecord, AcceptedUsage } from './accepted-usage.ts';
 import { acceptUsageBatch, type BatchItemResult } from './usage-batch.ts';
 import { FUTURE_TOLERANCE_MS, instantOutsideWindow } from '../../shared/validation/instant-window.ts';
-
-/** A usage record as ingest makes it: of an event type the body allows. */
-export type AcceptedRecord = UsageRecord & { readonly event_type: UsageEventType };
-
-/** What POST /api/usage/events answers: compat.md's keys, and the cost as priced at acceptance. */
-export interface AcceptedUsage {
-  readonly record: AcceptedRecord;
-  readonly envelope: Envelope;
-  /** The event priced as the consumer will price it (the same card and catalogs; a tenant entry made within the last seconds may not be applied yet). */
-  readonly priced: PricedUsage | null;
-}
 
 /** The prices ingest quotes an accepted event at; the consumer prices what is stored. */
 export interface AcceptancePricing {
