@@ -7,33 +7,33 @@ import type { Logger } from '../shared/logger.ts';
 import { kafkaRecordSink, type RecordSink } from '../domain/records/index.ts';
 import { loadCatalogs } from '../domain/pricing/index.ts';
 import type { TenantRateCard } from '../domain/pricing/index.ts';
-import { createTenantRateService } from './rate-service.ts';
+import { createTenantRateService } from './rates/rate-service.ts';
 import { MemoryRateEntryStore, RedisRateEntryStore } from './rates/rate-entry-store.ts';
-import { createAgentService } from './agent-service.ts';
-import { createKeyService } from './key-service.ts';
+import { createAgentService } from './agents/agent-service.ts';
+import { createKeyService } from './keys/key-service.ts';
 import type { KeyRegistry } from '../shared/auth/key-registry.ts';
 import { MemoryAgentStore } from './agents/memory-agent-store.ts';
 import { RedisAgentStore } from './agents/redis-agent-store.ts';
-import { AgentHistory } from './history/agent-history.ts';
-import { HistoryBackedAgentStore } from './history/history-backed-agent-store.ts';
-import { HistoryBackedNumberStore } from './history/history-backed-number-store.ts';
-import { HistoryBackedSessionStore } from './history/history-backed-session-store.ts';
-import { NumberHistory } from './history/number-history.ts';
-import { SessionHistory } from './history/session-history.ts';
-import { adminRoutes } from './routes/admin-routes.ts';
-import { agentRoutes } from './routes/agent-routes.ts';
-import { rateRoutes } from './routes/rate-routes.ts';
-import { TranscriptHistory } from './history/transcript-history.ts';
-import { sessionRoutes } from './routes/session-routes.ts';
-import { telephonyRoutes } from './routes/telephony-routes.ts';
-import { transcriptRoutes } from './routes/transcript-routes.ts';
-import { usageRoutes } from './routes/usage-routes.ts';
-import { createSessionService } from './session-service.ts';
+import { AgentHistory } from './agents/agent-history.ts';
+import { HistoryBackedAgentStore } from './agents/history-backed-agent-store.ts';
+import { HistoryBackedNumberStore } from './telephony/history-backed-number-store.ts';
+import { HistoryBackedSessionStore } from './sessions/history-backed-session-store.ts';
+import { NumberHistory } from './telephony/number-history.ts';
+import { SessionHistory } from './sessions/session-history.ts';
+import { keyRoutes } from './keys/key-routes.ts';
+import { agentRoutes } from './agents/agent-routes.ts';
+import { rateRoutes } from './rates/rate-routes.ts';
+import { TranscriptHistory } from './transcripts/transcript-history.ts';
+import { sessionRoutes } from './sessions/session-routes.ts';
+import { telephonyRoutes } from './telephony/telephony-routes.ts';
+import { transcriptRoutes } from './transcripts/transcript-routes.ts';
+import { usageRoutes } from './usage/usage-routes.ts';
+import { createSessionService } from './sessions/session-service.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
-import { createTelephonyService } from './telephony-service.ts';
-import { createTranscriptService } from './transcript-service.ts';
-import { createUsageService, identityRefreshMs } from './usage-service.ts';
+import { createTelephonyService } from './telephony/telephony-service.ts';
+import { createTranscriptService } from './transcripts/transcript-service.ts';
+import { createUsageService, identityRefreshMs } from './usage/usage-service.ts';
 import { forgettingChanges, SessionIdentities } from './usage/session-identities.ts';
 import { MemoryNumberStore } from './telephony/memory-number-store.ts';
 import { RedisNumberStore } from './telephony/redis-number-store.ts';
@@ -131,7 +131,7 @@ export async function startIngest({
       }),
     ),
     ...rateRoutes(rateService),
-    ...adminRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),
+    ...keyRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),
   ];
 }
 

@@ -5,7 +5,7 @@ import { BatchingProducer, createIdempotentProducer } from '../../services/share
 import { createKafka } from '../../services/shared/kafka/client.ts';
 import { ensureTopics, topicSpecs } from '../../services/shared/kafka/topics.ts';
 import { createLogger } from '../../services/shared/logger.ts';
-import type { EncodedRecord } from '../../services/domain/records/index.ts';
+import type { EncodedRecord } from '../../services/shared/kafka/encoded-record.ts';
 import { eventually, isolate, testConfig } from '../support/harness.ts';
 
 // The broker's default message.max.bytes: the largest batch it takes for one partition.

@@ -3,7 +3,7 @@ import { fakeClickHouse } from '../../../test/support/fake-clickhouse.ts';
 import { makeSessionEnvelope } from '../../../test/support/records.ts';
 import { makeMember, makeMessage } from '../../../test/support/rounds.ts';
 import type { BatchingProducer } from '../../shared/kafka/batching-producer.ts';
-import type { EncodedRecord } from '../../domain/records/index.ts';
+import type { EncodedRecord } from '../../shared/kafka/encoded-record.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { storeDeadLetters } from './store-dead-letters.ts';
 

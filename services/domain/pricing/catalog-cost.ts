@@ -1,7 +1,7 @@
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import { Exact } from '../../shared/exact-decimal.ts';
 import type { Catalogs } from './catalogs.ts';
-import type { LookUp } from './compute-cost.ts';
+import type { LookUp } from './find-rate.ts';
 import { tokenCounts, withTotals, type ComputedCost, type CostComponent, type CostInput } from './cost-parts.ts';
 import { SESSION_DIMENSION } from './llm-catalog.ts';
 import { resolveProvider } from './provider-names.ts';

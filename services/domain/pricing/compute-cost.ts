@@ -13,7 +13,7 @@ import {
   type CostInput,
   type PriceScope,
 } from './cost-parts.ts';
-import { CARD_TIER, cardTierOf, findRate, type CardTier, type RateQuery } from './find-rate.ts';
+import { CARD_TIER, cardTierOf, findRate, type CardTier, type LookUp, type RateQuery } from './find-rate.ts';
 import { chargedTokens, TOKEN_KINDS, type TokenKind } from './token-kinds.ts';
 
 export {
@@ -26,8 +26,6 @@ export {
   type CostInput,
   type PriceScope,
 };
-
-export type LookUp = Omit<RateQuery, 'pricing'>;
 
 /**
  * The query for one pricing, written out: V8 (Node 20) builds `{ ...lookUp, pricing }`, a spread followed

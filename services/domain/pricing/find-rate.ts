@@ -11,6 +11,9 @@ export interface RateQuery {
   readonly pricing: RatePricing;
 }
 
+/** One event's query before its pricing is chosen: the pricer asks it once per pricing. */
+export type LookUp = Omit<RateQuery, 'pricing'>;
+
 /**
  * The rate in force at `at` for one usage, or null. The most specific entry wins: the user's own
  * (provider and model, provider, then "*"), then provider and model, provider, and "*"; among

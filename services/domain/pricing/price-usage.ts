@@ -1,16 +1,9 @@
 import { COST_SOURCES, type CostSource } from '../../../schemas/pricing-terms.ts';
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import type { Catalogs } from './catalogs.ts';
-import {
-  computeCost,
-  rateQuery,
-  type ComputedCost,
-  type CostDimension,
-  type LookUp,
-  type PriceScope,
-} from './compute-cost.ts';
+import { computeCost, rateQuery, type ComputedCost, type CostDimension, type PriceScope } from './compute-cost.ts';
 import { Exact, toStoredDecimal } from '../../shared/exact-decimal.ts';
-import { CARD_TIER, cardTierOf, findRate, type CardTier } from './find-rate.ts';
+import { CARD_TIER, cardTierOf, findRate, type CardTier, type LookUp } from './find-rate.ts';
 import { catalogProviderOf } from './catalog-cost.ts';
 import { scaledCost } from './quantity-price.ts';
 import { TOKEN_KINDS, type TokenKind } from './token-kinds.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { IHeaders } from 'kafkajs';
 import { envelopeSchema, type Envelope, type RecordKind } from '../../../schemas/records/envelope.ts';
+import type { EncodedRecord } from '../../shared/kafka/encoded-record.ts';
 import { payloadProblem, recordAjv } from './payloads.ts';
 
 export type { Envelope, RecordKind };
@@ -40,16 +40,6 @@ function envelopeProblem(envelope: unknown): string | null {
     return `invalid envelope: ${first?.instancePath || '/'} ${first?.message ?? ''}`.trim();
   }
   return payloadProblem(envelope.kind, envelope.payload);
-}
-
-export interface EncodedRecord {
-  readonly key: string;
-  /**
-   * An envelope's JSON text (kafkajs writes a string straight into its request buffer, a Buffer it
-   * copies there), or the bytes of a record passed on as they came (a dead letter).
-   */
-  readonly value: string | Buffer;
-  readonly headers: IHeaders;
 }
 
 export function encodeRecord(envelope: Envelope): EncodedRecord {

@@ -1,5 +1,5 @@
 /** The records module's public surface: code outside services/domain/records imports from here only. */
-export { decodeRecord, encodeRecord, makeEnvelope, type EncodedRecord, type Envelope } from './envelope.ts';
+export { decodeRecord, encodeRecord, makeEnvelope, type Envelope } from './envelope.ts';
 export { RecordJournal, type PlannedRound } from './journal.ts';
 export {
   type AgentRecord,

@@ -1,6 +1,6 @@
 import type { agentResponseSchema, phoneLookupResponseSchema } from '../../../schemas/http/responses.ts';
 import type { WireOf } from '../../../schemas/http/response-parts.ts';
-import type { AgentView } from '../agent-service.ts';
+import type { AgentView } from './agent-service.ts';
 import type { Agent } from './agent.ts';
 
 /**

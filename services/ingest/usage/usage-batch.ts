@@ -2,7 +2,7 @@ import { usageEventBody, type UsageEventBody } from '../../../schemas/http/usage
 import { AppError, type ValidationItem } from '../../shared/errors.ts';
 import { compileRequest } from '../../shared/validation/compile-request.ts';
 import type { PyValue } from '../../shared/validation/py-value.ts';
-import type { AcceptedUsage } from '../usage-service.ts';
+import type { AcceptedUsage } from './accepted-usage.ts';
 
 /** One item of a batch, as data: accepted (with its record and price), a duplicate of an earlier item, or rejected. */
 export type BatchItemResult =

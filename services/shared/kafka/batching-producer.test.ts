@@ -2,7 +2,7 @@ import type { Producer, ProducerBatch } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import type { AppError } from '../errors.ts';
 import { createLogger } from '../logger.ts';
-import type { EncodedRecord } from '../../domain/records/index.ts';
+import type { EncodedRecord } from './encoded-record.ts';
 import { BatchingProducer } from './batching-producer.ts';
 import { outgoingBytes } from './record-size.ts';
 

@@ -3,7 +3,7 @@ import { Partitioners } from 'kafkajs';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { MicroBatcher } from '../micro-batcher.ts';
-import type { EncodedRecord } from '../../domain/records/index.ts';
+import type { EncodedRecord } from './encoded-record.ts';
 import { chunkByBytes, isProducerStateLost, isRecordTooLarge, outgoingBytes, type Outgoing } from './record-size.ts';
 
 /**

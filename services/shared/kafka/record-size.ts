@@ -1,5 +1,5 @@
 import type { IHeaders } from 'kafkajs';
-import type { EncodedRecord } from '../../domain/records/index.ts';
+import type { EncodedRecord } from './encoded-record.ts';
 import { chunkBySize } from '../chunk-by-size.ts';
 
 export interface Outgoing {

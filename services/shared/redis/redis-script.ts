@@ -1,5 +1,5 @@
 import { AppError } from '../errors.ts';
-import type { Redis } from './client.ts';
+import type { Redis } from 'ioredis';
 
 type ScriptCommand = (...keysThenArgs: (string | number)[]) => Promise<unknown>;
 

@@ -1,7 +1,7 @@
 import type { AgentRecord } from '../../../domain/records/index.ts';
 import type { RecordSource } from './usage-events.ts';
 
-/** agents (every version of every agent; agents_by_user and agent_names are its views). Reads: services/ingest/history/agent-history.ts. */
+/** agents (every version of every agent; agents_by_user and agent_names are its views). Reads: services/ingest/agents/agent-history.ts. */
 export type AgentRow = Omit<AgentRecord, 'config'> & {
   readonly config: string;
   readonly record_id: string;

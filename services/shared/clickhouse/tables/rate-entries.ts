@@ -1,4 +1,4 @@
-import type { RateRecord } from '../../../domain/records/index.ts';
+import type { RateRecord } from '../../../../schemas/records/rate.ts';
 import { Exact } from '../../exact-decimal.ts';
 import type { ClickHouse } from '../client.ts';
 import { tableName } from '../tables.ts';

@@ -4,7 +4,7 @@ import type { RecordSource } from './usage-events.ts';
 /**
  * sessions (every version of every session; sessions_current, sessions_by_user and sessions_by_room
  * are its views, migrations 002, 007 and 011). Reads: the ingest history
- * (services/ingest/history/session-history.ts) and the cost queries (services/query/queries/).
+ * (services/ingest/sessions/session-history.ts) and the cost queries (services/query/queries/).
  */
 export type SessionRow = Omit<SessionRecord, 'session_data' | 'analysis'> & {
   readonly session_data: string;

@@ -1,6 +1,6 @@
 import type { TranscriptRecord } from '../../../domain/records/index.ts';
 
-/** transcripts (one row per turn). Reads: services/ingest/history/transcript-history.ts. */
+/** transcripts (one row per turn). Reads: services/ingest/transcripts/transcript-history.ts. */
 export type TranscriptRow = TranscriptRecord & { readonly record_id: string };
 
 export function transcriptRow(turn: TranscriptRecord, recordId: string): TranscriptRow {
