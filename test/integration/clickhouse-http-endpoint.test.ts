@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { createWriteStream, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickhouseUnavailable } from '../../services/shared/clickhouse/read-failure.ts';
@@ -9,6 +11,8 @@ import { migrate } from '../../services/shared/clickhouse/migrate.ts';
 import { refusedForData } from '../../services/shared/clickhouse/refused-rows.ts';
 import { eventKey, storedEventKeys } from '../../services/shared/clickhouse/tables/usage-events.ts';
 import { createLogger } from '../../services/shared/logger.ts';
+import { Exact } from '../../services/shared/exact-decimal.ts';
+import { parquetExport, usageExportBody } from '../../services/query/usage-export.ts';
 import { startClickHouseHttp, type ClickHouseHttpProcess } from '../support/clickhouse-http-process.ts';
 
 /**
@@ -142,5 +146,56 @@ describe('the ClickHouse HTTP test endpoint', () => {
     expect(raw.status).toBe(404);
     expect(raw.headers.get('x-clickhouse-exception-code')).toBe('60');
     expect(await raw.text()).toMatch(/^Code: 60\. DB::Exception: .*\(UNKNOWN_TABLE\) \(version [\d.]+\)\n$/s);
+  });
+
+  it('streams an export over HTTP as a server answers it: a Parquet file DuckDB sums exactly, and JSON lines alike', async () => {
+    const ch = { client, database: 'exports', embedded: false, cluster: null };
+    await migrate(ch, createLogger('silent'));
+    const at = Date.parse('2026-11-20T10:00:00Z');
+    const rows = Array.from({ length: 3_000 }, (_, i) => ({
+      id: randomUUID(),
+      user_id: i % 3 === 0 ? 'other' : 'exporter',
+      session_id: randomUUID(),
+      provider: 'resemble',
+      service: 'tts',
+      event_type: 'tts_characters',
+      quantity: String(100 + i),
+      unit: 'character',
+      unit_cost: '0.00004',
+      cost: new Exact('0.00004').times(100 + i).toFixed(),
+      cost_source: 'computed',
+      occurred_at: new Date(at + i * 60_000).toISOString().replace('T', ' ').slice(0, 23),
+      received_at: new Date(at + i * 60_000).toISOString().replace('T', ' ').slice(0, 23),
+    }));
+    await client.insert({ table: 'exports.usage_events', values: rows, format: 'JSONEachRow' });
+    const mine = rows.filter((row) => row.user_id === 'exporter');
+    const expected = mine.reduce((sum, row) => sum.plus(row.cost), new Exact('0'));
+    const range = { start: at, end: at + 3 * 24 * 3600_000, userId: 'exporter' };
+
+    const file = path.join(folder, 'export.parquet');
+    await pipeline(await parquetExport(ch, range), createWriteStream(file));
+    const duckdb = await DuckDBInstance.create(':memory:');
+    const connection = await duckdb.connect();
+    try {
+      const reader = await connection.runAndReadAll(
+        `SELECT count(*) AS n, sum(cost) AS cost, count(DISTINCT user_id) AS tenants FROM read_parquet('${file}')`,
+      );
+      const [n, cost, tenants] = reader.getRows()[0]!.map(String);
+      expect([n, tenants]).toEqual([String(mine.length), '1']);
+      expect(new Exact(cost!).eq(expected)).toBe(true);
+    } finally {
+      connection.closeSync();
+    }
+
+    const body = usageExportBody(ch, range, 'jsonl');
+    if (typeof body.text === 'string') throw new Error('an export is streamed');
+    let text = '';
+    for await (const part of body.text()) text += String(part);
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { cost: string; event_id: string });
+    expect(lines).toHaveLength(mine.length);
+    expect(lines.reduce((sum, line) => sum.plus(line.cost), new Exact('0')).eq(expected)).toBe(true);
   });
 });
