@@ -94,21 +94,27 @@ async function* exportRows(ch: ClickHouse, range: ExportRange): AsyncIterable<Re
   }
 }
 
-/** The export of `range` as the answer of a route: a file named for its tenant and range. */
-export function usageExportBody(ch: ClickHouse, range: ExportRange, format: ExportFormat): TextBody {
+/**
+ * The export of `range` as the answer of a route: a file named for its tenant and range. A Parquet
+ * file's statement is asked before the answer begins, so that its failure (a read limit, ClickHouse
+ * down) is an HTTP error rather than a connection cut mid-file; CSV and JSON lines ask day by day.
+ */
+export async function usageExportBody(ch: ClickHouse, range: ExportRange, format: ExportFormat): Promise<TextBody> {
   const name = `usage-${range.userId ?? 'all'}-${isoDay(range.start)}-${isoDay(range.end - 1)}`.replace(
     /[^\w.-]+/g,
     '_',
   );
   const attachment = (extension: string) => ({ 'Content-Disposition': `attachment; filename="${name}.${extension}"` });
-  if (format === 'parquet')
+  if (format === 'parquet') {
+    const file = await parquetExport(ch, range);
     return new TextBody(
       EXPORT_MEDIA_TYPES.parquet,
       async function* () {
-        for await (const part of await parquetExport(ch, range)) yield part as Buffer;
+        for await (const part of file) yield part as Buffer;
       },
       attachment('parquet'),
     );
+  }
   if (format === 'jsonl')
     return new TextBody(
       `${EXPORT_MEDIA_TYPES.jsonl}; charset=utf-8`,

@@ -187,7 +187,7 @@ describe('the ClickHouse HTTP test endpoint', () => {
       connection.closeSync();
     }
 
-    const body = usageExportBody(ch, range, 'jsonl');
+    const body = await usageExportBody(ch, range, 'jsonl');
     if (typeof body.text === 'string') throw new Error('an export is streamed');
     let text = '';
     for await (const part of body.text()) text += String(part);

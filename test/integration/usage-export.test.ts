@@ -203,7 +203,7 @@ describe('exports a warehouse reads: Parquet, CSV and JSON lines of the priced e
     expect(new Exact(totals!.cost!).eq(sum)).toBe(true);
   });
 
-  it('refuses a range past a month, one that ends before it starts, and a missing bound with a 422 naming it', async () => {
+  it('refuses a range past a month, one that ends before it starts, and a missing or empty bound with a 422 naming it', async () => {
     const long = await call(app.url, 'GET', '/api/export/usage?from=2026-01-01&to=2026-03-01', undefined, {
       'x-user-id': 'export-a',
     });
@@ -215,6 +215,17 @@ describe('exports a warehouse reads: Parquet, CSV and JSON lines of the priced e
     const missing = await call<{ detail: { loc: string[] }[] }>(app.url, 'GET', '/api/export/usage?from=2026-03-01');
     expect(missing.status).toBe(422);
     expect(missing.body.detail.map((item) => item.loc)).toEqual([['query', 'to']]);
+    // Empty values read as absent, as the cost queries read them: still required here.
+    const empty = await call<{ detail: { loc: string[] }[] }>(
+      app.url,
+      'GET',
+      '/api/export/usage?from=&to=&format=parquet&user_id=0',
+    );
+    expect(empty.status).toBe(422);
+    expect(empty.body.detail.map((item) => item.loc)).toEqual([
+      ['query', 'from'],
+      ['query', 'to'],
+    ]);
   });
 
   it('writes one Parquet file per day in Hive-style folders, rewritten the same on a second pass, whose sums equal the summaries', async () => {

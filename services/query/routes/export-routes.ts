@@ -21,8 +21,26 @@ export function exportRoutes(ch: ClickHouse): Route[] {
       request: { query: usageExportQuery },
       response: usageExportResponse,
       handle: async ({ query, ...caller }) => {
-        const range = dateRangeOf({ start_date: query.from, end_date: query.to }, 'UTC', { start: 'from', end: 'to' });
-        if (range.end! - range.start! > MAX_EXPORT_DAYS * 24 * 3600 * 1000)
+        const { start, end } = dateRangeOf({ start_date: query.from, end_date: query.to }, 'UTC', {
+          start: 'from',
+          end: 'to',
+        });
+        // Required, and an empty value reads as absent: an export is always of a bounded range.
+        const unbounded = [
+          ['from', start],
+          ['to', end],
+        ].filter(([, bound]) => bound === null);
+        if (start === null || end === null)
+          throw AppError.validation(
+            unbounded.map(([name]) => ({
+              type: 'value_error',
+              loc: ['query', String(name)],
+              msg: `Value error, ${String(name)} must be a date or a date-time`,
+              input: query[name as 'from' | 'to'],
+              ctx: { error: {} },
+            })),
+          );
+        if (end - start > MAX_EXPORT_DAYS * 24 * 3600 * 1000)
           throw AppError.validation([
             {
               type: 'value_error',
@@ -33,7 +51,7 @@ export function exportRoutes(ch: ClickHouse): Route[] {
             },
           ]);
         const userId = exportedTenant(query.user_id, caller);
-        return usageExportBody(ch, { start: range.start!, end: range.end!, userId }, query.format as ExportFormat);
+        return usageExportBody(ch, { start, end, userId }, query.format as ExportFormat);
       },
     }),
   ];
