@@ -13,6 +13,10 @@ export interface FakeClickHouseOptions {
   readonly stored?: ReadonlySet<string>;
   /** Where the stored events' rows came from (eventKey → their sources), for the lookup of stored places. */
   readonly places?: ReadonlyMap<string, readonly RecordSource[]>;
+  /** Where the steps are noted (a test's own list, shared with other fakes); absent: a new list. */
+  readonly steps?: string[];
+  /** Noted with the keys (eventKey) each lookup asked for. */
+  readonly asked?: string[][];
 }
 
 /**
@@ -26,9 +30,10 @@ export function fakeClickHouse({
   fail = () => null,
   stored = new Set(),
   places = new Map(),
+  steps = [],
+  asked = [],
 }: FakeClickHouseOptions = {}) {
   const inserts: { table: string; token: string; rows: Record<string, unknown>[] }[] = [];
-  const steps: string[] = [];
   const client = {
     insert: async (params: {
       table: string;
@@ -52,6 +57,7 @@ export function fakeClickHouse({
       const where = query.includes('kafka_offset');
       steps.push(where ? 'where' : 'lookup');
       const keys = query_params.ids.map((id, i) => eventKey(query_params.users[i]!, id));
+      asked.push(keys);
       const row = (key: string) => ({
         stored_id: key.slice(0, key.indexOf(':')),
         stored_user: key.slice(key.indexOf(':') + 1),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { fakeClickHouse } from '../../../test/support/fake-clickhouse.ts';
 import { memoryClaims } from '../../../test/support/memory-claims.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { eventKey, type RecordSource } from '../../shared/clickhouse/tables/usage-events.ts';
@@ -17,26 +18,7 @@ function storedIds(
   asked: string[][],
   places = new Map<string, RecordSource[]>(),
 ): ClickHouse {
-  const query = async ({
-    query,
-    query_params,
-  }: {
-    query: string;
-    query_params: { users: string[]; ids: string[] };
-  }) => {
-    const where = query.includes('kafka_offset');
-    steps.push(where ? 'where' : 'lookup');
-    const keys = query_params.ids.map((id, i) => eventKey(query_params.users[i]!, id));
-    asked.push(keys);
-    const row = (key: string) => ({ stored_id: key.split(':')[0]!, stored_user: key.slice(key.indexOf(':') + 1) });
-    return {
-      json: async () =>
-        where
-          ? keys.flatMap((key) => (places.get(key) ?? []).map((place) => ({ ...row(key), ...place })))
-          : keys.filter((key) => stored.has(key)).map(row),
-    };
-  };
-  return { client: { query }, database: 'callmeter', embedded: false, cluster: null } as unknown as ClickHouse;
+  return fakeClickHouse({ stored, places, steps, asked }).ch;
 }
 
 function record(eventId = randomUUID(), user = 'tenant-a'): UsageRecord {
