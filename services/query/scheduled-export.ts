@@ -6,9 +6,7 @@ import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { tableName } from '../shared/clickhouse/tables.ts';
 import type { Config } from '../shared/config.ts';
 import type { Logger } from '../shared/logger.ts';
-import { parquetExport } from './usage-export.ts';
-
-const DAY_MS = 24 * 3600 * 1000;
+import { DAY_MS, isoDay, parquetExport } from './usage-export.ts';
 
 /** Where a day's file goes: Hive-style folders a data lake (or an S3 sync of the folder) reads by partition. */
 export function dayFile(dir: string, day: string): string {
@@ -36,7 +34,7 @@ export async function exportDays(
     query_params: { today },
     format: 'JSONEachRow',
   });
-  const recent = new Date(today - lookbackDays * DAY_MS).toISOString().slice(0, 10);
+  const recent = isoDay(today - lookbackDays * DAY_MS);
   const written: string[] = [];
   for (const { usage_day: day } of await result.json<{ usage_day: string }>()) {
     const file = dayFile(dir, day);

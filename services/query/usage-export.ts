@@ -14,7 +14,7 @@ export interface ExportRange {
   readonly userId: string | null;
 }
 
-const DAY_MS = 24 * 3600 * 1000;
+export const DAY_MS = 24 * 3600 * 1000;
 
 /** The exported columns, in order, as ClickHouse reads them out of usage_events (usage-export.ts's row schema). */
 const COLUMNS = [
@@ -82,8 +82,9 @@ export async function parquetExport(ch: ClickHouse, range: ExportRange): Promise
  * export is never one answer in memory; each day's rows come in the export's order.
  */
 async function* exportRows(ch: ClickHouse, range: ExportRange): AsyncIterable<Record<string, unknown>> {
-  for (let start = range.start; start < range.end; start = Math.min(range.end, start - (start % DAY_MS) + DAY_MS)) {
-    const day = { ...range, start, end: Math.min(range.end, start - (start % DAY_MS) + DAY_MS) };
+  for (let start = range.start, end = range.start; start < range.end; start = end) {
+    end = Math.min(range.end, start - (start % DAY_MS) + DAY_MS);
+    const day = { ...range, start, end };
     const result = await ch.client.query({
       query: exportStatement(ch, day, null),
       query_params: paramsOf(day),
@@ -141,4 +142,5 @@ async function* mapRows<T, U>(rows: AsyncIterable<T>, map: (row: T) => U): Async
   for await (const row of rows) yield map(row);
 }
 
-const isoDay = (instant: number) => new Date(instant).toISOString().slice(0, 10);
+/** The UTC day of an instant, as YYYY-MM-DD. */
+export const isoDay = (instant: number) => new Date(instant).toISOString().slice(0, 10);

@@ -5,7 +5,7 @@ import type { RouteCaller } from '../../shared/http/define-route.ts';
 import type { Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
 import { AppError } from '../../shared/errors.ts';
-import { usageExportBody, type ExportFormat } from '../usage-export.ts';
+import { DAY_MS, usageExportBody, type ExportFormat } from '../usage-export.ts';
 import { dateRangeOf } from './date-bounds.ts';
 
 /** The longest range one export answers: a month, the period finance bills. */
@@ -26,21 +26,19 @@ export function exportRoutes(ch: ClickHouse): Route[] {
           end: 'to',
         });
         // Required, and an empty value reads as absent: an export is always of a bounded range.
-        const unbounded = [
-          ['from', start],
-          ['to', end],
-        ].filter(([, bound]) => bound === null);
         if (start === null || end === null)
           throw AppError.validation(
-            unbounded.map(([name]) => ({
-              type: 'value_error',
-              loc: ['query', String(name)],
-              msg: `Value error, ${String(name)} must be a date or a date-time`,
-              input: query[name as 'from' | 'to'],
-              ctx: { error: {} },
-            })),
+            (['from', 'to'] as const)
+              .filter((name) => (name === 'from' ? start : end) === null)
+              .map((name) => ({
+                type: 'value_error',
+                loc: ['query', name],
+                msg: `Value error, ${name} must be a date or a date-time`,
+                input: query[name],
+                ctx: { error: {} },
+              })),
           );
-        if (end - start > MAX_EXPORT_DAYS * 24 * 3600 * 1000)
+        if (end - start > MAX_EXPORT_DAYS * DAY_MS)
           throw AppError.validation([
             {
               type: 'value_error',
