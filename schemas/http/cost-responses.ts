@@ -10,6 +10,8 @@ import {
   moneyMap,
   nullable,
   oneOf,
+  signedDecimalText,
+  signedMoney,
   text,
 } from './response-parts.ts';
 import { USAGE_EVENT_TYPES } from './usage-event.ts';
@@ -26,6 +28,16 @@ export const costComponentSchema = closedObject(
     rate_id: text,
   },
   { title: 'CostComponent' },
+);
+
+/** A priced part of one stored row: negated on a correction's reversal. */
+export const storedComponentSchema = closedObject(
+  {
+    ...costComponentSchema.properties,
+    quantity: signedDecimalText,
+    cost: signedMoney,
+  },
+  { title: 'StoredCostComponent' },
 );
 
 /**

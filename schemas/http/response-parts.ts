@@ -33,6 +33,9 @@ export interface ResponseSchema {
 export const money = { type: 'string', pattern: '^\\d+(\\.\\d+)?$', description: 'exact decimal' } as const;
 /** A quantity (minutes, tokens, characters) as an exact decimal string. */
 export const decimalText = { ...money, description: 'exact decimal, in the unit' } as const;
+/** Money of one stored row, negative on a correction's reversal (docs/corrections.md). */
+export const signedMoney = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$', description: 'exact decimal' } as const;
+export const signedDecimalText = { ...signedMoney, description: 'exact decimal, in the unit' } as const;
 /** Money by a name (a provider, an event type). */
 export const moneyMap = { type: 'object', additionalProperties: money } as const;
 export const text = { type: 'string' } as const;

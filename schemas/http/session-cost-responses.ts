@@ -1,7 +1,7 @@
 import { COST_SOURCES } from '../pricing-terms.ts';
 import type { ResponseSchema } from './response-parts.ts';
 import { SESSION_STATUSES } from '../records/session.ts';
-import { costComponentSchema, currency, eventType, partTotalSchema } from './cost-responses.ts';
+import { currency, eventType, partTotalSchema, storedComponentSchema } from './cost-responses.ts';
 import {
   arrayOf,
   closedObject,
@@ -12,16 +12,35 @@ import {
   moneyMap,
   nullable,
   oneOf,
+  signedDecimalText,
+  signedMoney,
   text,
   uuid,
 } from './response-parts.ts';
+import { CORRECTION_KINDS } from './usage-corrections.ts';
 
 /**
  * JSON Schemas of one call's cost answers: the breakdown (also each message of its live stream), the
  * call page's cost card, and the live stream of the caller's calls in progress.
  */
 
-/** A stored event in compat.md's usage-event shape, priced (an LLM's unit_cost per 1,000 tokens). */
+/** The correction a stored row belongs to (docs/corrections.md). */
+const correctionSchema = closedObject(
+  {
+    id: uuid,
+    kind: oneOf(CORRECTION_KINDS),
+    event_id: { ...uuid, description: 'the event corrected, as it was sent' },
+    reverses: { ...nullable(uuid), description: 'on a reversal, the row it negates' },
+    reason: text,
+    created_at: dateTime,
+  },
+  { title: 'UsageCorrectionRef' },
+);
+
+/**
+ * A stored row in compat.md's usage-event shape, priced (an LLM's unit_cost per 1,000 tokens): an event
+ * as sent, or a row of its correction (a reversal's quantity and costs are negative).
+ */
 const breakdownEventSchema = closedObject(
   {
     id: uuid,
@@ -30,9 +49,9 @@ const breakdownEventSchema = closedObject(
     agent_id: nullable(text),
     provider: text,
     event_type: eventType,
-    quantity: decimalText,
+    quantity: signedDecimalText,
     unit_cost: money,
-    total_cost: money,
+    total_cost: signedMoney,
     created_at: dateTime,
     occurred_at: dateTime,
     model: nullable(text),
@@ -42,8 +61,13 @@ const breakdownEventSchema = closedObject(
     unit: text,
     cost_source: oneOf(COST_SOURCES),
     reported_unit_cost: nullable(money),
-    reported_total_cost: nullable(money),
-    components: arrayOf(costComponentSchema),
+    reported_total_cost: nullable(signedMoney),
+    components: arrayOf(storedComponentSchema),
+    weight: { type: 'integer', enum: [1, -1], description: '-1 on a correction’s reversal, which negates a row' },
+    correction: {
+      ...nullable(correctionSchema),
+      description: 'null for usage as sent; else the correction this row belongs to',
+    },
   },
   { title: 'PricedUsageEvent' },
 );

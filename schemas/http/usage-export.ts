@@ -1,6 +1,17 @@
-import { costComponentSchema, currency, eventType } from './cost-responses.ts';
+import { currency, eventType, storedComponentSchema } from './cost-responses.ts';
 import type { ResponseSchema } from './response-parts.ts';
-import { arrayOf, closedObject, dateTime, decimalText, money, nullable, oneOf, text, uuid } from './response-parts.ts';
+import {
+  arrayOf,
+  closedObject,
+  dateTime,
+  money,
+  nullable,
+  oneOf,
+  signedDecimalText,
+  signedMoney,
+  text,
+  uuid,
+} from './response-parts.ts';
 
 /** The media types of an export, by its `format`. */
 export const EXPORT_MEDIA_TYPES = {
@@ -10,7 +21,8 @@ export const EXPORT_MEDIA_TYPES = {
 } as const;
 
 /**
- * One priced usage event as exported: every column finance and a warehouse need, money and quantities
+ * One stored usage row as exported (an event as sent, or a row of its correction, whose reversal's
+ * quantity and cost are negative: the rows of a range sum to what the views show): every column finance and a warehouse need, money and quantities
  * exact (Decimal(38, 18) in Parquet, decimal strings in JSON lines and CSV), instants in UTC.
  */
 export const usageExportRowSchema = closedObject(
@@ -24,16 +36,22 @@ export const usageExportRowSchema = closedObject(
     service: text,
     event_type: eventType,
     unit: text,
-    quantity: decimalText,
+    quantity: signedDecimalText,
     unit_cost: money,
-    cost: money,
+    cost: signedMoney,
     currency,
     cost_source: oneOf(['computed', 'reported', 'unpriced']),
     rate_id: text,
     price_scope: text,
-    cost_components: arrayOf(costComponentSchema),
+    cost_components: arrayOf(storedComponentSchema),
     occurred_at: dateTime,
     received_at: dateTime,
+    weight: { type: 'integer', enum: [1, -1], description: '-1 on a correction’s reversal (docs/corrections.md)' },
+    correction_id: { ...nullable(uuid), description: 'the correction this row belongs to; null for usage as sent' },
+    correction_kind: nullable(oneOf(['void', 'amend'])),
+    correction_of: { ...nullable(uuid), description: 'the event as sent that the correction corrects' },
+    reverses: { ...nullable(uuid), description: 'on a reversal, the row it negates' },
+    correction_reason: nullable(text),
   },
   { title: 'UsageExportRow' },
 );

@@ -73,6 +73,70 @@ export const usageRecordSchema = {
     reported_total_cost: nullableDecimal,
     occurred_at: { type: 'string', format: 'date-time' },
     received_at: { type: 'string', format: 'date-time' },
+    /**
+     * Set on the rows of a correction (docs/corrections.md): the record then stands for a reversal of
+     * an earlier row, stored with that row's price negated (`reversed`), or for an amend's replacement,
+     * priced as any event at the original's instant. `event_id` is the row's own id.
+     */
+    correction: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id', 'kind', 'of', 'reason', 'created_at'],
+      properties: {
+        id: { type: 'string', format: 'uuid' },
+        kind: { enum: ['void', 'amend'] },
+        /** The event as sent that is corrected. */
+        of: { type: 'string', format: 'uuid' },
+        reason: { type: 'string' },
+        created_at: { type: 'string', format: 'date-time' },
+        /** On a reversal: the row it negates, and that row's price as stored. */
+        reverses: { type: 'string', format: 'uuid' },
+        reversed: {
+          type: 'object',
+          additionalProperties: false,
+          required: [
+            'service',
+            'quantity',
+            'unit',
+            'unit_cost',
+            'cost',
+            'cost_source',
+            'rate_id',
+            'currency',
+            'price_scope',
+            'components',
+          ],
+          properties: {
+            service: { type: 'string' },
+            quantity: decimal,
+            unit: { type: 'string' },
+            unit_cost: decimal,
+            cost: decimal,
+            cost_source: { enum: ['computed', 'reported', 'unpriced'] },
+            rate_id: { type: 'string' },
+            currency: { type: 'string' },
+            price_scope: { type: 'string' },
+            components: {
+              type: 'array',
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['dimension', 'quantity', 'unit', 'price', 'per', 'cost', 'rate_id'],
+                properties: {
+                  dimension: { type: 'string' },
+                  quantity: decimal,
+                  unit: { type: 'string' },
+                  price: decimal,
+                  per: decimal,
+                  cost: decimal,
+                  rate_id: { type: 'string' },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
   },
 } as const;
 

@@ -32,7 +32,7 @@ export async function storedTotals(ch: ClickHouse, userId: string | null = null)
     )[0]!;
   const totals: StoredTotals = {};
   totals.usage_events = await one(
-    `SELECT toString(count()) AS n, toString(sum(toDecimal256(cost, 18))) AS cost FROM ${tableName(ch, 'usageEvents')}`,
+    `SELECT toString(sum(toInt64(weight))) AS n, toString(sum(toDecimal256(cost, 18))) AS cost FROM ${tableName(ch, 'usageEvents')}`,
   );
   for (const table of USAGE_ROLLUPS) {
     totals[TABLES[table]] = await one(

@@ -28,6 +28,9 @@ import { sessionRoutes } from './sessions/session-routes.ts';
 import { telephonyRoutes } from './telephony/telephony-routes.ts';
 import { transcriptRoutes } from './transcripts/transcript-routes.ts';
 import { usageRoutes } from './usage/usage-routes.ts';
+import { correctionRoutes } from './usage/correction-routes.ts';
+import { MemoryCorrectionGuard, RedisCorrectionGuard } from './usage/correction-guard.ts';
+import { createUsageCorrections } from './usage/usage-corrections.ts';
 import { createSessionService } from './sessions/session-service.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
@@ -129,6 +132,14 @@ export async function startIngest({
         identities,
         pricing,
       }),
+    ),
+    ...correctionRoutes(
+      createUsageCorrections({
+        reads: infra.clickhouseIngestReads,
+        sink,
+        guard: redis === null ? new MemoryCorrectionGuard() : new RedisCorrectionGuard(redis.client, redis.prefix),
+      }),
+      ingestLog,
     ),
     ...rateRoutes(rateService),
     ...keyRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),

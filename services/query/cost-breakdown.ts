@@ -143,5 +143,17 @@ function toEventJson(event: StoredUsageEvent) {
       cost: money(cost),
       rate_id,
     })),
+    weight: event.weight < 0 ? (-1 as const) : (1 as const),
+    correction:
+      event.correction_key === null || event.correction_kind === ''
+        ? null
+        : {
+            id: event.correction_key,
+            kind: event.correction_kind,
+            event_id: event.correction_of_key!,
+            reverses: event.reverses_key,
+            reason: event.correction_reason,
+            created_at: new Date(Number(event.correction_ms)).toISOString(),
+          },
   };
 }

@@ -9,7 +9,8 @@ export const UNPRICED_GROUP_LIMIT = 1000;
 /**
  * GET /api/costs/unpriced: the caller's usage stored at cost 0 because nothing priced it (no card
  * entry, no catalog price, no reported cost), grouped by provider, model and event type, from the
- * unpriced_usage rollup (migration 012): a few rows however many events the tenant has.
+ * unpriced_usage rollup (migration 012): a few rows however many events the tenant has. A group whose
+ * every event was voided or amended to a priced one (docs/corrections.md) counts 0 and is left out.
  */
 export async function unpricedUsage(ch: ClickHouse, userId: string) {
   const result = await ch.client.query({
@@ -17,6 +18,7 @@ export async function unpricedUsage(ch: ClickHouse, userId: string) {
         toString(toUnixTimestamp64Milli(min(first_seen))) AS first_ms, toString(toUnixTimestamp64Milli(max(last_seen))) AS last_ms
       FROM ${tableName(ch, 'unpricedUsage')} WHERE user_id = {user:String}
       GROUP BY provider, model, event_type, unit
+      HAVING event_count > 0
       ORDER BY event_count DESC, provider, model, event_type
       LIMIT ${UNPRICED_GROUP_LIMIT}`,
     query_params: { user: userId },

@@ -37,6 +37,12 @@ const COLUMNS = [
   ['cost_components', 'cost_components'],
   ['occurred_at', 'occurred_at'],
   ['received_at', 'received_at'],
+  ['weight', 'weight'],
+  ['correction_id', 'toString(correction_id)'],
+  ['correction_kind', "nullIf(correction_kind, '')"],
+  ['correction_of', 'toString(correction_of)'],
+  ['reverses', 'toString(reverses)'],
+  ['correction_reason', "nullIf(correction_reason, '')"],
 ] as const;
 
 /** The statement of an export of `range` (in ClickHouse's `format`, else the client's): every event once, in a stable order. */

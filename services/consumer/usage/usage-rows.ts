@@ -7,6 +7,7 @@ import {
   eventKey,
   storedEventKeys,
   storedEventPlaces,
+  reversalRow,
   usageEventRow,
   type RecordSource,
   type UsageEventRow,
@@ -124,9 +125,9 @@ function toUsageRow(
   record: UsageRecord,
   source: RecordSource,
 ): UsageEventRow {
-  return usageEventRow(
-    record,
-    priceUsage(card, { ...record, occurred_at: new Date(record.occurred_at) }, catalogs),
-    source,
+  // A correction's reversal is stored at the reversed row's price, negated: never priced again.
+  return (
+    reversalRow(record, source) ??
+    usageEventRow(record, priceUsage(card, { ...record, occurred_at: new Date(record.occurred_at) }, catalogs), source)
   );
 }

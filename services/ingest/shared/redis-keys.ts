@@ -32,6 +32,10 @@ export interface IngestRedisKeys {
   agent(agentId: string): string;
   /** Set: the ids of the tenant's active agents (the per-tenant cap counts them); no TTL. */
   tenantAgents(userId: string): string;
+  /** String: the token of the correction that holds the tenant's usage event; expires by itself. */
+  correctionLock(userId: string, eventId: string): string;
+  /** String: the id of the correction last published for the tenant's usage event; expires an hour on. */
+  correctionLast(userId: string, eventId: string): string;
 }
 
 export function createIngestRedisKeys(prefix: string): IngestRedisKeys {
@@ -49,5 +53,7 @@ export function createIngestRedisKeys(prefix: string): IngestRedisKeys {
     numberHolders: (phoneNumber) => `${prefix}number-holders:${phoneNumber}`,
     agent: (agentId) => `${prefix}agent:${agentId}`,
     tenantAgents: (userId) => `${prefix}tenant-agents:${userId}`,
+    correctionLock: (userId, eventId) => `${prefix}correction-lock:${eventId}:${userId}`,
+    correctionLast: (userId, eventId) => `${prefix}correction-last:${eventId}:${userId}`,
   };
 }

@@ -101,6 +101,14 @@ export type StoredUsageEvent = Pick<
   readonly parts: readonly (readonly [CostDimension, string, string, string, string, string, string])[];
   readonly occurred_ms: string;
   readonly received_ms: string;
+  readonly weight: number;
+  /** The correction the row belongs to (migration 016); null for usage as sent. */
+  readonly correction_key: string | null;
+  readonly correction_kind: '' | 'void' | 'amend';
+  readonly correction_of_key: string | null;
+  readonly reverses_key: string | null;
+  readonly correction_reason: string;
+  readonly correction_ms: string | null;
 };
 
 /**
@@ -120,7 +128,10 @@ export async function sessionEvents(
         quantity, unit, unit_cost, cost, reported_unit_cost, reported_total_cost, toString(cost_source) AS cost_source,
         input_tokens, output_tokens,
         arrayMap(part -> (part.1, toString(part.2), part.3, toString(part.4), toString(part.5), toString(part.6), part.7), cost_components) AS parts,
-        toString(toUnixTimestamp64Milli(occurred_at)) AS occurred_ms, toString(toUnixTimestamp64Milli(received_at)) AS received_ms
+        toString(toUnixTimestamp64Milli(occurred_at)) AS occurred_ms, toString(toUnixTimestamp64Milli(received_at)) AS received_ms,
+        weight, toString(correction_id) AS correction_key, correction_kind, toString(correction_of) AS correction_of_key,
+        toString(reverses) AS reverses_key, correction_reason,
+        toString(toUnixTimestamp64Milli(correction_created_at)) AS correction_ms
       FROM ${tableName(ch, 'usageEvents')}
       WHERE user_id = {user:String} AND session_id = {session:UUID}
         AND occurred_at >= fromUnixTimestamp64Milli(toInt64({first:Int64}), 'UTC') AND occurred_at <= fromUnixTimestamp64Milli(toInt64({last:Int64}), 'UTC')

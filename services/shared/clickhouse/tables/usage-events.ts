@@ -7,7 +7,7 @@ import { chunkBySize } from '../../chunk-by-size.ts';
 
 /**
  * usage_events and usage_event_ids_by_user (its id index). The rollups the cost queries read are the
- * query service's (services/query/queries/), fed by the views of migrations 003-012 (015 adds columns only).
+ * query service's (services/query/queries/), fed by the views of migrations 003-016 (015 adds columns only).
  */
 
 /** Where a record came from: its Kafka partition and offset, or -1 in the embedded mode (the journal). */
@@ -55,6 +55,14 @@ export interface UsageEventRow {
   readonly received_at: string;
   readonly kafka_partition: number;
   readonly kafka_offset: string;
+  /** -1 on a correction's reversal, else 1 (migration 016): every event count sums it. */
+  readonly weight: 1 | -1;
+  readonly correction_id: string | null;
+  readonly correction_kind: '' | 'void' | 'amend';
+  readonly correction_of: string | null;
+  readonly reverses: string | null;
+  readonly correction_reason: string;
+  readonly correction_created_at: string | null;
 }
 
 export function usageEventRow(record: UsageRecord, priced: PricedUsage, source: RecordSource): UsageEventRow {
@@ -95,7 +103,77 @@ export function usageEventRow(record: UsageRecord, priced: PricedUsage, source: 
     received_at: record.received_at,
     kafka_partition: source.partition,
     kafka_offset: source.offset,
+    weight: 1,
+    ...correctionColumns(record),
   };
+}
+
+/**
+ * The row of a correction's reversal: the reversed row's price as it was stored, negated (cost,
+ * quantity, reported total and every priced part), weighing -1; its token counts stay empty (the
+ * columns hold no negative count: the negated parts carry them). Null when the record is no reversal.
+ */
+export function reversalRow(record: UsageRecord, source: RecordSource): UsageEventRow | null {
+  const reversed = record.correction?.reversed;
+  if (reversed === undefined) return null;
+  const priced: PricedUsage = {
+    quantity: negated(reversed.quantity),
+    cost: negated(reversed.cost),
+    unit_cost: reversed.unit_cost,
+    unit: reversed.unit,
+    service: reversed.service,
+    cost_source: reversed.cost_source,
+    rate_id: reversed.rate_id,
+    currency: reversed.currency,
+    reconcile: false,
+    components: reversed.components.map((part) => ({
+      ...part,
+      dimension: part.dimension as PricedUsage['components'][number]['dimension'],
+      quantity: negated(part.quantity),
+      cost: negated(part.cost),
+    })),
+    scope: (reversed.price_scope === '' ? null : reversed.price_scope) as PricedUsage['scope'],
+  };
+  const tokensless = Object.fromEntries(TOKEN_COLUMNS.map((column) => [column, null]));
+  return {
+    ...usageEventRow(record, priced, source),
+    ...tokensless,
+    reported_unit_cost: record.reported_unit_cost,
+    reported_total_cost: record.reported_total_cost === null ? null : negated(record.reported_total_cost),
+    weight: -1,
+  };
+}
+
+const TOKEN_COLUMNS = [
+  'input_tokens',
+  'output_tokens',
+  'cached_input_tokens',
+  'cache_write_tokens',
+  'audio_input_tokens',
+  'cached_audio_input_tokens',
+  'image_input_tokens',
+  'cached_image_input_tokens',
+  'audio_output_tokens',
+  'reasoning_tokens',
+  'session_duration_seconds',
+] as const satisfies readonly (keyof UsageEventRow)[];
+
+/** A decimal string's negation, zero kept as it is. */
+function negated(value: string): string {
+  if (/^0(\.0*)?$/.test(value)) return value;
+  return value.startsWith('-') ? value.slice(1) : `-${value}`;
+}
+
+function correctionColumns(record: UsageRecord) {
+  const correction = record.correction;
+  return {
+    correction_id: correction?.id ?? null,
+    correction_kind: correction?.kind ?? '',
+    correction_of: correction?.of ?? null,
+    reverses: correction?.reverses ?? null,
+    correction_reason: correction?.reason ?? '',
+    correction_created_at: correction?.created_at ?? null,
+  } as const;
 }
 
 /**
