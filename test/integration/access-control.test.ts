@@ -54,6 +54,8 @@ interface RouteCase {
   readonly access: Access;
   /** The request for tenant A's data. */
   readonly own: (fx: Fixtures, admin: Admin) => Promise<{ path: string; body?: unknown }>;
+  /** What a credential with the right gets when it is not a 2xx: a route whose `own` names nothing stored. */
+  readonly allowed?: 404;
   /** The same request aimed at tenant B's data, and what a credential bound to A gets for it. */
   readonly other?: {
     readonly expect: 403 | 404 | 'empty';
@@ -288,6 +290,19 @@ const ROUTES: readonly RouteCase[] = [
     access: 'ingest',
     own: async (fx) => ({ path: '/api/usage/events/batch', body: [usage(fx.sessionA)] }),
   },
+  // Events stored by a consumer apart are read by ingest through a ClickHouse server only (CLICKHOUSE_URL): an
+  // unknown event is a 404 after the credential's checks, in both modes (usage-corrections.test.ts corrects stored ones).
+  ...(['void', 'amend'] as const).map((kind): RouteCase => ({
+    method: 'POST',
+    path: `/api/usage/events/{event_id}/${kind}`,
+    service: 'ingest',
+    access: 'ingest',
+    allowed: 404,
+    own: async () => ({
+      path: `/api/usage/events/${randomUUID()}/${kind}`,
+      body: { reason: 'access check', ...(kind === 'amend' ? { quantity: 1 } : {}) },
+    }),
+  })),
   {
     method: 'POST',
     path: '/api/rates',
@@ -574,7 +589,12 @@ describe.each(MODES)('AUTH_MODE=on: $name', ({ start }) => {
       for (const credential of credentials) {
         const request = await route.own(fixtures, admin);
         const answer = await as(credential.headers, route.service, route.method, request.path, request.body);
-        const want = credential.scope === null ? 401 : ALLOWED[route.access].includes(credential.scope) ? '2xx' : 403;
+        const want =
+          credential.scope === null
+            ? 401
+            : ALLOWED[route.access].includes(credential.scope)
+              ? (route.allowed ?? '2xx')
+              : 403;
         outcomes.push(
           `${route.method} ${route.path} / ${credential.name}: ${answer.status < 300 ? '2xx' : answer.status}`,
         );

@@ -81,6 +81,8 @@ describe('the HTTP contract of the embedded process', () => {
       'POST /api/telephony/numbers/release',
       'POST /api/usage/events',
       'POST /api/usage/events/batch',
+      'POST /api/usage/events/{event_id}/amend',
+      'POST /api/usage/events/{event_id}/void',
     ]);
     const create = document.paths['/api/sessions/']!.post!;
     expect(Object.keys(create.responses)).toEqual(['201', '400', '413', '422', '429', '503']);

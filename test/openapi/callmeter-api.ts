@@ -264,6 +264,40 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/usage/events/{event_id}/void': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Void a stored usage event: it stops counting everywhere; nothing is deleted */
+    post: operations['post_api_usage_events_event_id_void'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/usage/events/{event_id}/amend': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Amend a stored usage event: reversed and replaced, priced at its own instant */
+    post: operations['post_api_usage_events_event_id_amend'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/rates': {
     parameters: {
       query?: never;
@@ -789,6 +823,63 @@ export interface components {
       /** @enum {string} */
       cost_source?: 'computed' | 'reported' | 'unpriced';
     };
+    /** UsageCorrection */
+    UsageCorrection: {
+      /**
+       * Format: uuid
+       * @description the correction
+       */
+      id: string;
+      /**
+       * Format: uuid
+       * @description the event corrected, as it was sent
+       */
+      event_id: string;
+      /** @enum {string} */
+      kind: 'void' | 'amend';
+      reason: string;
+      /** Format: date-time */
+      created_at: string;
+      user_id: string;
+      /** Format: uuid */
+      session_id: string;
+    };
+    /** UsageVoid */
+    UsageVoid: {
+      /** @description why; shown beside the correction */
+      reason: string;
+    };
+    /** UsageAmend */
+    UsageAmend: {
+      /** @description why; shown beside the correction */
+      reason: string;
+      /** @description in the unit of event_type; without it, an LLM event’s quantity follows changed token counts */
+      quantity?: number | string;
+      provider?: string;
+      model?: string;
+      /** @description every prompt token, cached and audio ones included; exact count; so is one in usage_data, and their sum without a quantity */
+      input_tokens?: number;
+      /** @description every completion token, audio and reasoning ones included */
+      output_tokens?: number;
+      /** @description part of input_tokens: read from the prompt cache */
+      cached_input_tokens?: number;
+      /** @description part of input_tokens: written to the prompt cache */
+      cache_write_tokens?: number;
+      /** @description part of input_tokens: audio (cached audio included) */
+      audio_input_tokens?: number;
+      /** @description part of cached_input_tokens and of audio_input_tokens */
+      cached_audio_input_tokens?: number;
+      /** @description part of input_tokens: images (cached images included) */
+      image_input_tokens?: number;
+      /** @description part of cached_input_tokens and of image_input_tokens */
+      cached_image_input_tokens?: number;
+      /** @description part of output_tokens: audio */
+      audio_output_tokens?: number;
+      /** @description part of output_tokens: reasoning (priced as output unless the model prices it apart) */
+      reasoning_tokens?: number;
+      /** @description llm_tokens only: how long a realtime model was connected, priced per hour of it where the vendor bills connected time (xAI); an event may carry only it */
+      session_duration_seconds?: number | string;
+    };
     /** RateEntry */
     RateEntry: {
       id: string;
@@ -1026,8 +1117,8 @@ export interface components {
       event_count: number;
       by_service: components['schemas']['ServiceCost'][];
     };
-    /** CostComponent */
-    CostComponent: {
+    /** StoredCostComponent */
+    StoredCostComponent: {
       /** @enum {string} */
       dimension:
         | 'quantity'
@@ -1053,6 +1144,23 @@ export interface components {
       /** @description exact decimal */
       cost: string;
       rate_id: string;
+    };
+    /** UsageCorrectionRef */
+    UsageCorrectionRef: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      kind: 'void' | 'amend';
+      /**
+       * Format: uuid
+       * @description the event corrected, as it was sent
+       */
+      event_id: string;
+      /** @description on a reversal, the row it negates */
+      reverses: string | null;
+      reason: string;
+      /** Format: date-time */
+      created_at: string;
     };
     /** PricedUsageEvent */
     PricedUsageEvent: {
@@ -1084,7 +1192,14 @@ export interface components {
       cost_source: 'computed' | 'reported' | 'unpriced';
       reported_unit_cost: string | null;
       reported_total_cost: string | null;
-      components: components['schemas']['CostComponent'][];
+      components: components['schemas']['StoredCostComponent'][];
+      /**
+       * @description -1 on a correction’s reversal, which negates a row
+       * @enum {integer}
+       */
+      weight: 1 | -1;
+      /** @description null for usage as sent; else the correction this row belongs to */
+      correction: components['schemas']['UsageCorrectionRef'] | null;
     };
     /** CostBreakdownItem */
     CostBreakdownItem: {
@@ -1243,11 +1358,52 @@ export interface components {
       cost_source: 'computed' | 'reported' | 'unpriced';
       rate_id: string;
       price_scope: string;
-      cost_components: components['schemas']['CostComponent'][];
+      cost_components: components['schemas']['StoredCostComponent'][];
       /** Format: date-time */
       occurred_at: string;
       /** Format: date-time */
       received_at: string;
+      /**
+       * @description -1 on a correction’s reversal (docs/corrections.md)
+       * @enum {integer}
+       */
+      weight: 1 | -1;
+      /** @description the correction this row belongs to; null for usage as sent */
+      correction_id: string | null;
+      correction_kind: ('void' | 'amend') | null;
+      /** @description the event as sent that the correction corrects */
+      correction_of: string | null;
+      /** @description on a reversal, the row it negates */
+      reverses: string | null;
+      correction_reason: string | null;
+    };
+    /** CostComponent */
+    CostComponent: {
+      /** @enum {string} */
+      dimension:
+        | 'quantity'
+        | 'input_tokens'
+        | 'cached_input_tokens'
+        | 'cache_write_tokens'
+        | 'audio_input_tokens'
+        | 'cached_audio_input_tokens'
+        | 'image_input_tokens'
+        | 'cached_image_input_tokens'
+        | 'output_tokens'
+        | 'audio_output_tokens'
+        | 'reasoning_tokens'
+        | 'requests'
+        | 'session_duration_seconds';
+      /** @description exact decimal, in the unit */
+      quantity: string;
+      unit: string;
+      /** @description exact decimal */
+      price: string;
+      /** @description exact decimal, in the unit */
+      per: string;
+      /** @description exact decimal */
+      cost: string;
+      rate_id: string;
     };
     /** PriceQuote */
     PriceQuote: {
@@ -3171,6 +3327,206 @@ export interface operations {
            *       "detail": "Database unavailable, try again"
            *     }
            */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  post_api_usage_events_event_id_void: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        event_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UsageVoid'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UsageCorrection'];
+        };
+      };
+      /** @description The body is not UTF-8 or nests deeper than 512 levels */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "There was an error parsing the body"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description No such stored event of the caller’s tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Usage event not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The event was voided already, is itself a row of a correction, or another correction of it is not stored yet */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Usage event 0b7c7c8e-3f4a-4f7e-9d0e-4d2b8e1f5a10 was voided already (correction 5d1f3c2a-8e9b-4c7d-a6f5-1e2d3c4b5a69)"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The body is larger than the limit of the route */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Request body too large: the limit is 1048576 bytes"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  post_api_usage_events_event_id_amend: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        event_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['UsageAmend'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['UsageCorrection'];
+        };
+      };
+      /** @description The body is not UTF-8 or nests deeper than 512 levels */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "There was an error parsing the body"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description No such stored event of the caller’s tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Usage event not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The event was voided already, is itself a row of a correction, or another correction of it is not stored yet */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Usage event 0b7c7c8e-3f4a-4f7e-9d0e-4d2b8e1f5a10 was voided already (correction 5d1f3c2a-8e9b-4c7d-a6f5-1e2d3c4b5a69)"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The body is larger than the limit of the route */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Request body too large: the limit is 1048576 bytes"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
           'application/json': components['schemas']['ErrorDetail'];
         };
       };
