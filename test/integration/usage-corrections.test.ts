@@ -64,23 +64,29 @@ describe.each(MODES)(
         expect(now.total_cost).toBe(total);
         expect(now.event_count).toBe(events);
       });
-      const timeline = await call<{ total_cost: string; event_count: number }[]>(
-        app.url,
-        'GET',
-        '/api/costs/timeline?period=daily',
-        undefined,
-        as(USER),
-      );
-      expect(sum(timeline.body.map((point) => point.total_cost))).toBe(total);
-      expect(timeline.body.reduce((n, point) => n + point.event_count, 0)).toBe(events);
-      const byAgent = await call<{ total_cost: string; event_count: number }[]>(
-        app.url,
-        'GET',
-        '/api/costs/by-agent',
-        undefined,
-        as(USER),
-      );
-      expect(sum(byAgent.body.map((agent) => agent.total_cost))).toBe(total);
+      // In UTC whole days are read from the rollups; at +05:45 the days' edges are read from the events themselves.
+      for (const tz of ['UTC', 'Asia/Kathmandu']) {
+        const zoned = (await call<Summary>(app.url, 'GET', `/api/costs/summary?tz=${tz}`, undefined, as(USER))).body;
+        expect([zoned.total_cost, zoned.event_count]).toEqual([total, events]);
+        const timeline = await call<{ total_cost: string; event_count: number }[]>(
+          app.url,
+          'GET',
+          `/api/costs/timeline?period=daily&tz=${tz}`,
+          undefined,
+          as(USER),
+        );
+        expect(sum(timeline.body.map((point) => point.total_cost))).toBe(total);
+        expect(timeline.body.reduce((n, point) => n + point.event_count, 0)).toBe(events);
+        const byAgent = await call<{ total_cost: string; event_count: number }[]>(
+          app.url,
+          'GET',
+          `/api/costs/by-agent?tz=${tz}`,
+          undefined,
+          as(USER),
+        );
+        expect(sum(byAgent.body.map((agent) => agent.total_cost))).toBe(total);
+        expect(byAgent.body.reduce((n, agent) => n + agent.event_count, 0)).toBe(events);
+      }
       const day = new Date().toISOString().slice(0, 10);
       const exported = await fetch(`${app.url}/api/export/usage?from=${day}&to=${day}&format=jsonl`, {
         headers: as(USER),

@@ -25,7 +25,7 @@ export async function agentServiceLines(ch: ClickHouse, userId: string, range: I
       : `SELECT ${keys}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageByAgentDaily')} WHERE user_id = {user:String} AND agent_id != '' AND ${split.rollup}`,
     split.events === null
       ? null
-      : `SELECT ${keys}, toDecimal256(cost, 18) AS c, toDecimal256(quantity, 18) AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events})`,
+      : `SELECT ${keys}, toDecimal256(cost, 18) AS c, toDecimal256(quantity, 18) AS q, toInt64(weight) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events})`,
   ].filter((source) => source !== null);
   const result = await ch.client.query({
     query: `SELECT ${keys}, sum(c) AS cost_sum, sum(q) AS quantity_sum, sum(n) AS events_sum FROM (${sources.join(' UNION ALL ')}) GROUP BY ${keys}`,

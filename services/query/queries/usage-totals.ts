@@ -31,7 +31,7 @@ export async function summaryLines(ch: ClickHouse, userId: string, monthStartMs:
   const edge =
     monthStartMs < monthDay ? splitRange({ start: monthStartMs, end: monthDay }, QUARTER_HOUR_MS, 'bucket') : null;
   const keys = 'provider, service, event_type, unit, currency';
-  const monthOnly = `${ZERO} AS c, ${WIDE_COST} AS mc, ${ZERO} AS q, ${ZERO} AS r, toUInt64(0) AS n, toUInt64(0) AS u`;
+  const monthOnly = `${ZERO} AS c, ${WIDE_COST} AS mc, ${ZERO} AS q, ${ZERO} AS r, toInt64(0) AS n, toInt64(0) AS u`;
   const sources = [
     `SELECT ${keys}, cost AS c, if(day >= fromUnixTimestamp64Milli(toInt64({month_day:Int64}), 'UTC'), cost, ${ZERO}) AS mc, quantity AS q, reported_cost AS r, events AS n, unpriced_events AS u
        FROM ${tableName(ch, 'usageTotalsDaily')} WHERE user_id = {user:String}`,
@@ -92,7 +92,7 @@ export async function timelineLines(
         : `SELECT toDateTime64(bucket, 3, 'UTC') AS t, ${columns}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String} AND ${split.rollup}`,
       split.events === null
         ? null
-        : `SELECT occurred_at AS t, ${columns}, ${WIDE_COST} AS c, ${WIDE_QUANTITY} AS q, toUInt64(1) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${split.events})`,
+        : `SELECT occurred_at AS t, ${columns}, ${WIDE_COST} AS c, ${WIDE_QUANTITY} AS q, toInt64(weight) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${split.events})`,
     ];
     return { sources, params: split.params };
   };
