@@ -21,9 +21,11 @@ export function memoryClaims(steps: string[]): EventClaims & { held: Map<string,
       }
       return { kept, fresh };
     },
-    release: async (keys, token) => {
-      if (keys.length > 0) steps.push(`release ${token}`);
-      for (const key of keys) if (held.get(key) === token) held.delete(key);
+    release: async (claims) => {
+      for (const { token, keys } of claims) {
+        if (keys.length > 0) steps.push(`release ${token}`);
+        for (const key of keys) if (held.get(key) === token) held.delete(key);
+      }
     },
   };
 }

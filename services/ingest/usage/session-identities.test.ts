@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { MemorySessionStore } from '../sessions/memory-session-store.ts';
 import { makeSession } from '../sessions/session.fixtures.ts';
-import { forgettingChanges, SessionIdentities } from './session-identities.ts';
+import { AGENTLESS_REFRESH_MS, forgettingChanges, SessionIdentities } from './session-identities.ts';
 
 const UNKNOWN = '00000000-0000-4000-8000-000000000999';
 
@@ -33,13 +33,52 @@ describe('SessionIdentities', () => {
     expect((await identities.read(UNKNOWN))?.id).toBe(UNKNOWN);
   });
 
-  it('does not keep a session without an agent, which a second create for its room may fill in', async () => {
+  it('reads a session without an agent once within AGENTLESS_REFRESH_MS, and again after it, when a second create may have filled it in', async () => {
     const store = new MemorySessionStore();
     const session = makeSession({ agent_id: null });
     await store.create(session);
-    const identities = new SessionIdentities(store);
+    const reads = vi.spyOn(store, 'get');
+    let now = 0;
+    const identities = new SessionIdentities(store, { refreshMs: 60_000, now: () => now });
     expect((await identities.read(session.id))?.agent_id).toBeNull();
+    // Filled in through another process's store: nothing tells this one.
     await store.update(session.id, (s) => ({ ...s, agent_id: 'agent-late', version: s.version + 1 }));
+    now += AGENTLESS_REFRESH_MS - 1;
+    expect((await identities.read(session.id))?.agent_id).toBeNull();
+    expect(reads).toHaveBeenCalledTimes(1);
+    now += 1;
+    expect((await identities.read(session.id))?.agent_id).toBe('agent-late');
+    expect(reads).toHaveBeenCalledTimes(2);
+    // With its agent, it is kept for refreshMs.
+    now += 59_999;
+    await identities.read(session.id);
+    expect(reads).toHaveBeenCalledTimes(2);
+  });
+
+  it('keeps a session without an agent no longer than refreshMs, when that is shorter', async () => {
+    const store = new MemorySessionStore();
+    const session = makeSession({ agent_id: null });
+    await store.create(session);
+    const reads = vi.spyOn(store, 'get');
+    let now = 0;
+    const identities = new SessionIdentities(store, { refreshMs: 200, now: () => now });
+    await identities.read(session.id);
+    now += 200;
+    await identities.read(session.id);
+    expect(reads).toHaveBeenCalledTimes(2);
+  });
+
+  it('reads a session without an agent again at once after a second create through the store that tells it', async () => {
+    const store = new MemorySessionStore();
+    const session = makeSession({ agent_id: null });
+    await store.create(session);
+    const identities = new SessionIdentities(store, { now: () => 0 });
+    expect((await identities.read(session.id))?.agent_id).toBeNull();
+    await forgettingChanges(store, identities).update(session.id, (s) => ({
+      ...s,
+      agent_id: 'agent-late',
+      version: s.version + 1,
+    }));
     expect((await identities.read(session.id))?.agent_id).toBe('agent-late');
   });
 
@@ -68,7 +107,7 @@ describe('SessionIdentities', () => {
 
   it('reads a kept session again once it is refreshMs old, so that its end is seen', async () => {
     const store = new MemorySessionStore();
-    // With an agent: a session without one is never kept (a second create may fill it in).
+    // With an agent: a session without one is kept for AGENTLESS_REFRESH_MS only.
     const session = makeSession({ agent_id: 'agent-1' });
     await store.create(session);
     let now = Date.now();

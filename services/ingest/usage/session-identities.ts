@@ -15,6 +15,13 @@ export const DEFAULT_MAX_IDENTITIES = 20_000;
 /** How long a kept session's status and ended_at may be trusted before the store is asked again. */
 export const DEFAULT_REFRESH_MS = 60_000;
 
+/**
+ * How long a kept session without an agent is trusted (refreshMs when that is shorter): a second create
+ * for its room may fill its agent in through another ingest process, and the usage this process takes
+ * meanwhile is stored without an agent, as its usage before that create was.
+ */
+export const AGENTLESS_REFRESH_MS = 1_000;
+
 export interface SessionIdentitiesOptions {
   readonly maxEntries?: number;
   /** Kept no longer than the grace after a session's end, so that usage past an end another process recorded is taken for at most that long. */
@@ -25,6 +32,8 @@ export interface SessionIdentitiesOptions {
 interface Kept {
   readonly read: Promise<SessionIdentity | null>;
   readonly at: number;
+  /** refreshMs, shortened once the read finds no agent. */
+  trustedMs: number;
 }
 
 /**
@@ -33,10 +42,14 @@ interface Kept {
  * user never change, nor the agent once set, and a session, once created, is never removed (Redis
  * forgets ended ones, their ClickHouse history keeps them); its status and ended_at do change, so an
  * entry is read again once it is refreshMs old: a session that ended is known as such at most
- * refreshMs later. An unknown session is not kept, since another ingest process may create it a
- * moment later, nor is a failed read, nor a session without an agent (a second create for its room
- * may fill it in). Concurrent reads of one session share one store read. At most maxEntries are
- * kept, oldest out first.
+ * refreshMs later. A session without an agent is kept for AGENTLESS_REFRESH_MS only: a second
+ * create for its room may fill the agent in, and one made through another ingest process is then
+ * seen that much later at most (through this process, at once: forgettingChanges). Usage taken
+ * meanwhile, without an agent_id of its own, is stored without an agent: it counts in its tenant's
+ * and its session's costs, not in an agent's (by-agent leaves agentless usage out), as the session's
+ * usage before that create does. An unknown session is not kept, since another ingest process may
+ * create it a moment later, nor is a failed read. Concurrent reads of one session share one store
+ * read. At most maxEntries are kept, oldest out first.
  */
 export class SessionIdentities {
   private readonly entries = new Map<string, Kept>();
@@ -59,7 +72,7 @@ export class SessionIdentities {
 
   read(id: string): Promise<SessionIdentity | null> {
     const kept = this.entries.get(id);
-    if (kept !== undefined && this.now() - kept.at < this.refreshMs) return kept.read;
+    if (kept !== undefined && this.now() - kept.at < kept.trustedMs) return kept.read;
     return this.readAfresh(id);
   }
 
@@ -67,14 +80,14 @@ export class SessionIdentities {
   readAfresh(id: string): Promise<SessionIdentity | null> {
     const at = this.now();
     const read = this.store.get(id).then((session) => (session === null ? null : identityOf(session)));
-    const entry = { read, at };
+    const entry: Kept = { read, at, trustedMs: this.refreshMs };
     this.entries.delete(id);
     this.entries.set(id, entry);
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     read.then(
       (identity) => {
-        // A session without an agent may get one from a second create for its room: read it again.
-        if (identity === null || identity.agent_id === null) this.forget(id, entry);
+        if (identity === null) this.forget(id, entry);
+        else if (identity.agent_id === null) entry.trustedMs = Math.min(AGENTLESS_REFRESH_MS, this.refreshMs);
       },
       () => this.forget(id, entry),
     );
