@@ -112,8 +112,9 @@ export type StoredUsageEvent = Pick<
 };
 
 /**
- * A session's events, oldest first, at most `limit`: read through the primary key of usage_events
- * (user, time) between the session's first and last event.
+ * A session's events, oldest first (a correction's rows, which share their event's instant, after it),
+ * at most `limit`: read through the primary key of usage_events (user, time) between the session's
+ * first and last event.
  */
 export async function sessionEvents(
   ch: ClickHouse,
@@ -135,7 +136,7 @@ export async function sessionEvents(
       FROM ${tableName(ch, 'usageEvents')}
       WHERE user_id = {user:String} AND session_id = {session:UUID}
         AND occurred_at >= fromUnixTimestamp64Milli(toInt64({first:Int64}), 'UTC') AND occurred_at <= fromUnixTimestamp64Milli(toInt64({last:Int64}), 'UTC')
-      ORDER BY occurred_at, id LIMIT {limit:UInt32}`,
+      ORDER BY occurred_at, received_at, id LIMIT {limit:UInt32}`,
     query_params: { user: userId, session: sessionId, first: firstMs, last: lastMs, limit },
     format: 'JSONEachRow',
   });
