@@ -17,13 +17,15 @@ export interface FakeClickHouseOptions {
   readonly steps?: string[];
   /** Noted with the keys (eventKey) each lookup asked for. */
   readonly asked?: string[][];
+  /** The stored reversals: eventKey of the row each negates → the reversals' ids. */
+  readonly reversals?: ReadonlyMap<string, readonly string[]>;
 }
 
 /**
  * The port of ClickHouse the consumer's steps use, in memory (unit tests only): the inserts it took (rows
  * keyed, whatever format they went in, with their deduplication token and the table's short name), and
- * a stored-id lookup answered from `stored`, and a lookup of stored places from `places`. `steps` notes
- * each insert and lookup in order ('lookup', 'where').
+ * a stored-id lookup answered from `stored`, a lookup of stored places from `places`, and one of stored
+ * reversals from `reversals`. `steps` notes each insert and lookup in order ('lookup', 'where', 'reversals').
  */
 export function fakeClickHouse({
   refuse = () => false,
@@ -32,6 +34,7 @@ export function fakeClickHouse({
   places = new Map(),
   steps = [],
   asked = [],
+  reversals = new Map(),
 }: FakeClickHouseOptions = {}) {
   const inserts: { table: string; token: string; rows: Record<string, unknown>[] }[] = [];
   const client = {
@@ -53,7 +56,27 @@ export function fakeClickHouse({
       if (rows.some(refuse)) throw REFUSAL;
       inserts.push({ table, token: params.clickhouse_settings.insert_deduplication_token, rows });
     },
-    query: async ({ query, query_params }: { query: string; query_params: { users: string[]; ids: string[] } }) => {
+    query: async ({
+      query,
+      query_params,
+    }: {
+      query: string;
+      query_params: { users: string[]; ids: string[]; targets?: string[] };
+    }) => {
+      if (query.includes('reverses IN')) {
+        steps.push('reversals');
+        const targets = query_params.targets!.map((id, i) => eventKey(query_params.users[i]!, id));
+        return {
+          json: async () =>
+            targets.flatMap((key) =>
+              (reversals.get(key) ?? []).map((reversal) => ({
+                stored_user: key.slice(key.indexOf(':') + 1),
+                reversed: key.slice(0, key.indexOf(':')),
+                reversal,
+              })),
+            ),
+        };
+      }
       const where = query.includes('kafka_offset');
       steps.push(where ? 'where' : 'lookup');
       const keys = query_params.ids.map((id, i) => eventKey(query_params.users[i]!, id));

@@ -169,3 +169,73 @@ describe('usage rows with claims held only while a round is in flight', () => {
     expect(retry.claimed).toEqual([{ token: 't2', keys: [keyOf(b)] }]);
   });
 });
+
+describe('usage rows of corrections', () => {
+  let card: RateCard;
+  beforeAll(async () => {
+    card = await loadRateCard(DEFAULT_RATE_CARD_URL);
+  });
+
+  /** A correction of `of` whose reversal negates `reverses`: its reversal, and for an amend its replacement. */
+  function correction(of: UsageRecord, reverses: string, kind: 'void' | 'amend'): UsageRecord[] {
+    const id = randomUUID();
+    const common = { id, kind, of: of.event_id, reason: 'test', created_at: new Date().toISOString() };
+    const reversed = {
+      service: 'tts',
+      quantity: '100',
+      unit: 'character',
+      unit_cost: '0.00004',
+      cost: '0.004',
+      cost_source: 'computed' as const,
+      rate_id: 'tts-resemble',
+      currency: 'USD',
+      price_scope: 'card',
+      components: [],
+    };
+    const reversal = { ...of, event_id: id, correction: { ...common, reverses, reversed } } as UsageRecord;
+    if (kind === 'void') return [reversal];
+    return [reversal, { ...of, event_id: randomUUID(), quantity: '50', correction: common } as UsageRecord];
+  }
+
+  it('stores a reversal at the reversed row’s stored price negated, weighing -1, and the replacement priced', async () => {
+    const sent = record();
+    const [reversal, replacement] = correction(sent, sent.event_id, 'amend');
+    const { rows } = await usageRows({ ch: fakeClickHouse().ch, card, claims: null }, [
+      group([reversal!, replacement!], 'round-1'),
+    ]);
+    expect(rows.map(({ row }) => [row.weight, row.cost, row.quantity, row.reverses, row.correction_kind])).toEqual([
+      [-1, '-0.004', '-100', sent.event_id, 'amend'],
+      [1, rows[1]!.row.cost, '50', null, 'amend'],
+    ]);
+    expect(rows[1]!.row.cost).not.toBe('0');
+  });
+
+  it('leaves out whole a correction whose row another reversal of the round or a stored one negates already', async () => {
+    const sent = record();
+    const first = correction(sent, sent.event_id, 'amend');
+    const second = correction(sent, sent.event_id, 'void');
+    const steps: string[] = [];
+    const { rows } = await usageRows({ ch: fakeClickHouse({ steps }).ch, card, claims: null }, [
+      group([...first, ...second], 'round-1'),
+    ]);
+    expect(rows.map(({ row }) => row.id)).toEqual(first.map((r) => r.event_id));
+    expect(steps).toContain('reversals');
+
+    const late = correction(sent, sent.event_id, 'amend');
+    const storedBefore = new Map([[keyOf(sent), [first[0]!.event_id]]]);
+    const again = await usageRows({ ch: fakeClickHouse({ reversals: storedBefore }).ch, card, claims: null }, [
+      group(late, 'round-2'),
+    ]);
+    expect(again.rows).toEqual([]);
+  });
+
+  it('keeps a reversal whose stored reversal is itself: the replay of its own insert', async () => {
+    const sent = record();
+    const voided = correction(sent, sent.event_id, 'void');
+    const itself = new Map([[keyOf(sent), [voided[0]!.event_id]]]);
+    const { rows } = await usageRows({ ch: fakeClickHouse({ reversals: itself }).ch, card, claims: null }, [
+      group(voided, 'round-1'),
+    ]);
+    expect(rows.map(({ row }) => row.id)).toEqual([voided[0]!.event_id]);
+  });
+});

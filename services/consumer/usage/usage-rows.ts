@@ -7,6 +7,7 @@ import {
   eventKey,
   storedEventKeys,
   storedEventPlaces,
+  storedReversals,
   reversalRow,
   usageEventRow,
   type RecordSource,
@@ -112,11 +113,44 @@ export async function usageRows<I extends UsageItem>(
       rows.push({ row: toUsageRow(card, catalogs, item.record, item.source), item });
     }
   });
-  if (claims === null) return { rows, claimed: [] };
+  const kept = await withoutRepeatedReversals(ch, rows);
+  if (claims === null) return { rows: kept, claimed: [] };
   // A claim held on an event found stored is let go at once: held, it would read on the next try as this
   // batch's own decision to keep the event (a kept claim that is not fresh is never looked up).
   await claims.release(claimed.map(({ token, stored: found }) => ({ token, keys: found })));
-  return { rows, claimed: claimed.map(({ token, keys }) => ({ token, keys })) };
+  return { rows: kept, claimed: claimed.map(({ token, keys }) => ({ token, keys })) };
+}
+
+/**
+ * A row is reversed once (docs/corrections.md): a correction whose reversal negates a row that a stored
+ * reversal, or an earlier one of this round, negates already is left out whole (its replacement too).
+ * Ingest lets one correction of an event run at a time, so this only meets two corrections that raced
+ * past it (a Redis flushed between them): the first in the log wins, as on every replay.
+ */
+async function withoutRepeatedReversals<R extends { readonly row: UsageEventRow }>(
+  ch: ClickHouse,
+  rows: readonly R[],
+): Promise<R[]> {
+  const reversals = rows.filter(({ row }) => row.reverses !== null);
+  if (reversals.length === 0) return [...rows];
+  const stored = await storedReversals(
+    ch,
+    reversals.map(({ row }) => ({
+      user_id: row.user_id,
+      occurred_at: row.occurred_at,
+      event_id: row.id,
+      reverses: row.reverses!,
+    })),
+  );
+  const negated = new Set<string>();
+  const dropped = new Set<string>();
+  for (const { row } of reversals) {
+    const target = eventKey(row.user_id, row.reverses!);
+    const byOthers = (stored.get(target) ?? []).some((reversal) => reversal !== row.id);
+    if (byOthers || negated.has(target)) dropped.add(row.correction_id!);
+    else negated.add(target);
+  }
+  return rows.filter(({ row }) => row.correction_id === null || !dropped.has(row.correction_id));
 }
 
 function toUsageRow(

@@ -283,3 +283,43 @@ export function lookupParts<R extends EventRef>(refs: readonly R[]): R[][] {
   const size = (ref: EventRef) => encodeURIComponent(ref.user_id).length + encodeURIComponent(ref.event_id).length + 24;
   return chunkBySize(refs, size, STORED_LOOKUP_CHARS);
 }
+
+/** A correction's reversal as the consumer decides it: its tenant, instant, own id and the row it negates. */
+export interface ReversalRef {
+  readonly user_id: string;
+  readonly occurred_at: string;
+  readonly event_id: string;
+  readonly reverses: string;
+}
+
+/**
+ * The rows among `refs`' targets that a stored reversal negates already, each with that reversal's id,
+ * keyed by eventKey(user, reversed row). A reversal shares its target's tenant and instant, so the
+ * lookup reads the primary key of usage_events at those instants only. Corrections are rare: one
+ * statement per round that holds any.
+ */
+export async function storedReversals(ch: ClickHouse, refs: readonly ReversalRef[]): Promise<Map<string, string[]>> {
+  const found = new Map<string, string[]>();
+  if (refs.length === 0) return found;
+  const result = await ch.client.query({
+    query: `SELECT user_id AS stored_user, toString(reverses) AS reversed, toString(id) AS reversal
+      FROM ${tableName(ch, 'usageEvents')}
+      WHERE (user_id, occurred_at) IN (SELECT arrayJoin(arrayZip({users:Array(String)}, {instants:Array(DateTime64(3, 'UTC'))})))
+        AND weight = -1 AND reverses IN {targets:Array(UUID)}`,
+    query_params: {
+      users: refs.map((ref) => ref.user_id),
+      instants: refs.map((ref) => ref.occurred_at.replace('T', ' ').replace('Z', '')),
+      targets: refs.map((ref) => ref.reverses),
+    },
+    format: 'JSONEachRow',
+  });
+  for (const { stored_user, reversed, reversal } of await result.json<{
+    stored_user: string;
+    reversed: string;
+    reversal: string;
+  }>()) {
+    const key = eventKey(stored_user, reversed);
+    found.set(key, [...(found.get(key) ?? []), reversal]);
+  }
+  return found;
+}
