@@ -2,7 +2,7 @@ import type { ModelSchema } from '../dialect/schema-dialect.ts';
 import { TOKEN_KINDS } from '../pricing-terms.ts';
 import type { FromPySchema } from '../dialect/schema-types.ts';
 import { COST_DIMENSIONS, COST_SOURCES, PRICE_SCOPES } from '../pricing-terms.ts';
-import { arrayOf, closedObject, dateTime, decimalText, money, nullable, oneOf, text } from './response-parts.ts';
+import { arrayOf, closedObject, count, dateTime, decimalText, money, nullable, oneOf, text } from './response-parts.ts';
 import { costComponentSchema } from './cost-responses.ts';
 import { USAGE_EVENT_TYPES, usageEventBody } from './usage-event.ts';
 
@@ -120,7 +120,8 @@ export const rateCreateBody = {
     },
     effective_from: {
       'x-py': 'datetime',
-      description: 'default now; earlier than now is refused: history is never repriced',
+      description:
+        'default now; at most USAGE_MAX_AGE_DAYS back: it prices new usage of those instants, and stored usage once repriced (POST /api/rates/reprice)',
     },
     effective_to: { 'x-py': 'datetime', description: 'default: until DELETE' },
   },
@@ -128,3 +129,31 @@ export const rateCreateBody = {
 } as const satisfies ModelSchema;
 
 export type RateCreateBody = FromPySchema<typeof rateCreateBody>;
+
+/** POST /api/rates/reprice — which stored events to price again, at the rates in force at their instant. */
+export const rateRepriceBody = {
+  type: 'object',
+  title: 'RateReprice',
+  properties: {
+    user_id: { ...name, minLength: 1, description: "one tenant's events; default: every tenant's (an unbound admin)" },
+    provider: { ...name, description: 'as stored (lower-cased)' },
+    model: name,
+    event_type: { 'x-py': 'enum', enum: USAGE_EVENT_TYPES },
+    from: { 'x-py': 'datetime', description: 'the events that occurred at or after it' },
+    to: { 'x-py': 'datetime', description: 'and before it: at most 31 days after from' },
+    dry_run: { 'x-py': 'bool', default: false, description: 'answer what would change and record nothing' },
+  },
+  required: ['from', 'to'],
+} as const satisfies ModelSchema;
+
+export type RateRepriceBody = FromPySchema<typeof rateRepriceBody>;
+
+export const rateRepriceResponseSchema = closedObject(
+  {
+    dry_run: { type: 'boolean' },
+    events: { ...count, description: 'the events repriced (or that would be)' },
+    old_total: { ...money, description: 'what those events cost before' },
+    new_total: { ...money, description: 'what they cost repriced' },
+  },
+  { title: 'RepriceResult' },
+);

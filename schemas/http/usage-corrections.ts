@@ -56,7 +56,7 @@ export const usageAmendBody = {
 
 export type UsageAmendBody = FromPySchema<typeof usageAmendBody>;
 
-export const CORRECTION_KINDS = ['void', 'amend'] as const;
+export const CORRECTION_KINDS = ['void', 'amend', 'reprice'] as const;
 export type CorrectionKind = (typeof CORRECTION_KINDS)[number];
 
 /** The 201 of a void or an amend. */

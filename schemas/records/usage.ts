@@ -20,6 +20,52 @@ export const USAGE_LIMITS = {
 const decimal = { type: 'string', pattern: '^\\d+(\\.\\d+)?$' } as const;
 const nullableDecimal = { type: ['string', 'null'], pattern: '^\\d+(\\.\\d+)?$' } as const;
 
+/** A row's price as stored (usage_events' columns): a reversal negates it, a repricing stores it as given. */
+const storedPriceSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'service',
+    'quantity',
+    'unit',
+    'unit_cost',
+    'cost',
+    'cost_source',
+    'rate_id',
+    'currency',
+    'price_scope',
+    'components',
+  ],
+  properties: {
+    service: { type: 'string' },
+    quantity: decimal,
+    unit: { type: 'string' },
+    unit_cost: decimal,
+    cost: decimal,
+    cost_source: { enum: ['computed', 'reported', 'unpriced'] },
+    rate_id: { type: 'string' },
+    currency: { type: 'string' },
+    price_scope: { type: 'string' },
+    components: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['dimension', 'quantity', 'unit', 'price', 'per', 'cost', 'rate_id'],
+        properties: {
+          dimension: { type: 'string' },
+          quantity: decimal,
+          unit: { type: 'string' },
+          price: decimal,
+          per: decimal,
+          cost: decimal,
+          rate_id: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;
+
 /**
  * One usage event as ingest accepted it, before pricing: the consumer applies the rate card.
  * `event_id` is the idempotency key (the client's, else made at ingest): however often the same
@@ -75,8 +121,9 @@ export const usageRecordSchema = {
     received_at: { type: 'string', format: 'date-time' },
     /**
      * Set on the rows of a correction (docs/corrections.md): the record then stands for a reversal of
-     * an earlier row, stored with that row's price negated (`reversed`), or for an amend's replacement,
-     * priced as any event at the original's instant. `event_id` is the row's own id.
+     * an earlier row, stored with that row's price negated (`reversed`), or for a replacement: an amend's,
+     * priced as any event at the original's instant, or a repricing's, stored at the `price` ingest gave
+     * it. `event_id` is the row's own id.
      */
     correction: {
       type: 'object',
@@ -84,57 +131,16 @@ export const usageRecordSchema = {
       required: ['id', 'kind', 'of', 'reason', 'created_at'],
       properties: {
         id: { type: 'string', format: 'uuid' },
-        kind: { enum: ['void', 'amend'] },
+        kind: { enum: ['void', 'amend', 'reprice'] },
         /** The event as sent that is corrected. */
         of: { type: 'string', format: 'uuid' },
         reason: { type: 'string' },
         created_at: { type: 'string', format: 'date-time' },
         /** On a reversal: the row it negates, and that row's price as stored. */
         reverses: { type: 'string', format: 'uuid' },
-        reversed: {
-          type: 'object',
-          additionalProperties: false,
-          required: [
-            'service',
-            'quantity',
-            'unit',
-            'unit_cost',
-            'cost',
-            'cost_source',
-            'rate_id',
-            'currency',
-            'price_scope',
-            'components',
-          ],
-          properties: {
-            service: { type: 'string' },
-            quantity: decimal,
-            unit: { type: 'string' },
-            unit_cost: decimal,
-            cost: decimal,
-            cost_source: { enum: ['computed', 'reported', 'unpriced'] },
-            rate_id: { type: 'string' },
-            currency: { type: 'string' },
-            price_scope: { type: 'string' },
-            components: {
-              type: 'array',
-              items: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['dimension', 'quantity', 'unit', 'price', 'per', 'cost', 'rate_id'],
-                properties: {
-                  dimension: { type: 'string' },
-                  quantity: decimal,
-                  unit: { type: 'string' },
-                  price: decimal,
-                  per: decimal,
-                  cost: decimal,
-                  rate_id: { type: 'string' },
-                },
-              },
-            },
-          },
-        },
+        reversed: storedPriceSchema,
+        /** On a repricing's replacement: the price to store it at, as ingest priced it. */
+        price: storedPriceSchema,
       },
     },
   },

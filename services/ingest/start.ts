@@ -31,6 +31,7 @@ import { usageRoutes } from './usage/usage-routes.ts';
 import { correctionRoutes } from './usage/correction-routes.ts';
 import { MemoryCorrectionGuard, RedisCorrectionGuard } from './usage/correction-guard.ts';
 import { createUsageCorrections } from './usage/usage-corrections.ts';
+import { createRepricing } from './rates/reprice.ts';
 import { createSessionService } from './sessions/session-service.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
@@ -112,7 +113,10 @@ export async function startIngest({
     entries: rateEntries,
     reads: infra.clickhouseIngestReads,
     sink,
+    maxAgeMs: config.usage.maxAgeMs,
   });
+  // One correction of an event at a time, whether a void, an amend or a repricing makes it.
+  const guard = redis === null ? new MemoryCorrectionGuard() : new RedisCorrectionGuard(redis.client, redis.prefix);
   const transcripts = createTranscriptService({
     sessions: sessionService,
     history: new TranscriptHistory(infra.clickhouseReads),
@@ -133,15 +137,8 @@ export async function startIngest({
         pricing,
       }),
     ),
-    ...correctionRoutes(
-      createUsageCorrections({
-        reads: infra.clickhouseIngestReads,
-        sink,
-        guard: redis === null ? new MemoryCorrectionGuard() : new RedisCorrectionGuard(redis.client, redis.prefix),
-      }),
-      ingestLog,
-    ),
-    ...rateRoutes(rateService),
+    ...correctionRoutes(createUsageCorrections({ reads: infra.clickhouseIngestReads, sink, guard }), ingestLog),
+    ...rateRoutes(rateService, createRepricing({ reads: infra.clickhouseIngestReads, sink, guard, ...pricing })),
     ...keyRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),
   ];
 }

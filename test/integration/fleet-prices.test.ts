@@ -350,7 +350,8 @@ describe.each(MODES)('fleet prices on $name', (mode) => {
       event_type: 'tts_characters',
       price: '0.01',
       per: '1000',
-      effective_from: new Date(Date.now() - 60_000).toISOString(),
+      // Older than the usage window (USAGE_MAX_AGE_DAYS, 35): no usage of that instant is taken.
+      effective_from: new Date(Date.now() - 36 * 86_400_000).toISOString(),
     });
     expect([past.status, past.body.detail[0]!.loc]).toEqual([422, ['body', 'effective_from']]);
     expect((await call(running.ingest.url, 'DELETE', '/api/rates/stt-deepgram-2024-01')).status).toBe(409);

@@ -8,7 +8,7 @@ import {
   storedEventKeys,
   storedEventPlaces,
   storedReversals,
-  reversalRow,
+  correctionRow,
   usageEventRow,
   type RecordSource,
   type UsageEventRow,
@@ -159,9 +159,9 @@ function toUsageRow(
   record: UsageRecord,
   source: RecordSource,
 ): UsageEventRow {
-  // A correction's reversal is stored at the reversed row's price, negated: never priced again.
+  // A correction's reversal is stored at the reversed row's price negated, a repricing at the price ingest gave it.
   return (
-    reversalRow(record, source) ??
+    correctionRow(record, source) ??
     usageEventRow(record, priceUsage(card, { ...record, occurred_at: new Date(record.occurred_at) }, catalogs), source)
   );
 }

@@ -38,6 +38,7 @@ function makeService(perTenant: number, tenants = new TenantRateIndex(card, () =
     tenants,
     perTenant,
     reads: noReads,
+    maxAgeMs: 35 * 86_400_000,
     sink: {
       publish: async (envelopes) => {
         if (state.refusing) throw AppError.of('DEPENDENCY_UNAVAILABLE', 'the journal is full');

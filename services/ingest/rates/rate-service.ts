@@ -19,9 +19,6 @@ import { assertActsFor } from '../../shared/auth/tenant.ts';
 import type { RecordSink } from '../../domain/records/index.ts';
 import { LATEST_STORED_MS } from '../../shared/validation/instant-window.ts';
 
-/** How far in the past an effective_from may be and still count as "now": the client's clock and the request's time on the wire. */
-const NOW_TOLERANCE_MS = 1_000;
-
 export interface TenantRateServiceDeps {
   readonly card: () => RateCard;
   readonly catalogs: Catalogs;
@@ -33,12 +30,18 @@ export interface TenantRateServiceDeps {
   readonly perTenant: number;
   readonly reads: ClickHouse;
   readonly sink: RecordSink;
+  /**
+   * How far back an effective_from may lie (USAGE_MAX_AGE_DAYS, the oldest usage taken): an entry that
+   * starts in the past prices new usage of those instants, and stored usage only once repriced.
+   */
+  readonly maxAgeMs: number;
   readonly now?: () => number;
 }
 
 /**
- * Tenants' own prices: created from now on (history is never repriced) and ended now, each change a
- * durable record on the record path (rate_entries), which every pricing process reads within seconds.
+ * Tenants' own prices: created from any instant of the usage window on (stored usage is repriced only by
+ * POST /api/rates/reprice) and ended now, each change a durable record on the record path (rate_entries),
+ * which every pricing process reads within seconds.
  */
 export function createTenantRateService({
   card,
@@ -48,6 +51,7 @@ export function createTenantRateService({
   perTenant,
   reads,
   sink,
+  maxAgeMs,
   now = Date.now,
 }: TenantRateServiceDeps) {
   async function publish(record: RateRecord, atMs: number, actor: Caller): Promise<RateListing> {
@@ -69,7 +73,7 @@ export function createTenantRateService({
     async create(body: RateCreateBody, actor: Caller = ANONYMOUS): Promise<RateListing> {
       assertActsFor(actor.tenant, body.user_id, 'set prices');
       const nowMs = now();
-      const record = toRecord(body, card(), nowMs);
+      const record = toRecord(body, card(), nowMs, maxAgeMs);
       // Kept first: a failed publish leaves a copy that no price reads (a DELETE of it only writes it ended).
       if (
         tenants.countLive(record.user_id, nowMs) >= perTenant ||
@@ -127,14 +131,14 @@ function fromStored(stored: StoredRate): RateRecord {
 }
 
 /** The record of a new entry, or a 422 naming every problem (pydantic-shaped, at the field). */
-function toRecord(body: RateCreateBody, card: RateCard, nowMs: number): RateRecord {
+function toRecord(body: RateCreateBody, card: RateCard, nowMs: number, maxAgeMs: number): RateRecord {
   const problems: ValidationItem[] = [];
   const from = body.effective_from?.getTime() ?? nowMs;
-  if (from < nowMs - NOW_TOLERANCE_MS)
+  if (from < nowMs - maxAgeMs)
     problems.push(
       valueError(
         'effective_from',
-        'effective_from is in the past: history is never repriced (a correction changes past usage)',
+        `effective_from is more than ${maxAgeMs / 86_400_000} days in the past, before any usage callmeter takes`,
         body.effective_from?.toISOString(),
       ),
     );

@@ -15,7 +15,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PREVIOUS_STORED_WAIT_MS = 3_000;
 
 /** One row of an event's family (the event as sent, and every row of its corrections), as read back. */
-interface FamilyRow {
+export interface FamilyRow {
   readonly id: string;
   readonly session_id: string;
   readonly user_id: string;
@@ -38,11 +38,45 @@ interface FamilyRow {
   readonly tokens: Readonly<Record<string, string | null>>;
   readonly session_duration_seconds: string | null;
   readonly occurred_at: string;
+  /** When the row was inserted (epoch ms). */
+  readonly stored_ms: number;
   readonly weight: number;
   readonly correction_id: string | null;
   readonly correction_kind: '' | CorrectionKind;
   readonly correction_of: string | null;
   readonly reverses: string | null;
+}
+
+/**
+ * The columns of a stored row as corrections read it back: money and counts as text (exact), the
+ * parts as tuples of text. The aliases of id and occurred_at differ from the columns: WHERE resolves
+ * to a SELECT alias first.
+ */
+export const FAMILY_ROW_COLUMNS = `toString(id) AS row_id, toString(session_id) AS session_id, user_id, agent_id, provider,
+  service, toString(event_type) AS event_type, model, toString(quantity) AS quantity, unit,
+  toString(unit_cost) AS unit_cost, toString(cost) AS cost, toString(reported_unit_cost) AS reported_unit_cost,
+  toString(reported_total_cost) AS reported_total_cost, toString(cost_source) AS cost_source, rate_id, currency,
+  price_scope,
+  arrayMap(part -> (part.1, toString(part.2), part.3, toString(part.4), toString(part.5), toString(part.6), part.7), cost_components) AS components,
+  ${TOKEN_KINDS.map((kind) => `toString(${kind}) AS ${kind}_text`).join(', ')},
+  toString(session_duration_seconds) AS session_duration_text, toString(toUnixTimestamp64Milli(occurred_at)) AS occurred_ms,
+  toString(toUnixTimestamp64Milli(stored_at)) AS stored_ms, weight, toString(correction_id) AS correction_text,
+  correction_kind, toString(correction_of) AS correction_of_text, toString(reverses) AS reverses_text`;
+
+/** One row read with FAMILY_ROW_COLUMNS. */
+export function familyRowOf(row: Record<string, unknown>): FamilyRow {
+  return {
+    ...(row as unknown as FamilyRow),
+    id: row.row_id as string,
+    tokens: Object.fromEntries(TOKEN_KINDS.map((kind) => [kind, (row[`${kind}_text`] as string | null) ?? null])),
+    session_duration_seconds: (row.session_duration_text as string | null) ?? null,
+    occurred_at: new Date(Number(row.occurred_ms)).toISOString(),
+    stored_ms: Number(row.stored_ms),
+    weight: Number(row.weight),
+    correction_id: (row.correction_text as string | null) ?? null,
+    correction_of: (row.correction_of_text as string | null) ?? null,
+    reverses: (row.reverses_text as string | null) ?? null,
+  };
 }
 
 export interface CorrectionAnswer {
@@ -96,36 +130,14 @@ export function createUsageCorrections({ reads, sink, guard, now = Date.now }: U
   }
 
   async function family(eventId: string, userId: string, occurredMs: string): Promise<FamilyRow[]> {
-    const tokens = TOKEN_KINDS.map((kind) => `toString(${kind}) AS ${kind}_text`).join(', ');
     const result = await reads.client.query({
-      query: `SELECT toString(id) AS row_id, toString(session_id) AS session_id, user_id, agent_id, provider, service,
-          toString(event_type) AS event_type, model, toString(quantity) AS quantity, unit, toString(unit_cost) AS unit_cost,
-          toString(cost) AS cost, toString(reported_unit_cost) AS reported_unit_cost, toString(reported_total_cost) AS reported_total_cost,
-          toString(cost_source) AS cost_source, rate_id, currency, price_scope,
-          arrayMap(part -> (part.1, toString(part.2), part.3, toString(part.4), toString(part.5), toString(part.6), part.7), cost_components) AS components,
-          ${tokens}, toString(session_duration_seconds) AS session_duration_text,
-          toString(toUnixTimestamp64Milli(occurred_at)) AS occurred_ms, weight,
-          toString(correction_id) AS correction_text, correction_kind, toString(correction_of) AS correction_of_text,
-          toString(reverses) AS reverses_text
-        FROM ${usageEvents}
+      query: `SELECT ${FAMILY_ROW_COLUMNS} FROM ${usageEvents}
         WHERE user_id = {user:String} AND occurred_at = fromUnixTimestamp64Milli(toInt64({at:Int64}), 'UTC')
           AND (id = {id:UUID} OR correction_of = {id:UUID})`,
       query_params: { user: userId, at: occurredMs, id: eventId },
       format: 'JSONEachRow',
     });
-    const rows = await result.json<Record<string, unknown>>();
-    // The aliases of id and occurred_at differ from the columns: WHERE resolves to a SELECT alias first.
-    return rows.map((row) => ({
-      ...(row as unknown as FamilyRow),
-      id: row.row_id as string,
-      tokens: Object.fromEntries(TOKEN_KINDS.map((kind) => [kind, (row[`${kind}_text`] as string | null) ?? null])),
-      session_duration_seconds: (row.session_duration_text as string | null) ?? null,
-      occurred_at: new Date(Number(row.occurred_ms)).toISOString(),
-      weight: Number(row.weight),
-      correction_id: (row.correction_text as string | null) ?? null,
-      correction_of: (row.correction_of_text as string | null) ?? null,
-      reverses: (row.reverses_text as string | null) ?? null,
-    }));
+    return (await result.json<Record<string, unknown>>()).map(familyRowOf);
   }
 
   /** The event's rows once the correction published before this one is among them (or a 409 to retry). */
@@ -174,18 +186,7 @@ export function createUsageCorrections({ reads, sink, guard, now = Date.now }: U
       const correction = { id: randomUUID(), kind, of: id, reason, created_at: createdAt };
       const records = [reversalOf(current, correction)];
       if (changes !== null) records.push(replacementOf(current, changes, correction));
-      await sink.publish(
-        records.map((record) =>
-          makeEnvelope(
-            'usage',
-            record.session_id,
-            record,
-            new Date(record.occurred_at),
-            new Date(createdAt),
-            record.event_id as `${string}-${string}-${string}-${string}-${string}`,
-          ),
-        ),
-      );
+      await sink.publish(correctionEnvelopes(records, createdAt));
       await guard.published(userId, id, correction.id);
       const { of, ...answer } = correction;
       return { ...answer, event_id: of, user_id: userId, session_id: current.session_id };
@@ -213,7 +214,7 @@ export function createUsageCorrections({ reads, sink, guard, now = Date.now }: U
 
 export type UsageCorrections = ReturnType<typeof createUsageCorrections>;
 
-interface Correction {
+export interface Correction {
   readonly id: string;
   readonly kind: CorrectionKind;
   readonly of: string;
@@ -222,7 +223,7 @@ interface Correction {
 }
 
 /** The record of the row in force as it was sent, under a new id, received when the correction was made. */
-function baseRecord(row: FamilyRow, eventId: string, createdAt: string): UsageRecord {
+export function baseRecord(row: FamilyRow, eventId: string, createdAt: string): UsageRecord {
   return {
     event_id: eventId,
     session_id: row.session_id,
@@ -242,7 +243,7 @@ function baseRecord(row: FamilyRow, eventId: string, createdAt: string): UsageRe
 }
 
 /** The reversal of the row in force: the correction's own id, the row's price to negate. */
-function reversalOf(row: FamilyRow, correction: Correction): UsageRecord {
+export function reversalOf(row: FamilyRow, correction: Correction): UsageRecord {
   return {
     ...baseRecord(row, correction.id, correction.created_at),
     correction: {
@@ -312,5 +313,28 @@ function replacementOf(row: FamilyRow, changes: UsageAmendBody, correction: Corr
     reported_unit_cost: null,
     reported_total_cost: null,
     correction,
+  } as UsageRecord;
+}
+
+/** A correction's records on the record path: keyed by their session, as usage is, so they follow the event. */
+export function correctionEnvelopes(records: readonly UsageRecord[], createdAt: string) {
+  return records.map((record) =>
+    makeEnvelope(
+      'usage',
+      record.session_id,
+      record,
+      new Date(record.occurred_at),
+      new Date(createdAt),
+      record.event_id as `${string}-${string}-${string}-${string}-${string}`,
+    ),
+  );
+}
+
+/** The record of a stored row as it was sent: its token counts and the worker's reported costs, a new id. */
+export function sentRecordOf(row: FamilyRow, eventId: string, receivedAt: string): UsageRecord {
+  return {
+    ...baseRecord(row, eventId, receivedAt),
+    ...Object.fromEntries(TOKEN_KINDS.map((kind) => [kind, row.tokens[kind] ?? null])),
+    session_duration_seconds: row.session_duration_seconds,
   } as UsageRecord;
 }

@@ -58,7 +58,7 @@ export interface UsageEventRow {
   /** -1 on a correction's reversal, else 1 (migration 016): every event count sums it. */
   readonly weight: 1 | -1;
   readonly correction_id: string | null;
-  readonly correction_kind: '' | 'void' | 'amend';
+  readonly correction_kind: '' | NonNullable<UsageRecord['correction']>['kind'];
   readonly correction_of: string | null;
   readonly reverses: string | null;
   readonly correction_reason: string;
@@ -108,40 +108,51 @@ export function usageEventRow(record: UsageRecord, priced: PricedUsage, source: 
   };
 }
 
-/**
- * The row of a correction's reversal: the reversed row's price as it was stored, negated (cost,
- * quantity, reported total and every priced part), weighing -1; its token counts stay empty (the
- * columns hold no negative count: the negated parts carry them). Null when the record is no reversal.
- */
-export function reversalRow(record: UsageRecord, source: RecordSource): UsageEventRow | null {
-  const reversed = record.correction?.reversed;
-  if (reversed === undefined) return null;
-  const priced: PricedUsage = {
-    quantity: negated(reversed.quantity),
-    cost: negated(reversed.cost),
-    unit_cost: reversed.unit_cost,
-    unit: reversed.unit,
-    service: reversed.service,
-    cost_source: reversed.cost_source,
-    rate_id: reversed.rate_id,
-    currency: reversed.currency,
+/** A row's price as a record carries it (a correction's `reversed` or `price`). */
+type StoredPrice = NonNullable<NonNullable<UsageRecord['correction']>['reversed']>;
+
+/** The price a row stores, from the stored columns a correction carries: as given, or negated (`sign` -1). */
+function storedPrice(price: StoredPrice, sign: 1 | -1): PricedUsage {
+  const signed = (value: string) => (sign === 1 ? value : negated(value));
+  return {
+    quantity: signed(price.quantity),
+    cost: signed(price.cost),
+    unit_cost: price.unit_cost,
+    unit: price.unit,
+    service: price.service,
+    cost_source: price.cost_source,
+    rate_id: price.rate_id,
+    currency: price.currency,
     reconcile: false,
-    components: reversed.components.map((part) => ({
+    components: price.components.map((part) => ({
       ...part,
       dimension: part.dimension as PricedUsage['components'][number]['dimension'],
-      quantity: negated(part.quantity),
-      cost: negated(part.cost),
+      quantity: signed(part.quantity),
+      cost: signed(part.cost),
     })),
-    scope: (reversed.price_scope === '' ? null : reversed.price_scope) as PricedUsage['scope'],
+    scope: (price.price_scope === '' ? null : price.price_scope) as PricedUsage['scope'],
   };
-  const tokensless = Object.fromEntries(TOKEN_COLUMNS.map((column) => [column, null]));
-  return {
-    ...usageEventRow(record, priced, source),
-    ...tokensless,
-    reported_unit_cost: record.reported_unit_cost,
-    reported_total_cost: record.reported_total_cost === null ? null : negated(record.reported_total_cost),
-    weight: -1,
-  };
+}
+
+/**
+ * The row of a correction whose price ingest decided, or null when the record leaves pricing to the
+ * consumer: a reversal is the reversed row's price as it was stored, negated (cost, quantity, reported
+ * total and every priced part), weighing -1, its token counts empty (the columns hold no negative
+ * count: the negated parts carry them); a repricing's replacement is stored at the price it carries.
+ */
+export function correctionRow(record: UsageRecord, source: RecordSource): UsageEventRow | null {
+  const correction = record.correction;
+  if (correction?.reversed !== undefined) {
+    const tokensless = Object.fromEntries(TOKEN_COLUMNS.map((column) => [column, null]));
+    return {
+      ...usageEventRow(record, storedPrice(correction.reversed, -1), source),
+      ...tokensless,
+      reported_total_cost: record.reported_total_cost === null ? null : negated(record.reported_total_cost),
+      weight: -1,
+    };
+  }
+  if (correction?.price !== undefined) return usageEventRow(record, storedPrice(correction.price, 1), source);
+  return null;
 }
 
 const TOKEN_COLUMNS = [
