@@ -305,6 +305,16 @@ const ROUTES: readonly RouteCase[] = [
   })),
   {
     method: 'POST',
+    path: '/api/rates/reprice',
+    service: 'ingest',
+    access: 'admin',
+    own: async () => ({
+      path: '/api/rates/reprice',
+      body: { user_id: A, from: '2026-11-01T00:00:00Z', to: '2026-11-02T00:00:00Z', dry_run: true },
+    }),
+  },
+  {
+    method: 'POST',
     path: '/api/rates',
     service: 'ingest',
     access: 'admin',

@@ -73,6 +73,7 @@ describe('the HTTP contract of the embedded process', () => {
       'POST /api/agents/',
       'POST /api/rates',
       'POST /api/rates/quote',
+      'POST /api/rates/reprice',
       'POST /api/sessions/',
       'POST /api/sessions/by-room/{room_name}/end',
       'POST /api/sessions/by-room/{room_name}/transcripts',

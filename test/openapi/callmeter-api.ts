@@ -298,6 +298,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/rates/reprice': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Price stored events again: the unpriced that a price now covers, and those a tenant price entered later supersedes */
+    post: operations['post_api_rates_reprice'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/rates': {
     parameters: {
       query?: never;
@@ -308,7 +325,7 @@ export interface paths {
     /** The prices in force (rate card, tenant entries, built-in catalog), filtered */
     get: operations['get_api_rates'];
     put?: never;
-    /** A tenant’s own price, from effective_from on (never earlier than now) */
+    /** A tenant’s own price, from effective_from on (at most USAGE_MAX_AGE_DAYS back) */
     post: operations['post_api_rates'];
     delete?: never;
     options?: never;
@@ -836,7 +853,7 @@ export interface components {
        */
       event_id: string;
       /** @enum {string} */
-      kind: 'void' | 'amend';
+      kind: 'void' | 'amend' | 'reprice';
       reason: string;
       /** Format: date-time */
       created_at: string;
@@ -879,6 +896,35 @@ export interface components {
       reasoning_tokens?: number;
       /** @description llm_tokens only: how long a realtime model was connected, priced per hour of it where the vendor bills connected time (xAI); an event may carry only it */
       session_duration_seconds?: number | string;
+    };
+    /** RepriceResult */
+    RepriceResult: {
+      dry_run: boolean;
+      /** @description the events repriced (or that would be) */
+      events: number;
+      /** @description what those events cost before */
+      old_total: string;
+      /** @description what they cost repriced */
+      new_total: string;
+    };
+    /** RateReprice */
+    RateReprice: {
+      /** @description one tenant's events; default: every tenant's (an unbound admin) */
+      user_id?: string;
+      /** @description as stored (lower-cased) */
+      provider?: string;
+      model?: string;
+      /** @enum {unknown} */
+      event_type?: 'stt_minutes' | 'llm_tokens' | 'tts_characters';
+      /** @description the events that occurred at or after it */
+      from: string | number;
+      /** @description and before it: at most 31 days after from */
+      to: string | number;
+      /**
+       * @description answer what would change and record nothing
+       * @default false
+       */
+      dry_run: boolean;
     };
     /** RateEntry */
     RateEntry: {
@@ -958,7 +1004,7 @@ export interface components {
       per?: number | string;
       /** @description the rate card's currency (USD), the default; another is a 422: costs are never converted */
       currency?: string;
-      /** @description default now; earlier than now is refused: history is never repriced */
+      /** @description default now; at most USAGE_MAX_AGE_DAYS back: it prices new usage of those instants, and stored usage once repriced (POST /api/rates/reprice) */
       effective_from?: string | number;
       /** @description default: until DELETE */
       effective_to?: string | number;
@@ -1150,7 +1196,7 @@ export interface components {
       /** Format: uuid */
       id: string;
       /** @enum {string} */
-      kind: 'void' | 'amend';
+      kind: 'void' | 'amend' | 'reprice';
       /**
        * Format: uuid
        * @description the event corrected, as it was sent
@@ -3493,6 +3539,90 @@ export interface operations {
           /**
            * @example {
            *       "detail": "Usage event 0b7c7c8e-3f4a-4f7e-9d0e-4d2b8e1f5a10 was voided already (correction 5d1f3c2a-8e9b-4c7d-a6f5-1e2d3c4b5a69)"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The body is larger than the limit of the route */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Request body too large: the limit is 1048576 bytes"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  post_api_rates_reprice: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RateReprice'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RepriceResult'];
+        };
+      };
+      /** @description The body is not UTF-8 or nests deeper than 512 levels */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "There was an error parsing the body"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The previous repricing is not stored yet */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "The previous repricing is not stored yet: retry in a few seconds"
            *     }
            */
           'application/json': components['schemas']['ErrorDetail'];
