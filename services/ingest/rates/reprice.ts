@@ -9,7 +9,7 @@ import { Exact } from '../../shared/exact-decimal.ts';
 import { assertActsFor } from '../../shared/auth/tenant.ts';
 import { priceUsage, type Catalogs, type PricedUsage } from '../../domain/pricing/index.ts';
 import type { RecordSink, UsageRecord } from '../../domain/records/index.ts';
-import type { CorrectionGuard } from '../usage/correction-guard.ts';
+import { guardKey, type CorrectionGuard, type GuardedEvent } from '../usage/correction-guard.ts';
 import {
   FAMILY_ROW_COLUMNS,
   correctionEnvelopes,
@@ -26,10 +26,10 @@ const MAX_RANGE_MS = 31 * 24 * 3600 * 1000;
 export const MAX_REPRICED_CANDIDATES = 50_000;
 /** Records per publish: a repricing of many events goes out in parts, each durable before the next. */
 const PUBLISH_PART = 1_000;
-/** How long a repricing waits for the one before it (of the same tenants) to be stored, before a 409. */
+/** How long a repricing waits for earlier corrections of its events to be stored, before a 409. */
 const PREVIOUS_STORED_WAIT_MS = 10_000;
-/** The guard's name for a tenant's repricing (an event id never takes this form). */
-const REPRICE_LOCK = 'reprice';
+/** Ids per lookup of stored corrections (the parameters travel in the URL to a ClickHouse server). */
+const LOOKUP_PART = 5_000;
 
 export interface RepriceDeps {
   readonly reads: ClickHouse;
@@ -119,25 +119,64 @@ export function createRepricing({ reads, sink, guard, card, catalogs, now = Date
     );
   }
 
-  /** Waits until the last correction the previous repricing published is stored (it is the last one read). */
-  async function previousStored(scope: string): Promise<void> {
-    const previous = await guard.previous(scope, REPRICE_LOCK);
-    if (previous === null) return;
+  /**
+   * Waits until every correction published last for these events is stored (each event's reversal row
+   * bears its correction's id), so that the rows read next are the ones in force; a 409 after 10 s.
+   */
+  async function previousStored(events: readonly GuardedEvent[]): Promise<void> {
+    const waiting = new Set((await guard.previous(events)).values());
     const deadline = now() + PREVIOUS_STORED_WAIT_MS;
-    for (;;) {
-      const result = await reads.client.query({
-        query: `SELECT count() AS n FROM ${usageEvents} WHERE id = {id:UUID}`,
-        query_params: { id: previous },
-        format: 'JSONEachRow',
-      });
-      if (Number((await result.json<{ n: string }>())[0]?.n ?? 0) > 0) return;
-      if (now() >= deadline)
-        throw AppError.of('CONFLICT', 'The previous repricing is not stored yet: retry in a few seconds', {
-          headers: { 'Retry-After': '2' },
+    while (waiting.size > 0) {
+      for (const part of chunks([...waiting], LOOKUP_PART)) {
+        const result = await reads.client.query({
+          query: `SELECT toString(id) AS stored FROM ${usageEvents} WHERE id IN {ids:Array(UUID)}`,
+          query_params: { ids: part },
+          format: 'JSONEachRow',
         });
+        for (const { stored } of await result.json<{ stored: string }>()) waiting.delete(stored);
+      }
+      if (waiting.size === 0) return;
+      if (now() >= deadline)
+        throw AppError.of(
+          'CONFLICT',
+          'An earlier correction of these events is not stored yet: retry in a few seconds',
+          {
+            headers: { 'Retry-After': '2' },
+          },
+        );
       await sleep(100);
     }
   }
+
+  /** The rows of the range that take a new price, each with it. */
+  async function repriceable(body: RateRepriceBody, userId: string | null) {
+    const rows = await candidates(body, userId, await newestEntryMs(userId));
+    if (rows.length > MAX_REPRICED_CANDIDATES)
+      throw AppError.validation([
+        {
+          type: 'value_error',
+          loc: ['body', 'to'],
+          msg: `Value error, more than ${MAX_REPRICED_CANDIDATES} events may take another price in this range: narrow from and to, or name user_id, provider, model or event_type`,
+          input: body.to.toISOString(),
+          ctx: { error: {} },
+        },
+      ]);
+    const rates = card();
+    const priced = rows.map((row) => ({
+      row,
+      price: priceUsage(
+        rates,
+        { ...sentRecordOf(row, row.id, row.occurred_at), occurred_at: new Date(row.occurred_at) },
+        catalogs,
+      ),
+    }));
+    const created = await entriesCreated([
+      ...new Set(priced.flatMap(({ price }) => (price.scope === 'tenant' ? price.rate_id.split(',') : []))),
+    ]);
+    return priced.filter(({ row, price }) => takesNewPrice(row, price, created));
+  }
+
+  const eventOf = (row: FamilyRow): GuardedEvent => ({ userId: row.user_id, eventId: row.correction_of ?? row.id });
 
   return {
     async reprice(body: RateRepriceBody, tenant: string | null): Promise<RepriceAnswer> {
@@ -145,51 +184,40 @@ export function createRepricing({ reads, sink, guard, card, catalogs, now = Date
       if (problems.length > 0) throw AppError.validation(problems);
       if (body.user_id !== undefined) assertActsFor(tenant, body.user_id, 'reprice');
       const userId = tenant ?? body.user_id ?? null;
-      const scope = userId ?? '*';
-      return guard.hold(scope, REPRICE_LOCK, async () => {
-        await previousStored(scope);
-        const rows = await candidates(body, userId, await newestEntryMs(userId));
-        if (rows.length > MAX_REPRICED_CANDIDATES)
-          throw AppError.validation([
-            {
-              type: 'value_error',
-              loc: ['body', 'to'],
-              msg: `Value error, more than ${MAX_REPRICED_CANDIDATES} events may take another price in this range: narrow from and to, or name user_id, provider, model or event_type`,
-              input: body.to.toISOString(),
-              ctx: { error: {} },
-            },
-          ]);
-        const rates = card();
-        const priced = rows.map((row) => ({
-          row,
-          price: priceUsage(
-            rates,
-            { ...sentRecordOf(row, row.id, row.occurred_at), occurred_at: new Date(row.occurred_at) },
-            catalogs,
-          ),
-        }));
-        const created = await entriesCreated([
-          ...new Set(priced.flatMap(({ price }) => (price.scope === 'tenant' ? price.rate_id.split(',') : []))),
-        ]);
-        const repriced = priced.filter(({ row, price }) => takesNewPrice(row, price, created));
+      const found = await repriceable(body, userId);
+      const answer = (repriced: typeof found) => ({
+        dry_run: body.dry_run ?? false,
+        events: repriced.length,
+        old_total: total(repriced.map(({ row }) => row.cost)),
+        new_total: total(repriced.map(({ price }) => price.cost)),
+      });
+      if (body.dry_run || found.length === 0) return answer(found);
+      // Held, the events take no other correction; once an earlier one of theirs is stored, they are read
+      // again: what is in force then is what is reversed (an event corrected meanwhile is left to the next run).
+      const events = found.map(({ row }) => eventOf(row));
+      return guard.holdAll(events, async () => {
+        await previousStored(events);
+        const held = new Set(events.map(guardKey));
+        const repriced = (await repriceable(body, userId)).filter(({ row }) => held.has(guardKey(eventOf(row))));
         const createdAt = new Date(now()).toISOString();
-        const records = repriced.flatMap(({ row, price }) => correctionOf(row, price, createdAt));
-        if (!body.dry_run && records.length > 0) {
-          for (let start = 0; start < records.length; start += PUBLISH_PART)
-            await sink.publish(correctionEnvelopes(records.slice(start, start + PUBLISH_PART), createdAt));
-          await guard.published(scope, REPRICE_LOCK, records.at(-2)!.correction!.id);
-        }
-        const total = (values: readonly string[]) =>
-          values.reduce((sum, value) => sum.plus(value), new Exact(0)).toFixed();
-        return {
-          dry_run: body.dry_run ?? false,
-          events: repriced.length,
-          old_total: total(repriced.map(({ row }) => row.cost)),
-          new_total: total(repriced.map(({ price }) => price.cost)),
-        };
+        const corrections = repriced.map(({ row, price }) => ({ row, records: correctionOf(row, price, createdAt) }));
+        const records = corrections.flatMap((correction) => correction.records);
+        for (const part of chunks(records, PUBLISH_PART)) await sink.publish(correctionEnvelopes(part, createdAt));
+        await guard.published(
+          corrections.map(({ row, records: [reversal] }) => ({ ...eventOf(row), correctionId: reversal!.event_id })),
+        );
+        return answer(repriced);
       });
     },
   };
+}
+
+const total = (values: readonly string[]) => values.reduce((sum, value) => sum.plus(value), new Exact(0)).toFixed();
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const parts: T[][] = [];
+  for (let start = 0; start < items.length; start += size) parts.push(items.slice(start, start + size));
+  return parts;
 }
 
 export type Repricing = ReturnType<typeof createRepricing>;

@@ -7,7 +7,7 @@ import { tableName } from '../../shared/clickhouse/tables.ts';
 import { AppError } from '../../shared/errors.ts';
 import { makeEnvelope, type RecordSink, type UsageRecord } from '../../domain/records/index.ts';
 import { usageQuantities } from '../../domain/usage/index.ts';
-import type { CorrectionGuard } from './correction-guard.ts';
+import { guardKey, type CorrectionGuard } from './correction-guard.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -167,7 +167,8 @@ export function createUsageCorrections({ reads, sink, guard, now = Date.now }: U
     const id = eventId.toLowerCase();
     const { user_id: userId, occurred_ms: occurredMs } = await locate(id, tenant);
     return guard.hold(userId, id, async () => {
-      const rows = await settledFamily(id, userId, occurredMs, await guard.previous(userId, id));
+      const previous = (await guard.previous([{ userId, eventId: id }])).get(guardKey({ userId, eventId: id }));
+      const rows = await settledFamily(id, userId, occurredMs, previous ?? null);
       const sent = rows.find((row) => row.id === id);
       if (sent === undefined) throw AppError.of('NOT_FOUND', 'Usage event not found');
       if (sent.correction_of !== null)
@@ -187,7 +188,7 @@ export function createUsageCorrections({ reads, sink, guard, now = Date.now }: U
       const records = [reversalOf(current, correction)];
       if (changes !== null) records.push(replacementOf(current, changes, correction));
       await sink.publish(correctionEnvelopes(records, createdAt));
-      await guard.published(userId, id, correction.id);
+      await guard.published([{ userId, eventId: id, correctionId: correction.id }]);
       const { of, ...answer } = correction;
       return { ...answer, event_id: of, user_id: userId, session_id: current.session_id };
     });
