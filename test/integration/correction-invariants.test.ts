@@ -125,6 +125,19 @@ describe.each(MODES)('money invariants with corrections on $name', (mode) => {
           settle(async () => {
             const get = async <T>(path: string) => (await call<T>(app.url, 'GET', path, undefined, as)).body;
             const expected = total(counted());
+            // A range of unaligned ends: its partial quarter hours are read from the events themselves.
+            const start = new Date(Date.now() - 3 * DAY_MS - 7 * 60_000).toISOString();
+            const end = new Date(Date.now() + 7 * 60_000).toISOString();
+            const ranged = `start_date=${encodeURIComponent(start)}&end_date=${encodeURIComponent(end)}`;
+            for (const path of [`/api/costs/timeline?period=daily&${ranged}`, `/api/costs/by-agent?${ranged}`]) {
+              const points = await get<{ total_cost: string; event_count: number }[]>(path);
+              const own = path.includes('by-agent') ? counted().filter((event) => event.session === 0) : counted();
+              expect([path, Exact.sum(0, ...points.map((point) => point.total_cost)).toFixed()]).toEqual([
+                path,
+                total(own),
+              ]);
+              expect(points.reduce((n, point) => n + point.event_count, 0)).toBe(own.length);
+            }
             for (const tz of ['UTC', 'Asia/Kathmandu']) {
               const summary = await get<{ total_cost: string; event_count: number }>(`/api/costs/summary?tz=${tz}`);
               expect([tz, summary.total_cost, summary.event_count]).toEqual([tz, expected, counted().length]);
