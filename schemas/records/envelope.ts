@@ -9,6 +9,7 @@ export const RECORD_KINDS = [
   'rate',
   'api_key',
   'audit',
+  'period',
 ] as const;
 
 /**

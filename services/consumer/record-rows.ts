@@ -2,6 +2,7 @@ import type { TableRow } from '../shared/clickhouse/insert-rows.ts';
 import { agentRow } from '../shared/clickhouse/tables/agents.ts';
 import { apiKeyRow } from '../shared/clickhouse/tables/api-keys.ts';
 import { auditRow } from '../shared/clickhouse/tables/audit-log.ts';
+import { periodRow } from '../shared/clickhouse/tables/billing-periods.ts';
 import { rateEntryRow } from '../shared/clickhouse/tables/rate-entries.ts';
 import { sessionRow } from '../shared/clickhouse/tables/sessions.ts';
 import { telephonyNumberRow } from '../shared/clickhouse/tables/telephony-numbers.ts';
@@ -33,5 +34,7 @@ export function toTableRow(envelope: SingleRowEnvelope, source: RecordSource): T
       return { table: 'apiKeys', row: apiKeyRow(payload('api_key'), envelope.id) };
     case 'audit':
       return { table: 'auditLog', row: auditRow(payload('audit'), envelope.id) };
+    case 'period':
+      return { table: 'billingPeriods', row: periodRow(payload('period'), envelope.id) };
   }
 }

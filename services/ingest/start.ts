@@ -32,6 +32,9 @@ import { correctionRoutes } from './usage/correction-routes.ts';
 import { MemoryCorrectionGuard, RedisCorrectionGuard } from './usage/correction-guard.ts';
 import { createUsageCorrections } from './usage/usage-corrections.ts';
 import { createRepricing } from './rates/reprice.ts';
+import { ClosedPeriods } from './periods/closed-periods.ts';
+import { createPeriodService } from './periods/period-service.ts';
+import { periodRoutes } from './periods/period-routes.ts';
 import { createSessionService } from './sessions/session-service.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
@@ -106,6 +109,10 @@ export async function startIngest({
   // 201 of usage carries the cost as priced at acceptance, with the tenants' entries, as the consumer prices.
   const pricing = { card: () => tenantRates.current(), catalogs: loadCatalogs() };
   const rateEntries = redis === null ? new MemoryRateEntryStore() : new RedisRateEntryStore(redis.client, redis.prefix);
+  // The closed months: usage of one is refused, a repricing leaves it alone, a tenant price cannot start in it.
+  const closedPeriods = new ClosedPeriods(infra.clickhouseIngestReads, ingestLog);
+  const stopClosedPeriods = closedPeriods.start();
+  shutdown.add('closed-periods', async () => stopClosedPeriods());
   const rateService = createTenantRateService({
     ...pricing,
     tenants: tenantRates.index,
@@ -114,6 +121,7 @@ export async function startIngest({
     reads: infra.clickhouseIngestReads,
     sink,
     maxAgeMs: config.usage.maxAgeMs,
+    closedPeriods,
   });
   // One correction of an event at a time, whether a void, an amend or a repricing makes it.
   const guard = redis === null ? new MemoryCorrectionGuard() : new RedisCorrectionGuard(redis.client, redis.prefix);
@@ -135,10 +143,12 @@ export async function startIngest({
         ...config.usage,
         identities,
         pricing,
+        closedPeriods,
       }),
     ),
     ...correctionRoutes(createUsageCorrections({ reads: infra.clickhouseIngestReads, sink, guard }), ingestLog),
     ...rateRoutes(rateService, createRepricing({ reads: infra.clickhouseIngestReads, sink, guard, ...pricing })),
+    ...periodRoutes(createPeriodService({ closed: closedPeriods, sink, guard })),
     ...keyRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),
   ];
 }

@@ -20,6 +20,7 @@ import { queryMetrics } from './query-metrics.ts';
 import type { Registry } from 'prom-client';
 import { unpricedRoutes } from './routes/unpriced-routes.ts';
 import { exportRoutes } from './routes/export-routes.ts';
+import { statementRoutes } from './routes/statement-routes.ts';
 import { scheduleExports } from './scheduled-export.ts';
 
 export interface QueryDeps {
@@ -61,6 +62,7 @@ export async function startQuery({
     ...liveRoutes({ ch: reads, liveUsage, streams }),
     ...unpricedRoutes(reads),
     ...exportRoutes(reads),
+    ...statementRoutes(reads),
     ...rateReadRoutes({ card: () => tenantRates.current(), catalogs: loadCatalogs() }),
     ...auditRoutes(reads),
   ];

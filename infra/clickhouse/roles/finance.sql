@@ -18,6 +18,7 @@ CREATE SETTINGS PROFILE IF NOT EXISTS callmeter_finance_profile SETTINGS
 CREATE ROLE IF NOT EXISTS callmeter_finance SETTINGS PROFILE 'callmeter_finance_profile';
 
 GRANT SELECT ON {{database}}.usage_events TO callmeter_finance;
+GRANT SELECT ON {{database}}.billing_periods TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_rollup_15m TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_totals_daily TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_totals_15m TO callmeter_finance;

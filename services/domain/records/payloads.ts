@@ -13,12 +13,14 @@ import { telephonyNumberRecordSchema, type TelephonyNumberRecord } from '../../.
 import { rateRecordSchema, type RateRecord } from '../../../schemas/records/rate.ts';
 import { transcriptRecordSchema, type TranscriptRecord } from '../../../schemas/records/transcript.ts';
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
+import { periodRecordSchema, type PeriodRecord } from '../../../schemas/records/period.ts';
 import { dateTimeFormat } from './date-time-format.ts';
 
 export type {
   AgentRecord,
   ApiKeyRecord,
   AuditRecord,
+  PeriodRecord,
   RateRecord,
   SessionRecord,
   TelephonyNumberRecord,
@@ -42,6 +44,7 @@ const validators: { [K in RecordKind]: ValidateFunction } = {
   rate: recordAjv.compile(rateRecordSchema),
   api_key: recordAjv.compile(apiKeyRecordSchema),
   audit: recordAjv.compile(auditRecordSchema),
+  period: recordAjv.compile(periodRecordSchema),
 };
 
 /** The payload of each kind, as its schema says; makeEnvelope validates before sending, decodeRecord after reading. */
@@ -54,6 +57,7 @@ export interface PayloadOf {
   rate: RateRecord;
   api_key: ApiKeyRecord;
   audit: AuditRecord;
+  period: PeriodRecord;
 }
 
 export function payloadProblem(kind: RecordKind, payload: unknown): string | null {

@@ -22,6 +22,7 @@ const TOPIC_OF_KIND: { [K in RecordKind]: TopicKey } = {
   rate: 'sessions',
   api_key: 'sessions',
   audit: 'sessions',
+  period: 'sessions',
 };
 
 export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Record<TopicKey, TopicSpec>>): RecordSink {

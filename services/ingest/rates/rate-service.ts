@@ -18,6 +18,8 @@ import { auditEnvelope } from '../../shared/auth/audit.ts';
 import { assertActsFor } from '../../shared/auth/tenant.ts';
 import type { RecordSink } from '../../domain/records/index.ts';
 import { LATEST_STORED_MS } from '../../shared/validation/instant-window.ts';
+import { monthBounds } from '../../shared/validation/billing-period.ts';
+import type { ClosedPeriods } from '../periods/closed-periods.ts';
 
 export interface TenantRateServiceDeps {
   readonly card: () => RateCard;
@@ -35,6 +37,8 @@ export interface TenantRateServiceDeps {
    * starts in the past prices new usage of those instants, and stored usage only once repriced.
    */
   readonly maxAgeMs: number;
+  /** The tenants' closed months: an entry may not start in one (its statement never changes); absent: none. */
+  readonly closedPeriods?: Pick<ClosedPeriods, 'fresh'> | null;
   readonly now?: () => number;
 }
 
@@ -52,6 +56,7 @@ export function createTenantRateService({
   reads,
   sink,
   maxAgeMs,
+  closedPeriods = null,
   now = Date.now,
 }: TenantRateServiceDeps) {
   async function publish(record: RateRecord, atMs: number, actor: Caller): Promise<RateListing> {
@@ -74,6 +79,18 @@ export function createTenantRateService({
       assertActsFor(actor.tenant, body.user_id, 'set prices');
       const nowMs = now();
       const record = toRecord(body, card(), nowMs, maxAgeMs);
+      const from = Date.parse(record.effective_from);
+      if (from < nowMs && closedPeriods !== null) {
+        const closed = (await closedPeriods.fresh(body.user_id)).find(({ period }) => monthBounds(period).end > from);
+        if (closed !== undefined)
+          throw AppError.validation([
+            valueError(
+              'effective_from',
+              `effective_from lies in or before period ${closed.period}, which user ${body.user_id} closed: a closed period never changes`,
+              record.effective_from,
+            ),
+          ]);
+      }
       // Kept first: a failed publish leaves a copy that no price reads (a DELETE of it only writes it ended).
       if (
         tenants.countLive(record.user_id, nowMs) >= perTenant ||

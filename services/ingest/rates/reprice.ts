@@ -4,6 +4,7 @@ import type { RateRepriceBody } from '../../../schemas/http/rates.ts';
 import type { RateCard } from '../../../schemas/rate-card.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
+import { readClosedPeriods } from '../../shared/clickhouse/tables/billing-periods.ts';
 import { AppError, type ValidationItem } from '../../shared/errors.ts';
 import { Exact } from '../../shared/exact-decimal.ts';
 import { assertActsFor } from '../../shared/auth/tenant.ts';
@@ -74,6 +75,8 @@ export function createRepricing({ reads, sink, guard, card, catalogs, now = Date
 
   /** The rows in force of the range that may take another price: unpriced, or stored before the newest tenant entry. */
   async function candidates(body: RateRepriceBody, userId: string | null, newestMs: number): Promise<FamilyRow[]> {
+    // A closed month never changes: its events keep their price.
+    const closed = await readClosedPeriods(reads, userId);
     const user = userId === null ? '' : 'user_id = {user:String} AND ';
     const range = `${user}occurred_at >= fromUnixTimestamp64Milli(toInt64({from:Int64}), 'UTC') AND occurred_at < fromUnixTimestamp64Milli(toInt64({to:Int64}), 'UTC')`;
     const filters = [
@@ -85,6 +88,8 @@ export function createRepricing({ reads, sink, guard, card, catalogs, now = Date
       query: `SELECT ${FAMILY_ROW_COLUMNS} FROM ${usageEvents}
         WHERE ${range} AND weight = 1${filters}
           AND (cost_source = 'unpriced' OR stored_at < fromUnixTimestamp64Milli(toInt64({newest:Int64}), 'UTC'))
+          AND (user_id, formatDateTime(occurred_at, '%Y-%m', 'UTC')) NOT IN
+            (SELECT arrayJoin(arrayZip({closed_users:Array(String)}, {closed_periods:Array(String)})))
           AND (user_id, id) NOT IN (SELECT user_id, assumeNotNull(reverses) FROM ${usageEvents} WHERE ${range} AND weight = -1)
           AND (user_id, ifNull(correction_of, id)) NOT IN
             (SELECT user_id, assumeNotNull(correction_of) FROM ${usageEvents} WHERE ${range} AND correction_kind = 'void')
@@ -95,6 +100,8 @@ export function createRepricing({ reads, sink, guard, card, catalogs, now = Date
         from: body.from.getTime(),
         to: body.to.getTime(),
         newest: newestMs,
+        closed_users: closed.map((entry) => entry.user_id),
+        closed_periods: closed.map((entry) => entry.period),
         limit: MAX_REPRICED_CANDIDATES + 1,
         ...(body.provider === undefined ? {} : { provider: body.provider.toLowerCase() }),
         ...(body.model === undefined ? {} : { model: body.model }),

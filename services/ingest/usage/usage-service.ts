@@ -16,6 +16,7 @@ import { priceUsage } from '../../domain/pricing/index.ts';
 import type { PyValue } from '../../shared/validation/py-value.ts';
 import { assertActsFor } from '../../shared/auth/tenant.ts';
 import type { AcceptedRecord, AcceptedUsage } from './accepted-usage.ts';
+import type { ClosedPeriods } from '../periods/closed-periods.ts';
 import { acceptUsageBatch, type BatchItemResult } from './usage-batch.ts';
 import { FUTURE_TOLERANCE_MS, instantOutsideWindow } from '../../shared/validation/instant-window.ts';
 
@@ -40,6 +41,8 @@ export interface UsageServiceDeps {
   readonly identities?: SessionIdentities;
   /** null: the answer carries only the reported costs (the cost is still the consumer's). */
   readonly pricing?: AcceptancePricing | null;
+  /** The tenants' closed months: usage of one is a 409 (docs/statements.md); absent: none is closed. */
+  readonly closedPeriods?: Pick<ClosedPeriods, 'closedAt'> | null;
 }
 
 /**
@@ -53,6 +56,7 @@ export function createUsageService({
   maxAgeMs,
   graceAfterEndMs,
   pricing = null,
+  closedPeriods = null,
   identities = new SessionIdentities(sessions, { refreshMs: identityRefreshMs(graceAfterEndMs), now }),
 }: UsageServiceDeps) {
   /**
@@ -87,6 +91,14 @@ export function createUsageService({
         throw usageAfterEnd(fresh, occurredAtMs, graceAfterEndMs);
     }
     if (outside !== null) items.push(outside);
+    else {
+      const closed = closedPeriods?.closedAt(session.user_id, occurredAtMs) ?? null;
+      if (closed !== null)
+        throw AppError.of(
+          'CONFLICT',
+          `Usage at ${new Date(occurredAtMs).toISOString()} falls in period ${closed.period} of user ${closed.user_id}, closed at ${new Date(closed.closed_ms).toISOString()}: a closed period takes no more usage; bill it in an open period`,
+        );
+    }
     const quantities = usageQuantities(body.event_type, body);
     if ('type' in quantities) items.push(quantities);
     else items.push(...reportedCostProblems(quantities.quantity, body));

@@ -3,6 +3,7 @@ import { tableName } from './tables.ts';
 import type { AgentRow } from './tables/agents.ts';
 import type { ApiKeyRow } from './tables/api-keys.ts';
 import type { AuditRow } from './tables/audit-log.ts';
+import type { PeriodRow } from './tables/billing-periods.ts';
 import type { DeadLetterRow } from './tables/dead-letters.ts';
 import type { RateEntryRow } from './tables/rate-entries.ts';
 import type { SessionRow } from './tables/sessions.ts';
@@ -20,6 +21,7 @@ export interface InsertedRows {
   readonly rateEntries: RateEntryRow;
   readonly apiKeys: ApiKeyRow;
   readonly auditLog: AuditRow;
+  readonly billingPeriods: PeriodRow;
   readonly deadLetters: DeadLetterRow;
 }
 

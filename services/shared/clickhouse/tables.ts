@@ -28,6 +28,7 @@ export const TABLES = {
   rateEntries: 'rate_entries',
   apiKeys: 'api_keys',
   auditLog: 'audit_log',
+  billingPeriods: 'billing_periods',
 } as const;
 
 export type TableKey = keyof typeof TABLES;

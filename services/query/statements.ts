@@ -1,0 +1,149 @@
+import type { WireOf } from '../../schemas/http/response-parts.ts';
+import type { statementSchema } from '../../schemas/http/periods.ts';
+import type { ClickHouse } from '../shared/clickhouse/client.ts';
+import { readClosedPeriods } from '../shared/clickhouse/tables/billing-periods.ts';
+import { tableName } from '../shared/clickhouse/tables.ts';
+import { Exact } from '../shared/exact-decimal.ts';
+import type { TextBody } from '../shared/http/text-body.ts';
+import { csvBody } from './csv.ts';
+import { monthBounds } from '../shared/validation/billing-period.ts';
+
+export type Statement = WireOf<typeof statementSchema>;
+type StatementLine = Statement['lines'][number];
+
+interface LineRow {
+  readonly kind: 'usage' | 'adjustment';
+  readonly line_period: string;
+  readonly service: string;
+  readonly provider: string;
+  readonly model: string | null;
+  readonly unit: string;
+  readonly unit_price: string;
+  readonly quantity_sum: string;
+  readonly cost_sum: string;
+  readonly agent: string;
+}
+
+/**
+ * A tenant's statement of one month (docs/statements.md), from usage_events: the usage lines are the
+ * month's rows stored by its close (all of them while it is open); the adjustment lines are rows stored
+ * during the month that belong to an earlier month closed before they were stored (late corrections,
+ * and usage that slipped past the close). Every row is on exactly one month's statement, so the
+ * statements of all months add up to the summary, and a closed month's lines never change. Lines are
+ * per service, provider, model, unit and unit price (per agent too with `byAgent`); lines that net to
+ * nothing (an event and its void) are left out.
+ */
+export async function statementOf(
+  ch: ClickHouse,
+  userId: string,
+  period: string,
+  byAgent: boolean,
+): Promise<Statement> {
+  const closed = await readClosedPeriods(ch, userId);
+  const own = closed.find((entry) => entry.period === period) ?? null;
+  const { start, end } = monthBounds(period);
+  const agent = byAgent ? 'agent_id' : "''";
+  const columns = `service, provider, nullIf(model, '') AS model, unit, toString(unit_cost) AS unit_price, ${agent} AS agent`;
+  const sums =
+    'toString(sum(toDecimal256(quantity, 18))) AS quantity_sum, toString(sum(toDecimal256(cost, 18))) AS cost_sum';
+  const groups = `line_period, service, provider, model, unit, unit_cost, agent`;
+  const month = "formatDateTime(occurred_at, '%Y-%m', 'UTC')";
+  const result = await ch.client.query({
+    query: `SELECT 'usage' AS kind, ${month} AS line_period, ${columns}, ${sums}
+        FROM ${tableName(ch, 'usageEvents')}
+        WHERE user_id = {user:String}
+          AND occurred_at >= fromUnixTimestamp64Milli(toInt64({start:Int64}), 'UTC')
+          AND occurred_at < fromUnixTimestamp64Milli(toInt64({end:Int64}), 'UTC')
+          ${own === null ? '' : "AND stored_at <= fromUnixTimestamp64Milli(toInt64({closed:Int64}), 'UTC')"}
+        GROUP BY ${groups}
+      UNION ALL
+      SELECT 'adjustment' AS kind, ${month} AS line_period, ${columns}, ${sums}
+        FROM ${tableName(ch, 'usageEvents')}
+        WHERE user_id = {user:String}
+          AND stored_at >= fromUnixTimestamp64Milli(toInt64({start:Int64}), 'UTC')
+          AND stored_at < fromUnixTimestamp64Milli(toInt64({end:Int64}), 'UTC')
+          AND occurred_at < fromUnixTimestamp64Milli(toInt64({start:Int64}), 'UTC')
+          AND has({closed_periods:Array(String)}, ${month})
+          AND stored_at > fromUnixTimestamp64Milli(toInt64({closed_ms:Array(Int64)}[indexOf({closed_periods:Array(String)}, ${month})]), 'UTC')
+        GROUP BY ${groups}`,
+    query_params: {
+      user: userId,
+      start,
+      end,
+      ...(own === null ? {} : { closed: own.closed_ms }),
+      closed_periods: closed.map((entry) => entry.period),
+      closed_ms: closed.map((entry) => entry.closed_ms),
+    },
+    format: 'JSONEachRow',
+  });
+  const rows = (await result.json<LineRow>()).filter(
+    (row) => !new Exact(row.quantity_sum).isZero() || !new Exact(row.cost_sum).isZero(),
+  );
+  rows.sort((a, b) => lineOrder(a).localeCompare(lineOrder(b)));
+  const lines: StatementLine[] = rows.map((row) => ({
+    kind: row.kind,
+    period: row.line_period,
+    service: row.service,
+    provider: row.provider,
+    model: row.model,
+    unit: row.unit,
+    quantity: new Exact(row.quantity_sum).toFixed(),
+    unit_price: new Exact(row.unit_price).toFixed(),
+    cost: new Exact(row.cost_sum).toFixed(),
+    ...(byAgent ? { agent_id: row.agent === '' ? null : row.agent } : {}),
+  }));
+  return {
+    user_id: userId,
+    period,
+    status: own === null ? 'open' : 'closed',
+    version: own?.version ?? 0,
+    closed_at: own === null ? null : new Date(own.closed_ms).toISOString(),
+    currency: 'USD',
+    total_cost: Exact.sum(0, ...lines.map((line) => line.cost)).toFixed(),
+    lines,
+  };
+}
+
+const lineOrder = (row: LineRow) =>
+  [
+    row.kind === 'usage' ? 0 : 1,
+    row.line_period,
+    row.service,
+    row.provider,
+    row.model ?? '',
+    row.unit,
+    row.agent,
+    row.unit_price,
+  ].join('\u0000');
+
+/** The statement's lines as CSV, one row each, the total in the file name's statement. */
+export function statementCsv(statement: Statement): TextBody {
+  const header = [
+    'kind',
+    'period',
+    'service',
+    'provider',
+    'model',
+    'unit',
+    'quantity',
+    'unit_price',
+    'cost',
+    'agent_id',
+  ];
+  return csvBody(
+    `statement-${statement.user_id}-${statement.period}`,
+    header,
+    statement.lines.map((line) => [
+      line.kind,
+      line.period,
+      line.service,
+      line.provider,
+      line.model ?? '',
+      line.unit,
+      line.quantity,
+      line.unit_price,
+      line.cost,
+      line.agent_id ?? '',
+    ]),
+  );
+}

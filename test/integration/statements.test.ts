@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Exact } from '../../services/shared/exact-decimal.ts';
+import { call } from '../support/api.ts';
+import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
+import { eventually, isolate, serviceEnv } from '../support/harness.ts';
+
+const USER = 'statements-a';
+
+interface Line {
+  kind: string;
+  period: string;
+  service: string;
+  provider: string;
+  quantity: string;
+  unit_price: string;
+  cost: string;
+}
+interface Statement {
+  user_id: string;
+  period: string;
+  status: string;
+  version: number;
+  closed_at: string | null;
+  total_cost: string;
+  lines: Line[];
+}
+
+/** The month before the current one (UTC), which has ended, and instants in it and in this month. */
+function months(now = Date.now()) {
+  const current = new Date(now);
+  const thisStart = Date.UTC(current.getUTCFullYear(), current.getUTCMonth(), 1);
+  const previous = new Date(thisStart - 1).toISOString().slice(0, 7);
+  return {
+    previous,
+    current: current.toISOString().slice(0, 7),
+    // Two hours before the month's end: always within the usage window (35 days).
+    inPrevious: (minutes: number) => new Date(thisStart - 2 * 3_600_000 + minutes * 60_000).toISOString(),
+    inCurrent: new Date(Math.max(thisStart + 1_000, now - 60_000)).toISOString(),
+  };
+}
+
+// Kafka and Redis in one process: an ingest apart from its consumer reads ClickHouse only through a server (CLICKHOUSE_URL).
+const MODES = [
+  { name: 'the embedded process', env: () => ({ DATA_DIR: isolate('statements').dataDir }) },
+  { name: 'one process over Kafka and Redis', env: () => serviceEnv(isolate('statements-kafka')) },
+] as const;
+
+describe.each(MODES)('closed periods and statements on $name', (mode) => {
+  let app: CallmeterProcess;
+  let sessionId: string;
+  const ids: string[] = [];
+  const costs: string[] = [];
+  const { previous, current, inPrevious, inCurrent } = months();
+  const statement = async (period: string) =>
+    (await call<Statement>(app.url, 'GET', `/api/statements/${USER}/${period}`)).body;
+  const summaryTotal = async () =>
+    (await call<{ total_cost: string }>(app.url, 'GET', '/api/costs/summary', undefined, { 'x-user-id': USER })).body
+      .total_cost;
+
+  beforeAll(async () => {
+    app = await startCallmeter(mode.env());
+    const session = await call<{ id: string }>(app.url, 'POST', '/api/sessions/', {
+      room_name: 'statements-room',
+      user_id: USER,
+      agent_id: 'statements-agent',
+    });
+    sessionId = session.body.id;
+    const events = [
+      { provider: 'deepgram', event_type: 'stt_minutes', quantity: 3, timestamp: inPrevious(1) },
+      { provider: 'resemble', event_type: 'tts_characters', quantity: 900, timestamp: inPrevious(2) },
+      { provider: 'deepgram', event_type: 'stt_minutes', quantity: 5, timestamp: inCurrent },
+    ];
+    for (const event of events) {
+      const answer = await call<{ id: string; cost: string }>(app.url, 'POST', '/api/usage/events', {
+        session_id: sessionId,
+        user_id: USER,
+        ...event,
+      });
+      expect(answer.status).toBe(201);
+      ids.push(answer.body.id);
+      costs.push(answer.body.cost);
+    }
+    await eventually(async () => expect(await summaryTotal()).toBe(Exact.sum(0, ...costs).toFixed()));
+  }, 120_000);
+
+  afterAll(async () => {
+    await app?.stop();
+  });
+
+  it('answers an open month’s statement line by line, then closes it once, and only a month that has ended', async () => {
+    const open = await statement(previous);
+    expect(open).toMatchObject({ user_id: USER, period: previous, status: 'open', version: 0, closed_at: null });
+    expect(open.total_cost).toBe(Exact.sum(0, costs[0]!, costs[1]!).toFixed());
+    expect(open.lines.map((line) => [line.kind, line.provider, line.quantity, line.cost])).toEqual([
+      ['usage', 'deepgram', '3', costs[0]],
+      ['usage', 'resemble', '900', costs[1]],
+    ]);
+
+    const closed = await call<{ status: string; version: number; closed_at: string; period: string }>(
+      app.url,
+      'POST',
+      `/api/periods/${USER}/${previous}/close`,
+    );
+    expect(closed.status).toBe(200);
+    expect(closed.body).toMatchObject({ user_id: USER, period: previous, status: 'closed', version: 1 });
+    const again = await call(app.url, 'POST', `/api/periods/${USER}/${previous}/close`);
+    expect(again.status).toBe(409);
+    expect((await call(app.url, 'POST', `/api/periods/${USER}/${current}/close`)).status).toBe(409);
+    expect((await call(app.url, 'POST', `/api/periods/${USER}/2026-13/close`)).status).toBe(422);
+
+    await eventually(async () => {
+      const frozen = await statement(previous);
+      expect(frozen).toMatchObject({ status: 'closed', version: 1, closed_at: closed.body.closed_at });
+      expect(frozen.lines).toEqual(open.lines);
+    });
+  });
+
+  it('refuses usage of the closed month with a 409 naming it, alone and in a batch', async () => {
+    const late = await call<{ detail: string }>(app.url, 'POST', '/api/usage/events', {
+      session_id: sessionId,
+      user_id: USER,
+      provider: 'deepgram',
+      event_type: 'stt_minutes',
+      quantity: 1,
+      timestamp: inPrevious(3),
+    });
+    expect(late.status).toBe(409);
+    expect(late.body.detail).toContain(`period ${previous}`);
+    const batch = await call<{ status: string }[]>(app.url, 'POST', '/api/usage/events/batch', [
+      {
+        session_id: sessionId,
+        user_id: USER,
+        provider: 'deepgram',
+        event_type: 'stt_minutes',
+        quantity: 1,
+        timestamp: inPrevious(3),
+      },
+      {
+        session_id: sessionId,
+        user_id: USER,
+        provider: 'deepgram',
+        event_type: 'stt_minutes',
+        quantity: 1,
+        timestamp: inCurrent,
+      },
+    ]);
+    expect(batch.body.map((item) => item.status)).toEqual(['rejected', 'accepted']);
+    costs.push(new Exact(costs[2]!).div(5).toFixed());
+    // A tenant price may not start inside the closed month either.
+    const rate = await call(app.url, 'POST', '/api/rates', {
+      user_id: USER,
+      provider: 'deepgram',
+      event_type: 'stt_minutes',
+      price: '0.001',
+      effective_from: inPrevious(0),
+    });
+    expect(rate.status).toBe(422);
+  });
+
+  it('puts a late correction of the closed month on this month’s statement as an adjustment line; the closed one never changes', async () => {
+    const closedBefore = await statement(previous);
+    const voided = await call(
+      app.url,
+      'POST',
+      `/api/usage/events/${ids[0]}/void`,
+      { reason: 'billed twice' },
+      {
+        'x-user-id': USER,
+      },
+    );
+    expect(voided.status).toBe(201);
+    await eventually(async () => {
+      const now = await statement(current);
+      expect(now.status).toBe('open');
+      const adjustments = now.lines.filter((line) => line.kind === 'adjustment');
+      expect(adjustments.map((line) => [line.period, line.provider, line.quantity, line.cost])).toEqual([
+        [previous, 'deepgram', '-3', new Exact(costs[0]!).negated().toFixed()],
+      ]);
+      const expectedNow = Exact.sum(costs[2]!, costs[3]!, new Exact(costs[0]!).negated()).toFixed();
+      expect(now.total_cost).toBe(expectedNow);
+    });
+    expect(await statement(previous)).toEqual(closedBefore);
+    // Every row is on one statement: the months add up to the summary.
+    const [summary, before, now] = await Promise.all([summaryTotal(), statement(previous), statement(current)]);
+    expect(summary).toBe(Exact.sum(before.total_cost, now.total_cost).toFixed());
+  });
+
+  it('answers the statement as CSV on request, and by agent', async () => {
+    const csv = await fetch(`${app.url}/api/statements/${USER}/${previous}?format=csv`);
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    const rows = (await csv.text()).trim().split('\r\n');
+    expect(rows[0]).toBe('kind,period,service,provider,model,unit,quantity,unit_price,cost,agent_id');
+    expect(rows).toHaveLength(3);
+    const byAgent = await call<{ lines: { agent_id: string | null }[] }>(
+      app.url,
+      'GET',
+      `/api/statements/${USER}/${previous}?by_agent=true`,
+    );
+    expect(byAgent.body.lines.map((line) => line.agent_id)).toEqual(['statements-agent', 'statements-agent']);
+    expect((await call(app.url, 'GET', `/api/statements/${USER}/2026-1`)).status).toBe(422);
+  });
+});
