@@ -55,7 +55,7 @@ interface RouteCase {
   /** The request for tenant A's data. */
   readonly own: (fx: Fixtures, admin: Admin) => Promise<{ path: string; body?: unknown }>;
   /** What a credential with the right gets when it is not a 2xx: a route whose `own` names nothing stored. */
-  readonly allowed?: 404;
+  readonly allowed?: 404 | 409;
   /** The same request aimed at tenant B's data, and what a credential bound to A gets for it. */
   readonly other?: {
     readonly expect: 403 | 404 | 'empty';
@@ -303,6 +303,24 @@ const ROUTES: readonly RouteCase[] = [
       body: { reason: 'access check', ...(kind === 'amend' ? { quantity: 1 } : {}) },
     }),
   })),
+  {
+    method: 'POST',
+    path: '/api/periods/{user_id}/{period}/close',
+    service: 'ingest',
+    access: 'admin',
+    // A month that has not ended: a 409 after the credential's checks, so that no case closes one.
+    allowed: 409,
+    own: async () => ({ path: `/api/periods/${A}/2099-01/close` }),
+    other: { expect: 403, request: async () => ({ path: `/api/periods/${B}/2099-01/close` }) },
+  },
+  {
+    method: 'GET',
+    path: '/api/statements/{user_id}/{period}',
+    service: 'query',
+    access: 'read',
+    own: async () => ({ path: `/api/statements/${A}/2026-10` }),
+    other: { expect: 404, request: async () => ({ path: `/api/statements/${B}/2026-10` }) },
+  },
   {
     method: 'POST',
     path: '/api/rates/reprice',
@@ -635,7 +653,7 @@ describe.each(MODES)('AUTH_MODE=on: $name', ({ start }) => {
         outcomes.push(`${route.method} ${route.path} / ${credential.name}: ${seen}`);
         expected.push(`${route.method} ${route.path} / ${credential.name}: ${route.other!.expect}`);
         if (route.other!.expect === 404)
-          expect(answer.text).toMatch(/"detail":"(Session|Agent) not found"|No agent found/);
+          expect(answer.text).toMatch(/"detail":"(Session|Agent|Statement) not found"|No agent found/);
       }
     }
     expect(outcomes).toEqual(expected);

@@ -350,6 +350,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/periods/{user_id}/{period}/close': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Close a tenant’s month once it has ended: its statement never changes after */
+    post: operations['post_api_periods_user_id_period_close'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/admin/keys': {
     parameters: {
       query?: never;
@@ -530,6 +547,23 @@ export interface paths {
     };
     /** The priced usage events of a range, as Parquet, CSV or JSON lines (one row per event) */
     get: operations['get_api_export_usage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/statements/{user_id}/{period}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A tenant’s statement of a month: its usage lines, and adjustments of earlier closed months */
+    get: operations['get_api_statements_user_id_period'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1009,6 +1043,17 @@ export interface components {
       /** @description default: until DELETE */
       effective_to?: string | number;
     };
+    /** BillingPeriod */
+    BillingPeriod: {
+      user_id: string;
+      /** @description YYYY-MM, a calendar month in UTC */
+      period: string;
+      /** @enum {string} */
+      status: 'closed';
+      /** Format: date-time */
+      closed_at: string;
+      version: number;
+    };
     /** ApiKeyCreated */
     ApiKeyCreated: {
       /** Format: uuid */
@@ -1423,6 +1468,43 @@ export interface components {
       reverses: string | null;
       correction_reason: string | null;
     };
+    /** StatementLine */
+    StatementLine: {
+      /**
+       * @description adjustment: a row of a closed month stored after its close
+       * @enum {string}
+       */
+      kind: 'usage' | 'adjustment';
+      service: string;
+      provider: string;
+      model: string | null;
+      unit: string;
+      /** @description exact decimal, in the unit */
+      quantity: string;
+      /** @description per unit, as the rows were priced */
+      unit_price: string;
+      /** @description exact decimal */
+      cost: string;
+      /** @description with by_agent only */
+      agent_id?: string | null;
+      /** @description the month the usage occurred in (an adjustment’s is earlier) */
+      period: string;
+    };
+    /** Statement */
+    Statement: {
+      user_id: string;
+      period: string;
+      /** @enum {string} */
+      status: 'open' | 'closed';
+      /** @description 0 while the month was never closed */
+      version: number;
+      closed_at: string | null;
+      /** @description ISO 4217, the rate card’s (USD) */
+      currency: string;
+      /** @description exact decimal */
+      total_cost: string;
+      lines: components['schemas']['StatementLine'][];
+    };
     /** CostComponent */
     CostComponent: {
       /** @enum {string} */
@@ -1515,7 +1597,7 @@ export interface components {
       /** Format: uuid */
       id: string;
       /** @enum {unknown} */
-      action: 'key_created' | 'key_revoked' | 'rate_created' | 'rate_ended';
+      action: 'key_created' | 'key_revoked' | 'rate_created' | 'rate_ended' | 'period_closed';
       subject_id: string;
       actor_key_id: string;
       user_id: string | null;
@@ -3182,7 +3264,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorDetail'];
         };
       };
-      /** @description The usage occurred (its timestamp, else its receipt) more than the grace (default 1 hour) after its session ended: it is not that call’s */
+      /** @description The usage occurred (its timestamp, else its receipt) more than the grace (default 1 hour) after its session ended (it is not that call’s), or in a closed month */
       409: {
         headers: {
           [name: string]: unknown;
@@ -3868,6 +3950,61 @@ export interface operations {
            *       "detail": "Database unavailable, try again"
            *     }
            */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  post_api_periods_user_id_period_close: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        user_id: string;
+        period: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BillingPeriod'];
+        };
+      };
+      /** @description The month has not ended yet, or was closed already */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Period 2026-10 of user tenant-1 was closed at 2026-11-02T09:00:00.000Z"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
           'application/json': components['schemas']['ErrorDetail'];
         };
       };
@@ -4749,6 +4886,70 @@ export interface operations {
           'application/vnd.apache.parquet': string;
           'text/csv': string;
           'application/x-ndjson': string;
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description A store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Database unavailable, try again"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  get_api_statements_user_id_period: {
+    parameters: {
+      query?: {
+        by_agent?: boolean;
+        format?: 'json' | 'csv';
+      };
+      header?: never;
+      path: {
+        user_id: string;
+        period: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Statement'];
+          'text/csv': string;
+        };
+      };
+      /** @description Another tenant’s statement, for a credential bound to a tenant */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Statement not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
         };
       };
       /** @description Validation Error */

@@ -55,7 +55,7 @@ export function usageRoutes(usage: UsageService): Route[] {
       responses: {
         404: errorDoc('Unknown session', 'Session not found'),
         409: errorDoc(
-          'The usage occurred (its timestamp, else its receipt) more than the grace (default 1 hour) after its session ended: it is not that call’s',
+          'The usage occurred (its timestamp, else its receipt) more than the grace (default 1 hour) after its session ended (it is not that call’s), or in a closed month',
           'Session ended at 2026-11-24T10:00:00.000Z; usage at 2026-11-24T11:00:00.001Z is more than 3600 seconds after its end: it takes no more usage',
         ),
         503: { description: 'Not stored: retry' },
