@@ -3,6 +3,7 @@ import type { FromPySchema } from '../dialect/schema-types.ts';
 import type { ResponseSchema } from './response-parts.ts';
 import { arrayOf, closedObject, count, dateTime, decimalText, money, nullable, oneOf, text } from './response-parts.ts';
 import { currency } from './cost-responses.ts';
+import { asOf } from './query-params.ts';
 
 /** A billing period: a calendar month in UTC, `YYYY-MM`. */
 export const PERIOD_PATTERN = '^\\d{4}-(0[1-9]|1[0-2])$';
@@ -27,6 +28,7 @@ export const statementQuery = {
   properties: {
     by_agent: { 'x-py': 'bool', default: false, description: 'a line per agent too' },
     format: { 'x-py': 'literal', enum: ['json', 'csv'], description: 'csv: the lines as CSV' },
+    as_of: asOf,
   },
 } as const satisfies ModelSchema;
 

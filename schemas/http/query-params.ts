@@ -19,6 +19,12 @@ const exportFormat = {
   description: 'csv answers text/csv (so does Accept: text/csv)',
 } as const;
 
+/** The numbers as they stood at an instant: rows stored later (usage, corrections, repricing) left out (docs/cost-queries.md#as-of). */
+export const asOf = {
+  'x-py': 'datetime',
+  description: 'the numbers as they stood then: what was stored later is left out; not in the future',
+} as const;
+
 /**
  * GET /api/costs/timeline — `period` is a `str` with a pattern in the old service, so a bad
  * value (also `period=`) is string_pattern_mismatch, not an enum error.
@@ -31,6 +37,7 @@ export const costTimelineQuery = {
     end_date: endDate,
     tz: timeZone,
     format: exportFormat,
+    as_of: asOf,
   },
 } as const satisfies ModelSchema;
 
@@ -45,6 +52,7 @@ export const costByAgentQuery = {
     tz: timeZone,
     limit: { 'x-py': 'int', minimum: 1, maximum: 1000, default: 50 },
     format: exportFormat,
+    as_of: asOf,
   },
 } as const satisfies ModelSchema;
 
@@ -55,6 +63,7 @@ export const costSummaryQuery = {
   type: 'object',
   properties: {
     tz: timeZone,
+    as_of: asOf,
   },
 } as const satisfies ModelSchema;
 
@@ -100,3 +109,9 @@ export const usageExportQuery = {
 } as const satisfies ModelSchema;
 
 export type UsageExportQuery = FromPySchema<typeof usageExportQuery>;
+
+/** GET /api/sessions/{session_id}/cost-breakdown */
+export const costBreakdownQuery = {
+  type: 'object',
+  properties: { as_of: asOf },
+} as const satisfies ModelSchema;

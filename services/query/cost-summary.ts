@@ -17,19 +17,21 @@ export async function costSummary(
   timeZone: string,
   nowMs: number,
   answers: Answers = READ_AFRESH,
+  { live = true }: { readonly live?: boolean } = {},
 ) {
   const monthStart = startOfLocalDay(startOfMonth(localDate(nowMs, timeZone)), timeZone);
   const totals = await answers.answer(userId, JSON.stringify(['summary', monthStart]), () =>
-    summaryTotals(ch, userId, monthStart),
+    summaryTotals(ch, userId, monthStart, live),
   );
   return { ...totals, as_of: new Date(nowMs).toISOString() };
 }
 
-async function summaryTotals(ch: ClickHouse, userId: string, monthStart: number) {
+/** `withLive` false (an as-of answer): live_cost is 0, since which calls were live then is not kept. */
+async function summaryTotals(ch: ClickHouse, userId: string, monthStart: number, withLive: boolean) {
   const [lines, sessions, live, parts] = await Promise.all([
     summaryLines(ch, userId, monthStart),
     sessionsWithUsage(ch, userId),
-    liveCost(ch, userId),
+    withLive ? liveCost(ch, userId) : ZERO,
     partsByService(ch, userId),
   ]);
   const tally = new CostTally();

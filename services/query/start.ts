@@ -21,6 +21,7 @@ import type { Registry } from 'prom-client';
 import { unpricedRoutes } from './routes/unpriced-routes.ts';
 import { exportRoutes } from './routes/export-routes.ts';
 import { statementRoutes } from './routes/statement-routes.ts';
+import { loadAsOfSources } from './as-of.ts';
 import { scheduleExports } from './scheduled-export.ts';
 
 export interface QueryDeps {
@@ -57,12 +58,14 @@ export async function startQuery({
     const exports = scheduleExports(infra.clickhouseReads, config.usageExport, log);
     shutdown.add('usage-export', () => exports.stop());
   }
+  // The views' own SELECTs, which an as-of read runs over the rows stored by then.
+  const asOfSources = await loadAsOfSources(infra.clickhouseReads);
   const routes = [
-    ...costRoutes({ ch: reads, liveUsage, answers }),
+    ...costRoutes({ ch: reads, asOfSources, liveUsage, answers }),
     ...liveRoutes({ ch: reads, liveUsage, streams }),
     ...unpricedRoutes(reads),
     ...exportRoutes(reads),
-    ...statementRoutes(reads),
+    ...statementRoutes(reads, asOfSources),
     ...rateReadRoutes({ card: () => tenantRates.current(), catalogs: loadCatalogs() }),
     ...auditRoutes(reads),
   ];

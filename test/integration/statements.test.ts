@@ -50,6 +50,8 @@ describe.each(MODES)('closed periods and statements on $name', (mode) => {
   let sessionId: string;
   const ids: string[] = [];
   const costs: string[] = [];
+  /** Instants just before the close and the void, for the as-of reads. */
+  const instants = { beforeClose: '', beforeVoid: '' };
   const { previous, current, inPrevious, inCurrent } = months();
   const statement = async (period: string) =>
     (await call<Statement>(app.url, 'GET', `/api/statements/${USER}/${period}`)).body;
@@ -96,6 +98,7 @@ describe.each(MODES)('closed periods and statements on $name', (mode) => {
       ['usage', 'resemble', '900', costs[1]],
     ]);
 
+    instants.beforeClose = new Date().toISOString();
     const closed = await call<{ status: string; version: number; closed_at: string; period: string }>(
       app.url,
       'POST',
@@ -159,6 +162,7 @@ describe.each(MODES)('closed periods and statements on $name', (mode) => {
 
   it('puts a late correction of the closed month on this month’s statement as an adjustment line; the closed one never changes', async () => {
     const closedBefore = await statement(previous);
+    instants.beforeVoid = new Date().toISOString();
     const voided = await call(
       app.url,
       'POST',
@@ -198,5 +202,46 @@ describe.each(MODES)('closed periods and statements on $name', (mode) => {
     );
     expect(byAgent.body.lines.map((line) => line.agent_id)).toEqual(['statements-agent', 'statements-agent']);
     expect((await call(app.url, 'GET', `/api/statements/${USER}/2026-1`)).status).toBe(422);
+  });
+
+  it('answers every view as it stood at an instant: as_of leaves out what was stored later', async () => {
+    const asOf = (path: string, instant: string) =>
+      `${path}${path.includes('?') ? '&' : '?'}as_of=${encodeURIComponent(instant)}`;
+    const get = async <T>(path: string) => (await call<T>(app.url, 'GET', path, undefined, { 'x-user-id': USER })).body;
+    const beforeVoid = Exact.sum(costs[0]!, costs[1]!, costs[2]!, costs[3]!).toFixed();
+    const summary = await get<{ total_cost: string; event_count: number; as_of: string }>(
+      asOf('/api/costs/summary', instants.beforeVoid),
+    );
+    expect(summary).toMatchObject({ total_cost: beforeVoid, event_count: 4, as_of: instants.beforeVoid });
+    expect((await get<{ total_cost: string }>('/api/costs/summary')).total_cost).not.toBe(beforeVoid);
+    const timeline = await get<{ total_cost: string }[]>(
+      asOf('/api/costs/timeline?period=monthly', instants.beforeVoid),
+    );
+    expect(Exact.sum(0, ...timeline.map((point) => point.total_cost)).toFixed()).toBe(beforeVoid);
+    const agents = await get<{ total_cost: string }[]>(asOf('/api/costs/by-agent', instants.beforeVoid));
+    expect(Exact.sum(0, ...agents.map((agent) => agent.total_cost)).toFixed()).toBe(beforeVoid);
+    const breakdown = await get<{ total_cost: string; events: unknown[] }>(
+      asOf(`/api/sessions/${sessionId}/cost-breakdown`, instants.beforeVoid),
+    );
+    expect([breakdown.total_cost, breakdown.events.length]).toEqual([beforeVoid, 4]);
+    // This month's statement had no adjustment then, and last month was open before its close.
+    const now = await get<Statement>(asOf(`/api/statements/${USER}/${current}`, instants.beforeVoid));
+    expect(now.lines.map((line) => line.kind)).toEqual(['usage']);
+    const open = await get<Statement>(asOf(`/api/statements/${USER}/${previous}`, instants.beforeClose));
+    expect([open.status, open.version, open.total_cost]).toEqual([
+      'open',
+      0,
+      Exact.sum(costs[0]!, costs[1]!).toFixed(),
+    ]);
+    const future = await call(
+      app.url,
+      'GET',
+      asOf('/api/costs/summary', new Date(Date.now() + 60_000).toISOString()),
+      undefined,
+      {
+        'x-user-id': USER,
+      },
+    );
+    expect(future.status).toBe(422);
   });
 });

@@ -4,7 +4,14 @@ import {
   costTimelineResponse,
 } from '../../../schemas/http/cost-responses.ts';
 import { costBreakdownResponse, sessionCostCardResponse } from '../../../schemas/http/session-cost-responses.ts';
-import { costByAgentQuery, costSummaryQuery, costTimelineQuery } from '../../../schemas/http/query-params.ts';
+import {
+  costBreakdownQuery,
+  costByAgentQuery,
+  costSummaryQuery,
+  costTimelineQuery,
+} from '../../../schemas/http/query-params.ts';
+import type { AsOfSources } from '../as-of.ts';
+import { readPointOf } from './as-of-param.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { errorDoc, type Route } from '../../shared/http/define-route.ts';
 import { routeGroup } from '../../shared/http/route-group.ts';
@@ -21,6 +28,8 @@ import { dateRangeOf } from './date-bounds.ts';
 import { timeZoneOf } from './time-zone.ts';
 
 const CURRENCY = 'USD';
+/** An as-of breakdown's live entries: none, since they are of now. */
+const NO_LIVE_USAGE: LiveUsageStore = { record: async () => undefined, read: async () => [] };
 /** The caller's costs: x-user-id required (401 after validation). */
 const callerCosts = routeGroup({ tags: ['costs'], access: 'read', requireUserId: true, readsCallerTenant: true });
 /** One call's costs, with or without x-user-id (with it, only that tenant's call is read). */
@@ -33,19 +42,35 @@ const sessionCosts = routeGroup({
 
 export interface CostRoutesDeps {
   readonly ch: ClickHouse;
+  /** The views' SELECTs, for reads with `as_of` (as-of.ts). */
+  readonly asOfSources: AsOfSources;
   readonly liveUsage: LiveUsageStore;
   /** Where summary, timeline and by-agent answers are kept between stored batches; absent: read afresh. */
   readonly answers?: Answers;
   readonly now?: () => number;
 }
 
-export function costRoutes({ ch, liveUsage, answers = READ_AFRESH, now = Date.now }: CostRoutesDeps): Route[] {
+export function costRoutes({
+  ch,
+  asOfSources,
+  liveUsage,
+  answers = READ_AFRESH,
+  now = Date.now,
+}: CostRoutesDeps): Route[] {
+  /** The handle and "now" of a read, and the answers it may reuse: an as-of read is never cached. */
+  const pointOf = (asOf: Date | undefined) => {
+    const point = readPointOf(ch, asOfSources, asOf, now());
+    return { ...point, answers: point.asOf ? READ_AFRESH : answers };
+  };
   return [
     callerCosts.get('/api/costs/summary', {
       summary: 'The caller’s total cost, this month’s, and breakdowns by provider and service',
       request: { query: costSummaryQuery },
       response: costSummaryResponse,
-      handle: async ({ query, userId }) => costSummary(ch, userId!, timeZoneOf(query.tz), now(), answers),
+      handle: async ({ query, userId }) => {
+        const point = pointOf(query.as_of);
+        return costSummary(point.ch, userId!, timeZoneOf(query.tz), point.nowMs, point.answers, { live: !point.asOf });
+      },
     }),
     callerCosts.get('/api/costs/timeline', {
       summary: 'The caller’s cost per day, week (from Monday) or month of a zone, every bucket of the range',
@@ -53,14 +78,15 @@ export function costRoutes({ ch, liveUsage, answers = READ_AFRESH, now = Date.no
       response: costTimelineResponse,
       handle: async ({ query, userId }, ctx) => {
         const timeZone = timeZoneOf(query.tz);
+        const point = pointOf(query.as_of);
         const points = await costTimeline(
-          ch,
+          point.ch,
           userId!,
           dateRangeOf(query, timeZone),
           query.period as Period,
           timeZone,
-          now(),
-          answers,
+          point.nowMs,
+          point.answers,
         );
         return wantsCsv(query.format, ctx.get('accept')) ? timelineCsv(points, CURRENCY) : points;
       },
@@ -71,14 +97,20 @@ export function costRoutes({ ch, liveUsage, answers = READ_AFRESH, now = Date.no
       response: costByAgentResponse,
       handle: async ({ query, userId }, ctx) => {
         const range = dateRangeOf(query, timeZoneOf(query.tz));
-        const agents = await costByAgent(ch, userId!, range, query.limit, answers);
+        const point = pointOf(query.as_of);
+        const agents = await costByAgent(point.ch, userId!, range, query.limit, point.answers);
         return wantsCsv(query.format, ctx.get('accept')) ? agentsCsv(agents, CURRENCY) : agents;
       },
     }),
     sessionCosts.get('/api/sessions/{session_id}/cost-breakdown', {
       summary: 'What one call cost: its events, per type and per provider and service',
+      request: { query: costBreakdownQuery },
       response: costBreakdownResponse,
-      handle: async ({ path, userId }) => costBreakdown(ch, liveUsage, path.session_id, userId),
+      handle: async ({ path, query, userId }) => {
+        const point = pointOf(query.as_of);
+        // As of an instant, usage not stored by then is left out, as the live entries are.
+        return costBreakdown(point.ch, point.asOf ? NO_LIVE_USAGE : liveUsage, path.session_id, userId);
+      },
     }),
     sessionCosts.get('/api/sessions/{session_id}/costs', {
       summary: 'The call page’s cost card: rows of provider, service, units and cost, and the total, as JSON numbers',

@@ -15,6 +15,8 @@ export interface ClickHouse {
   readonly cluster: string | null;
   /** The embedded engine's statements waiting for one of the handle's connections; absent over HTTP. */
   readonly queue?: ReadQueue;
+  /** Subqueries read in place of tables (by TABLES key): an as-of read's (services/query/as-of.ts). */
+  readonly overrides?: ReadonlyMap<string, string>;
 }
 
 // Money is read as quoted decimals so that it never passes through a JS number.

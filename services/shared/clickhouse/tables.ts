@@ -36,8 +36,13 @@ export type TableKey = keyof typeof TABLES;
 /** The entries of TABLES that are views: on a cluster they are read as they are, not through `_all`. */
 const VIEWS: ReadonlySet<TableKey> = new Set(['sessionsCurrent']);
 
-/** The table a statement names: on a cluster (CLICKHOUSE_CLUSTER) its Distributed table (cluster-ddl.ts). */
-export function tableName(ch: Pick<ClickHouse, 'database' | 'cluster'>, table: TableKey): string {
+/**
+ * The table a statement names: on a cluster (CLICKHOUSE_CLUSTER) its Distributed table (cluster-ddl.ts);
+ * a handle with `overrides` (an as-of read, services/query/as-of.ts) names a subquery in its place.
+ */
+export function tableName(ch: Pick<ClickHouse, 'database' | 'cluster' | 'overrides'>, table: TableKey): string {
+  const override = ch.overrides?.get(table);
+  if (override !== undefined) return override;
   const distributed = ch.cluster !== null && ch.cluster !== undefined && !VIEWS.has(table);
   return `${ch.database}.${TABLES[table]}${distributed ? DISTRIBUTED_SUFFIX : ''}`;
 }
