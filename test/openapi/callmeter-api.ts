@@ -4205,6 +4205,7 @@ export interface operations {
     parameters: {
       query?: {
         tz?: string;
+        as_of?: string | number;
       };
       header: {
         /** @description The caller’s user id: its costs and sessions are the ones returned */
@@ -4304,6 +4305,7 @@ export interface operations {
         end_date?: string;
         tz?: string;
         format?: 'json' | 'csv';
+        as_of?: string | number;
       };
       header: {
         /** @description The caller’s user id: its costs and sessions are the ones returned */
@@ -4392,6 +4394,7 @@ export interface operations {
         tz?: string;
         limit?: number;
         format?: 'json' | 'csv';
+        as_of?: string | number;
       };
       header: {
         /** @description The caller’s user id: its costs and sessions are the ones returned */
@@ -4473,7 +4476,9 @@ export interface operations {
   };
   get_api_sessions_session_id_cost_breakdown: {
     parameters: {
-      query?: never;
+      query?: {
+        as_of?: string | number;
+      };
       header?: never;
       path: {
         session_id: string;
@@ -4918,6 +4923,7 @@ export interface operations {
       query?: {
         by_agent?: boolean;
         format?: 'json' | 'csv';
+        as_of?: string | number;
       };
       header?: never;
       path: {
