@@ -116,6 +116,15 @@ describe('exports a warehouse reads: Parquet, CSV and JSON lines of the priced e
     expect(totals!.events).toBe('10');
     expect(totals!.tenants).toBe('1');
     expect(new Exact(totals!.cost!).eq(new Exact(summaries.get('export-a')!.total_cost))).toBe(true);
+    // Each month's rows sum to that month's statement, to the last decimal.
+    const months = await duck(
+      db,
+      `SELECT strftime(occurred_at, '%Y-%m') AS month, sum(cost) AS cost FROM read_parquet('${file}') GROUP BY month`,
+    );
+    for (const { month, cost } of months) {
+      const statement = await call<{ total_cost: string }>(app.url, 'GET', `/api/statements/export-a/${month}`);
+      expect([month, new Exact(cost!).toFixed()]).toEqual([month, new Exact(statement.body.total_cost).toFixed()]);
+    }
     const types = Object.fromEntries(
       (await duck(db, `DESCRIBE SELECT * FROM read_parquet('${file}')`)).map((row) => [
         row.column_name,
