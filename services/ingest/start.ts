@@ -35,6 +35,7 @@ import { createRepricing } from './rates/reprice.ts';
 import { ClosedPeriods } from './periods/closed-periods.ts';
 import { createPeriodService } from './periods/period-service.ts';
 import { periodRoutes } from './periods/period-routes.ts';
+import { scheduleAutoClose } from './periods/auto-close.ts';
 import { createSessionService } from './sessions/session-service.ts';
 import { MemorySessionStore } from './sessions/memory-session-store.ts';
 import { RedisSessionStore } from './sessions/redis-session-store.ts';
@@ -125,6 +126,16 @@ export async function startIngest({
   });
   // One correction of an event at a time, whether a void, an amend or a repricing makes it.
   const guard = redis === null ? new MemoryCorrectionGuard() : new RedisCorrectionGuard(redis.client, redis.prefix);
+  const periods = createPeriodService({ closed: closedPeriods, sink, guard });
+  if (config.periodAutoCloseDays !== null) {
+    const stopAutoClose = scheduleAutoClose({
+      days: config.periodAutoCloseDays,
+      reads: infra.clickhouseIngestReads,
+      periods,
+      log: ingestLog,
+    });
+    shutdown.add('period-auto-close', async () => stopAutoClose());
+  }
   const transcripts = createTranscriptService({
     sessions: sessionService,
     history: new TranscriptHistory(infra.clickhouseReads),
@@ -148,7 +159,7 @@ export async function startIngest({
     ),
     ...correctionRoutes(createUsageCorrections({ reads: infra.clickhouseIngestReads, sink, guard }), ingestLog),
     ...rateRoutes(rateService, createRepricing({ reads: infra.clickhouseIngestReads, sink, guard, ...pricing })),
-    ...periodRoutes(createPeriodService({ closed: closedPeriods, sink, guard })),
+    ...periodRoutes(periods),
     ...keyRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),
   ];
 }

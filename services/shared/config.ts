@@ -79,6 +79,11 @@ export interface Config {
    * written; null: EXPORT_DIR unset, no files written.
    */
   readonly usageExport: { readonly dir: string; readonly intervalMs: number; readonly lookbackDays: number } | null;
+  /**
+   * PERIOD_AUTO_CLOSE_DAYS: ingest closes every tenant's month with usage this many days after it ended
+   * (docs/statements.md); null: unset, months are closed by hand only.
+   */
+  readonly periodAutoCloseDays: number | null;
   /** What one tenant may hold, so that none costs the others: past a cap, a 4xx naming it. */
   readonly agentCaps: {
     /** AGENTS_PER_TENANT: active agents (a deleted one no longer counts). */
@@ -244,6 +249,8 @@ export function loadConfig(env: Env): Config {
           intervalMs: read.integer('EXPORT_INTERVAL_SECONDS', 3_600, 10, 86_400) * 1000,
           lookbackDays: read.integer('EXPORT_LOOKBACK_DAYS', 3, 1, 366),
         };
+  const autoClose = read.string('PERIOD_AUTO_CLOSE_DAYS', '');
+  const periodAutoCloseDays = autoClose === '' ? null : read.integer('PERIOD_AUTO_CLOSE_DAYS', 5, 0, 365);
   // The list of a tenant's agents shows at most 1,000: a cap above it would hide agents from their owner.
   const agentCaps = {
     agentsPerTenant: read.integer('AGENTS_PER_TENANT', 1_000, 1, 1_000),
@@ -283,6 +290,7 @@ export function loadConfig(env: Env): Config {
     usageClaimTtlSeconds,
     queryCache,
     usageExport,
+    periodAutoCloseDays,
     liveStreams,
     agentCaps,
     auth,
