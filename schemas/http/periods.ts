@@ -13,9 +13,10 @@ export const periodSchema = closedObject(
   {
     user_id: text,
     period: { ...text, description: 'YYYY-MM, a calendar month in UTC' },
-    status: oneOf(['closed']),
-    closed_at: dateTime,
-    version: count,
+    status: oneOf(['open', 'closed']),
+    version: { ...count, description: 'the month’s closes, counted from 1' },
+    closed_at: { ...dateTime, description: 'when this version closed the month' },
+    reopened_at: { ...nullable(dateTime), description: 'when it was reopened; null while closed' },
   },
   { title: 'BillingPeriod' },
 );
@@ -28,6 +29,12 @@ export const statementQuery = {
   properties: {
     by_agent: { 'x-py': 'bool', default: false, description: 'a line per agent too' },
     format: { 'x-py': 'literal', enum: ['json', 'csv'], description: 'csv: the lines as CSV' },
+    version: {
+      'x-py': 'int',
+      minimum: 1,
+      maximum: 1_000_000,
+      description: 'a closed version: the statement as that close made it (default: as it stands now)',
+    },
     as_of: asOf,
   },
 } as const satisfies ModelSchema;

@@ -1,7 +1,7 @@
 import type { WireOf } from '../../schemas/http/response-parts.ts';
 import type { statementSchema } from '../../schemas/http/periods.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
-import { readClosedPeriods } from '../shared/clickhouse/tables/billing-periods.ts';
+import { latestVersions, readPeriodVersions } from '../shared/clickhouse/tables/billing-periods.ts';
 import { tableName } from '../shared/clickhouse/tables.ts';
 import { Exact } from '../shared/exact-decimal.ts';
 import type { TextBody } from '../shared/http/text-body.ts';
@@ -26,12 +26,12 @@ interface LineRow {
 
 /**
  * A tenant's statement of one month (docs/statements.md), from usage_events: the usage lines are the
- * month's rows stored by its close (all of them while it is open); the adjustment lines are rows stored
- * during the month that belong to an earlier month closed before they were stored (late corrections,
- * and usage that slipped past the close). Every row is on exactly one month's statement, so the
- * statements of all months add up to the summary, and a closed month's lines never change. Lines are
- * per service, provider, model, unit and unit price (per agent too with `byAgent`); lines that net to
- * nothing (an event and its void) are left out.
+ * month's rows stored while it was open (before its first close, and between a reopen and the next
+ * close); the adjustment lines are rows stored during the month that belong to an earlier month and
+ * were stored while a close of it held (late corrections, and usage that slipped past a close). Every
+ * row is on exactly one month's statement, so the statements of all months add up to the summary, and
+ * what a close froze never changes. Lines are per service, provider, model, unit and unit price (per
+ * agent too with `byAgent`); lines that net to nothing (an event and its void) are left out.
  */
 export async function statementOf(
   ch: ClickHouse,
@@ -39,8 +39,8 @@ export async function statementOf(
   period: string,
   byAgent: boolean,
 ): Promise<Statement> {
-  const closed = await readClosedPeriods(ch, userId);
-  const own = closed.find((entry) => entry.period === period) ?? null;
+  const versions = await readPeriodVersions(ch, userId);
+  const [latest] = latestVersions(versions.filter((version) => version.period === period));
   const { start, end } = monthBounds(period);
   const agent = byAgent ? 'agent_id' : "''";
   const columns = `service, provider, nullIf(model, '') AS model, unit, toString(unit_cost) AS unit_price, ${agent} AS agent`;
@@ -48,13 +48,17 @@ export async function statementOf(
     'toString(sum(toDecimal256(quantity, 18))) AS quantity_sum, toString(sum(toDecimal256(cost, 18))) AS cost_sum';
   const groups = `line_period, service, provider, model, unit, unit_cost, agent`;
   const month = "formatDateTime(occurred_at, '%Y-%m', 'UTC')";
+  // While a close holds: from its closed_at until its reopen (or for ever).
+  const whileClosed = (of: string) =>
+    `arrayExists((p, a, b) -> p = ${of} AND toUnixTimestamp64Milli(stored_at) >= a AND toUnixTimestamp64Milli(stored_at) < b,
+      {closed_periods:Array(String)}, {closed_from:Array(Int64)}, {closed_until:Array(Int64)})`;
   const result = await ch.client.query({
     query: `SELECT 'usage' AS kind, ${month} AS line_period, ${columns}, ${sums}
         FROM ${tableName(ch, 'usageEvents')}
         WHERE user_id = {user:String}
           AND occurred_at >= fromUnixTimestamp64Milli(toInt64({start:Int64}), 'UTC')
           AND occurred_at < fromUnixTimestamp64Milli(toInt64({end:Int64}), 'UTC')
-          ${own === null ? '' : "AND stored_at <= fromUnixTimestamp64Milli(toInt64({closed:Int64}), 'UTC')"}
+          AND NOT ${whileClosed('{period:String}')}
         GROUP BY ${groups}
       UNION ALL
       SELECT 'adjustment' AS kind, ${month} AS line_period, ${columns}, ${sums}
@@ -63,16 +67,16 @@ export async function statementOf(
           AND stored_at >= fromUnixTimestamp64Milli(toInt64({start:Int64}), 'UTC')
           AND stored_at < fromUnixTimestamp64Milli(toInt64({end:Int64}), 'UTC')
           AND occurred_at < fromUnixTimestamp64Milli(toInt64({start:Int64}), 'UTC')
-          AND has({closed_periods:Array(String)}, ${month})
-          AND stored_at > fromUnixTimestamp64Milli(toInt64({closed_ms:Array(Int64)}[indexOf({closed_periods:Array(String)}, ${month})]), 'UTC')
+          AND ${whileClosed(month)}
         GROUP BY ${groups}`,
     query_params: {
       user: userId,
+      period,
       start,
       end,
-      ...(own === null ? {} : { closed: own.closed_ms }),
-      closed_periods: closed.map((entry) => entry.period),
-      closed_ms: closed.map((entry) => entry.closed_ms),
+      closed_periods: versions.map((version) => version.period),
+      closed_from: versions.map((version) => version.closed_ms),
+      closed_until: versions.map((version) => version.reopened_ms ?? Number.MAX_SAFE_INTEGER),
     },
     format: 'JSONEachRow',
   });
@@ -92,12 +96,13 @@ export async function statementOf(
     cost: new Exact(row.cost_sum).toFixed(),
     ...(byAgent ? { agent_id: row.agent === '' ? null : row.agent } : {}),
   }));
+  const closed = latest !== undefined && latest.reopened_ms === null;
   return {
     user_id: userId,
     period,
-    status: own === null ? 'open' : 'closed',
-    version: own?.version ?? 0,
-    closed_at: own === null ? null : new Date(own.closed_ms).toISOString(),
+    status: closed ? 'closed' : 'open',
+    version: latest?.version ?? 0,
+    closed_at: closed ? new Date(latest.closed_ms).toISOString() : null,
     currency: 'USD',
     total_cost: Exact.sum(0, ...lines.map((line) => line.cost)).toFixed(),
     lines,

@@ -244,4 +244,44 @@ describe.each(MODES)('closed periods and statements on $name', (mode) => {
     );
     expect(future.status).toBe(422);
   });
+
+  it('reopens a closed month and closes it again as a new version; every version stays readable as it was closed', async () => {
+    const first = await statement(previous);
+    const reopened = await call<{ status: string; version: number; reopened_at: string | null }>(
+      app.url,
+      'POST',
+      `/api/periods/${USER}/${previous}/reopen`,
+    );
+    expect(reopened.status).toBe(200);
+    expect(reopened.body).toMatchObject({ status: 'open', version: 1 });
+    expect(reopened.body.reopened_at).not.toBeNull();
+    expect((await call(app.url, 'POST', `/api/periods/${USER}/${previous}/reopen`)).status).toBe(409);
+
+    const late = await call<{ cost: string }>(app.url, 'POST', '/api/usage/events', {
+      session_id: sessionId,
+      user_id: USER,
+      provider: 'resemble',
+      event_type: 'tts_characters',
+      quantity: 100,
+      timestamp: inPrevious(4),
+    });
+    expect(late.status).toBe(201);
+    const withLate = Exact.sum(first.total_cost, late.body.cost).toFixed();
+    await eventually(async () => {
+      const open = await statement(previous);
+      expect([open.status, open.version, open.closed_at, open.total_cost]).toEqual(['open', 1, null, withLate]);
+    });
+    const closedAgain = await call<{ version: number }>(app.url, 'POST', `/api/periods/${USER}/${previous}/close`);
+    expect(closedAgain.body.version).toBe(2);
+    await eventually(async () => expect((await statement(previous)).status).toBe('closed'));
+    const versions = async (version: number) =>
+      (await call<Statement>(app.url, 'GET', `/api/statements/${USER}/${previous}?version=${version}`)).body;
+    expect(await versions(1)).toEqual(first);
+    expect(await versions(2)).toMatchObject({ status: 'closed', version: 2, total_cost: withLate });
+    expect((await call(app.url, 'GET', `/api/statements/${USER}/${previous}?version=3`)).status).toBe(404);
+    // The void stored while version 1 held stays this month's adjustment; every row is still on one statement.
+    const [summary, before, now] = await Promise.all([summaryTotal(), statement(previous), statement(current)]);
+    expect(now.lines.filter((line) => line.kind === 'adjustment')).toHaveLength(1);
+    expect(summary).toBe(Exact.sum(before.total_cost, now.total_cost).toFixed());
+  });
 });

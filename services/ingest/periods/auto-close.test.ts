@@ -13,7 +13,7 @@ function reads(usage: { user_id: string; period: string }[], closed: { user_id: 
       const due = query_params.due as string[] | undefined;
       const rows = query.includes('usage_totals_daily')
         ? usage.filter((row) => due!.includes(row.period))
-        : closed.map((row) => ({ ...row, closed_ms: '0', top_version: 1 }));
+        : closed.map((row) => ({ ...row, version: 1, closed_ms: '0', reopened_ms: null }));
       return { json: async () => rows };
     },
   };
@@ -38,7 +38,7 @@ describe('closing months automatically', () => {
       close: async (user: string, period: string) => {
         closes.push(`${user} ${period}`);
         if (user === 'b') throw AppError.of('CONFLICT', 'closed meanwhile by another process');
-        return { user_id: user, period, status: 'closed' as const, closed_at: '', version: 1 };
+        return { user_id: user, period, status: 'closed' as const, closed_at: '', version: 1, reopened_at: null };
       },
     };
     expect(await autoClosePass({ days: 5, reads: ch, periods, log, now })).toBe(1);

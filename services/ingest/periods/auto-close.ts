@@ -1,5 +1,5 @@
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
-import { readClosedPeriods } from '../../shared/clickhouse/tables/billing-periods.ts';
+import { readPeriodVersions } from '../../shared/clickhouse/tables/billing-periods.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import { AppError } from '../../shared/errors.ts';
 import type { Caller } from '../../shared/auth/access.ts';
@@ -28,7 +28,7 @@ export interface AutoCloseDeps {
 
 /**
  * PERIOD_AUTO_CLOSE_DAYS: the months of the last year that ended at least `days` ago are closed for
- * every tenant with usage in them that has not closed them, one pass now and one every hour. Each
+ * every tenant with usage in them that never closed them, one pass now and one every hour. Each
  * close is the admin route's (a record and an audit entry, actor `period-auto-close`); a month that
  * another ingest process closed meanwhile is its 409, passed over.
  */
@@ -48,8 +48,9 @@ export async function autoClosePass({ days, reads, periods, log, now = Date.now 
     query_params: { first, due },
     format: 'JSONEachRow',
   });
+  // A month closed once is left to the admins: a reopened one stays open until one of them closes it.
   const closed = new Set(
-    (await readClosedPeriods(reads, null)).map((entry) => `${entry.user_id}\u0000${entry.period}`),
+    (await readPeriodVersions(reads, null)).map((entry) => `${entry.user_id}\u0000${entry.period}`),
   );
   let count = 0;
   for (const { user_id, period } of await result.json<{ user_id: string; period: string }>()) {

@@ -19,5 +19,14 @@ export function periodRoutes(periods: PeriodService): Route[] {
       response: periodResponse,
       handle: async ({ path, caller, tenant }) => periods.close(path.user_id, path.period, caller, tenant),
     }),
+    routes.post('/api/periods/{user_id}/{period}/reopen', {
+      summary: 'Reopen a closed month: a later close makes a new version; every version’s statement stays readable',
+      responses: {
+        409: errorDoc('The month is open', 'Period 2026-10 of user tenant-1 is open: only a closed month is reopened'),
+        503: { description: 'Not recorded: retry' },
+      },
+      response: periodResponse,
+      handle: async ({ path, caller, tenant }) => periods.reopen(path.user_id, path.period, caller, tenant),
+    }),
   ];
 }

@@ -9,63 +9,111 @@ import type { CorrectionGuard } from '../usage/correction-guard.ts';
 import type { ClosedPeriods } from './closed-periods.ts';
 
 export interface PeriodServiceDeps {
+  /** The months' versions as stored, with this process's changes the store does not show yet. */
   readonly closed: ClosedPeriods;
   readonly sink: RecordSink;
-  /** Closes of one tenant's month run one at a time across the ingest processes (the corrections' guard). */
+  /** Changes of one tenant's month run one at a time across the ingest processes (the corrections' guard). */
   readonly guard: CorrectionGuard;
   readonly now?: () => number;
 }
 
+/** A month's state as the routes answer it. */
+export interface PeriodAnswer {
+  readonly user_id: string;
+  readonly period: string;
+  readonly status: 'open' | 'closed';
+  readonly version: number;
+  readonly closed_at: string;
+  readonly reopened_at: string | null;
+}
+
 /**
- * Closing a tenant's month (docs/statements.md): once it has ended, a close is a durable record (and an
- * audit entry) on the record path; from then on its statement holds what was stored by the close.
+ * Closing and reopening a tenant's month (docs/statements.md): each close, once the month has ended, is
+ * a new version, a durable record (and an audit entry) on the record path; a reopen ends the latest
+ * close (a new revision of that version). Every version's statement stays readable as it was closed.
  */
 export function createPeriodService({ closed, sink, guard, now = Date.now }: PeriodServiceDeps) {
+  /** The month's latest version as stored now (null: never closed), one change at a time. */
+  async function change(
+    userId: string,
+    period: string,
+    caller: Caller,
+    tenant: string | null,
+    decide: (latest: PeriodAnswer | null, at: Date) => PeriodRecord,
+  ): Promise<PeriodAnswer> {
+    assertActsFor(tenant, userId, 'close or reopen a period');
+    assertPeriod(period);
+    return guard.hold(userId, `period-${period}`, async () => {
+      // The store's, or this process's change that the store does not show yet.
+      const latest = await closed.latestOf(userId, period);
+      const at = new Date(now());
+      const record = decide(latest === null ? null : answerOf(latest), at);
+      const key = `period:${userId}:${period}`;
+      const action = record.reopened_at === null ? 'period_closed' : 'period_reopened';
+      await sink.publish([
+        makeEnvelope('period', key, record, at, at),
+        auditEnvelope(
+          { action, subject_id: `${userId}/${period}`, actor: caller, user_id: userId, at, detail: record },
+          key,
+        ),
+      ]);
+      const version = {
+        user_id: userId,
+        period,
+        version: record.version,
+        closed_ms: Date.parse(record.closed_at),
+        reopened_ms: record.reopened_at === null ? null : Date.parse(record.reopened_at),
+      };
+      closed.note(version);
+      return answerOf(version);
+    });
+  }
+
   return {
-    async close(userId: string, period: string, caller: Caller, tenant: string | null): Promise<PeriodRecord> {
-      assertActsFor(tenant, userId, 'close a period');
-      assertPeriod(period);
-      const { end } = monthBounds(period);
-      if (now() < end)
-        throw AppError.of(
-          'CONFLICT',
-          `Period ${period} ends at ${new Date(end).toISOString()}: a month is closed once it has ended`,
-        );
-      return guard.hold(userId, `period-${period}`, async () => {
-        const known = (await closed.fresh(userId)).find((entry) => entry.period === period);
-        if (known !== undefined)
+    close: (userId: string, period: string, caller: Caller, tenant: string | null) =>
+      change(userId, period, caller, tenant, (latest, at) => {
+        const { end } = monthBounds(period);
+        if (at.getTime() < end)
           throw AppError.of(
             'CONFLICT',
-            `Period ${period} of user ${userId} was closed at ${new Date(known.closed_ms).toISOString()}`,
+            `Period ${period} ends at ${new Date(end).toISOString()}: a month is closed once it has ended`,
           );
-        const at = new Date(now());
-        const record: PeriodRecord = {
+        if (latest?.status === 'closed')
+          throw AppError.of('CONFLICT', `Period ${period} of user ${userId} was closed at ${latest.closed_at}`);
+        const version = (latest?.version ?? 0) + 1;
+        return { user_id: userId, period, version, closed_at: at.toISOString(), reopened_at: null, revision: 1 };
+      }),
+    reopen: (userId: string, period: string, caller: Caller, tenant: string | null) =>
+      change(userId, period, caller, tenant, (latest, at) => {
+        if (latest === null || latest.status === 'open')
+          throw AppError.of('CONFLICT', `Period ${period} of user ${userId} is open: only a closed month is reopened`);
+        return {
           user_id: userId,
           period,
-          status: 'closed',
-          closed_at: at.toISOString(),
-          version: 1,
+          version: latest.version,
+          closed_at: latest.closed_at,
+          reopened_at: at.toISOString(),
+          revision: 2,
         };
-        const key = `period:${userId}:${period}`;
-        await sink.publish([
-          makeEnvelope('period', key, record, at, at),
-          auditEnvelope(
-            {
-              action: 'period_closed',
-              subject_id: `${userId}/${period}`,
-              actor: caller,
-              user_id: userId,
-              at,
-              detail: record,
-            },
-            key,
-          ),
-        ]);
-        closed.note({ user_id: userId, period, closed_ms: at.getTime(), version: 1 });
-        return record;
-      });
-    },
+      }),
   };
 }
 
 export type PeriodService = ReturnType<typeof createPeriodService>;
+
+function answerOf(version: {
+  user_id: string;
+  period: string;
+  version: number;
+  closed_ms: number;
+  reopened_ms: number | null;
+}): PeriodAnswer {
+  return {
+    user_id: version.user_id,
+    period: version.period,
+    status: version.reopened_ms === null ? 'closed' : 'open',
+    version: version.version,
+    closed_at: new Date(version.closed_ms).toISOString(),
+    reopened_at: version.reopened_ms === null ? null : new Date(version.reopened_ms).toISOString(),
+  };
+}
