@@ -314,6 +314,16 @@ const ROUTES: readonly RouteCase[] = [
     other: { expect: 403, request: async () => ({ path: `/api/periods/${B}/2099-01/close` }) },
   },
   {
+    method: 'POST',
+    path: '/api/periods/{user_id}/{period}/reopen',
+    service: 'ingest',
+    access: 'admin',
+    // A month never closed: a 409 after the credential's checks.
+    allowed: 409,
+    own: async () => ({ path: `/api/periods/${A}/2099-01/reopen` }),
+    other: { expect: 403, request: async () => ({ path: `/api/periods/${B}/2099-01/reopen` }) },
+  },
+  {
     method: 'GET',
     path: '/api/statements/{user_id}/{period}',
     service: 'query',

@@ -73,6 +73,7 @@ describe('the HTTP contract of the embedded process', () => {
       'POST /api/admin/keys',
       'POST /api/agents/',
       'POST /api/periods/{user_id}/{period}/close',
+      'POST /api/periods/{user_id}/{period}/reopen',
       'POST /api/rates',
       'POST /api/rates/quote',
       'POST /api/rates/reprice',

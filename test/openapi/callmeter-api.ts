@@ -367,6 +367,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/periods/{user_id}/{period}/reopen': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Reopen a closed month: a later close makes a new version; every version’s statement stays readable */
+    post: operations['post_api_periods_user_id_period_reopen'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/admin/keys': {
     parameters: {
       query?: never;
@@ -1049,10 +1066,16 @@ export interface components {
       /** @description YYYY-MM, a calendar month in UTC */
       period: string;
       /** @enum {string} */
-      status: 'closed';
-      /** Format: date-time */
-      closed_at: string;
+      status: 'open' | 'closed';
+      /** @description the month’s closes, counted from 1 */
       version: number;
+      /**
+       * Format: date-time
+       * @description when this version closed the month
+       */
+      closed_at: string;
+      /** @description when it was reopened; null while closed */
+      reopened_at: string | null;
     };
     /** ApiKeyCreated */
     ApiKeyCreated: {
@@ -1597,7 +1620,7 @@ export interface components {
       /** Format: uuid */
       id: string;
       /** @enum {unknown} */
-      action: 'key_created' | 'key_revoked' | 'rate_created' | 'rate_ended' | 'period_closed';
+      action: 'key_created' | 'key_revoked' | 'rate_created' | 'rate_ended' | 'period_closed' | 'period_reopened';
       subject_id: string;
       actor_key_id: string;
       user_id: string | null;
@@ -4010,6 +4033,61 @@ export interface operations {
       };
     };
   };
+  post_api_periods_user_id_period_reopen: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        user_id: string;
+        period: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['BillingPeriod'];
+        };
+      };
+      /** @description The month is open */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Period 2026-10 of user tenant-1 is open: only a closed month is reopened"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
   get_api_admin_keys: {
     parameters: {
       query?: never;
@@ -4923,6 +5001,7 @@ export interface operations {
       query?: {
         by_agent?: boolean;
         format?: 'json' | 'csv';
+        version?: number;
         as_of?: string | number;
       };
       header?: never;
