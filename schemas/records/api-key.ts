@@ -53,7 +53,14 @@ export const apiKeyRecordSchema = {
 
 export type ApiKeyRecord = FromSchema<typeof apiKeyRecordSchema>;
 
-export const AUDIT_ACTIONS = ['key_created', 'key_revoked', 'rate_created', 'rate_ended', 'period_closed', 'period_reopened'] as const;
+export const AUDIT_ACTIONS = [
+  'key_created',
+  'key_revoked',
+  'rate_created',
+  'rate_ended',
+  'period_closed',
+  'period_reopened',
+] as const;
 
 /** One administrative change: who (the acting key's id), what, when. Written beside the change, on the record path. */
 export const auditRecordSchema = {
