@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { eventually, isolate, serviceEnv } from '../support/harness.ts';
+import { eventually, oneProcessModes } from '../support/harness.ts';
 
 // After any sequence of usage, voids, amends and a repricing, every view of a tenant equals the exact sum
 // of what its events cost now: summary == timeline == by-agent plus no-agent == the calls' breakdowns, in
@@ -69,14 +69,7 @@ const PROVIDERS: Record<Kind, Record<string, unknown>> = {
   unpriced: { provider: UNPRICED, event_type: 'stt_minutes' },
 };
 
-const MODES = [
-  {
-    name: 'the embedded process',
-    env: () => ({ DATA_DIR: isolate('invariants').dataDir, LOG_LEVEL: 'warn' }),
-    seed: 33_007,
-  },
-  { name: 'one process over Kafka and Redis', env: () => serviceEnv(isolate('invariants-kafka')), seed: 33_008 },
-] as const;
+const MODES = oneProcessModes('invariants').map((mode, i) => ({ ...mode, seed: 33_007 + i }));
 
 describe.each(MODES)('money invariants with corrections on $name', (mode) => {
   let app: CallmeterProcess;

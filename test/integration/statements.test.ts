@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { eventually, isolate, serviceEnv } from '../support/harness.ts';
+import { eventually, oneProcessModes } from '../support/harness.ts';
 
 const USER = 'statements-a';
 
@@ -39,11 +39,7 @@ function months(now = Date.now()) {
   };
 }
 
-// Kafka and Redis in one process: an ingest apart from its consumer reads ClickHouse only through a server (CLICKHOUSE_URL).
-const MODES = [
-  { name: 'the embedded process', env: () => ({ DATA_DIR: isolate('statements').dataDir }) },
-  { name: 'one process over Kafka and Redis', env: () => serviceEnv(isolate('statements-kafka')) },
-] as const;
+const MODES = oneProcessModes('statements');
 
 describe.each(MODES)('closed periods and statements on $name', (mode) => {
   let app: CallmeterProcess;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { eventually, isolate, serviceEnv } from '../support/harness.ts';
+import { eventually, oneProcessModes } from '../support/harness.ts';
 
 const USER = 'corrections-a';
 const OTHER = 'corrections-b';
@@ -35,11 +35,7 @@ interface Correction {
 
 const sum = (values: readonly string[]) => values.reduce((total, value) => total.plus(value), new Exact(0)).toFixed();
 
-// Kafka and Redis in one process: an ingest apart from its consumer reads ClickHouse only through a server (CLICKHOUSE_URL).
-const MODES = [
-  { name: 'the embedded process', env: () => ({ DATA_DIR: isolate('corrections').dataDir }) },
-  { name: 'one process over Kafka and Redis', env: () => serviceEnv(isolate('corrections-kafka')) },
-] as const;
+const MODES = oneProcessModes('corrections');
 
 describe.each(MODES)(
   'corrections on $name: a void or an amend of stored usage is new rows, and every view shows the corrected numbers',

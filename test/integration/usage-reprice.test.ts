@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
-import { eventually, isolate, serviceEnv } from '../support/harness.ts';
+import { eventually, oneProcessModes } from '../support/harness.ts';
 
 const USER = 'reprice-a';
 const OTHER = 'reprice-b';
@@ -20,11 +20,7 @@ interface Repriced {
   new_total: string;
 }
 
-// Kafka and Redis in one process: an ingest apart from its consumer reads ClickHouse only through a server (CLICKHOUSE_URL).
-const MODES = [
-  { name: 'the embedded process', env: () => ({ DATA_DIR: isolate('reprice').dataDir }) },
-  { name: 'one process over Kafka and Redis', env: () => serviceEnv(isolate('reprice-kafka')) },
-] as const;
+const MODES = oneProcessModes('reprice');
 
 describe.each(MODES)('repricing on $name: stored usage takes a price entered afterwards, once', (mode) => {
   let app: CallmeterProcess;

@@ -41,6 +41,18 @@ export function serviceEnv(isolation: Isolation, overrides: Record<string, strin
   };
 }
 
+/**
+ * The two shapes of one callmeter process a case runs on: embedded, and over Kafka and Redis. (An ingest
+ * apart from its consumer reads stored usage only through a ClickHouse server, CLICKHOUSE_URL, which
+ * the machine has not: hostile-modes.ts runs the cases that need no stored reads apart.)
+ */
+export function oneProcessModes(label: string) {
+  return [
+    { name: 'the embedded process', env: () => ({ DATA_DIR: isolate(label).dataDir, LOG_LEVEL: 'warn' }) },
+    { name: 'one process over Kafka and Redis', env: () => serviceEnv(isolate(`${label}-kafka`)) },
+  ] as const;
+}
+
 export function testConfig(isolation: Isolation, overrides: Record<string, string> = {}): Config {
   return loadConfig(serviceEnv(isolation, overrides));
 }

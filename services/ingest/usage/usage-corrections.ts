@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { CorrectionKind, UsageAmendBody } from '../../../schemas/http/usage-corrections.ts';
 import { TOKEN_KINDS } from '../../../schemas/pricing-terms.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
+import type { UsageEventRow } from '../../shared/clickhouse/tables/usage-events.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import { AppError } from '../../shared/errors.ts';
 import { makeEnvelope, type RecordSink, type UsageRecord } from '../../domain/records/index.ts';
@@ -15,37 +16,39 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PREVIOUS_STORED_WAIT_MS = 3_000;
 
 /** One row of an event's family (the event as sent, and every row of its corrections), as read back. */
-export interface FamilyRow {
+export type FamilyRow = Pick<
+  UsageEventRow,
+  | 'session_id'
+  | 'user_id'
+  | 'agent_id'
+  | 'provider'
+  | 'service'
+  | 'model'
+  | 'quantity'
+  | 'unit'
+  | 'unit_cost'
+  | 'cost'
+  | 'reported_unit_cost'
+  | 'reported_total_cost'
+  | 'cost_source'
+  | 'rate_id'
+  | 'currency'
+  | 'price_scope'
+  | 'occurred_at'
+  | 'session_duration_seconds'
+  | 'correction_id'
+  | 'correction_kind'
+  | 'correction_of'
+  | 'reverses'
+> & {
   readonly id: string;
-  readonly session_id: string;
-  readonly user_id: string;
-  readonly agent_id: string;
-  readonly provider: string;
-  readonly service: string;
   readonly event_type: string;
-  readonly model: string;
-  readonly quantity: string;
-  readonly unit: string;
-  readonly unit_cost: string;
-  readonly cost: string;
-  readonly reported_unit_cost: string | null;
-  readonly reported_total_cost: string | null;
-  readonly cost_source: 'computed' | 'reported' | 'unpriced';
-  readonly rate_id: string;
-  readonly currency: string;
-  readonly price_scope: string;
   readonly components: readonly (readonly [string, string, string, string, string, string, string])[];
   readonly tokens: Readonly<Record<string, string | null>>;
-  readonly session_duration_seconds: string | null;
-  readonly occurred_at: string;
   /** When the row was inserted (epoch ms). */
   readonly stored_ms: number;
   readonly weight: number;
-  readonly correction_id: string | null;
-  readonly correction_kind: '' | CorrectionKind;
-  readonly correction_of: string | null;
-  readonly reverses: string | null;
-}
+};
 
 /**
  * The columns of a stored row as corrections read it back: money and counts as text (exact), the

@@ -1,4 +1,5 @@
 import type { UsageEventType } from '../../../../schemas/http/usage-event.ts';
+import { TOKEN_KINDS } from '../../../../schemas/pricing-terms.ts';
 import type { UsageRecord } from '../../../domain/records/index.ts';
 import type { PricedUsage } from '../../../domain/pricing/index.ts';
 import type { ClickHouse } from '../client.ts';
@@ -155,19 +156,8 @@ export function correctionRow(record: UsageRecord, source: RecordSource): UsageE
   return null;
 }
 
-const TOKEN_COLUMNS = [
-  'input_tokens',
-  'output_tokens',
-  'cached_input_tokens',
-  'cache_write_tokens',
-  'audio_input_tokens',
-  'cached_audio_input_tokens',
-  'image_input_tokens',
-  'cached_image_input_tokens',
-  'audio_output_tokens',
-  'reasoning_tokens',
-  'session_duration_seconds',
-] as const satisfies readonly (keyof UsageEventRow)[];
+/** The counts a reversal leaves empty: every token kind, and a realtime model's connected seconds. */
+const TOKEN_COLUMNS = [...TOKEN_KINDS, 'session_duration_seconds'] as const satisfies readonly (keyof UsageEventRow)[];
 
 /** A decimal string's negation, zero kept as it is. */
 function negated(value: string): string {
