@@ -210,9 +210,12 @@ export function createRepricing({ reads, sink, guard, card, catalogs, now = Date
         const corrections = repriced.map(({ row, price }) => ({ row, records: correctionOf(row, price, createdAt) }));
         const records = corrections.flatMap((correction) => correction.records);
         for (const part of chunks(records, PUBLISH_PART)) await sink.publish(correctionEnvelopes(part, createdAt));
-        await guard.published(
-          corrections.map(({ row, records: [reversal] }) => ({ ...eventOf(row), correctionId: reversal!.event_id })),
-        );
+        // The records are durable: a mark Redis refuses leaves a later correction to the consumer's once-only reversal.
+        await guard
+          .published(
+            corrections.map(({ row, records: [reversal] }) => ({ ...eventOf(row), correctionId: reversal!.event_id })),
+          )
+          .catch(() => undefined);
         return answer(repriced);
       });
     },

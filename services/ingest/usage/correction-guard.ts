@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../shared/errors.ts';
 import type { Redis } from '../../shared/redis/client.ts';
+import { unavailableOnError } from '../../shared/redis/redis-script.ts';
 import { releaseLockScript } from '../sessions/session-scripts.ts';
 import { changeQueue } from '../shared/keyed-queue.ts';
 import { createIngestRedisKeys } from '../shared/redis-keys.ts';
@@ -106,7 +107,9 @@ export class RedisCorrectionGuard implements CorrectionGuard {
     const found = new Map<string, string>();
     for (let start = 0; start < events.length; start += KEYS_PER_ROUND) {
       const part = events.slice(start, start + KEYS_PER_ROUND);
-      const ids = await this.redis.mget(part.map(({ userId, eventId }) => this.keys.correctionLast(userId, eventId)));
+      const ids = await redisCall(() =>
+        this.redis.mget(part.map(({ userId, eventId }) => this.keys.correctionLast(userId, eventId))),
+      );
       part.forEach((event, i) => {
         if (ids[i] !== null && ids[i] !== undefined) found.set(guardKey(event), ids[i]!);
       });
@@ -119,7 +122,8 @@ export class RedisCorrectionGuard implements CorrectionGuard {
       const pipeline = this.redis.pipeline();
       for (const { userId, eventId, correctionId } of corrections.slice(start, start + KEYS_PER_ROUND))
         pipeline.set(this.keys.correctionLast(userId, eventId), correctionId, 'PX', LAST_TTL_MS);
-      await pipeline.exec();
+      const failed = ((await redisCall(() => pipeline.exec())) ?? []).find(([error]) => error !== null);
+      if (failed !== undefined) await redisCall(() => Promise.reject(failed[0]));
     }
   }
 
@@ -142,10 +146,13 @@ export class RedisCorrectionGuard implements CorrectionGuard {
         const part = locks.slice(start, start + KEYS_PER_ROUND);
         const pipeline = this.redis.pipeline();
         for (const lock of part) pipeline.set(lock, token, 'PX', LOCK_TTL_MS, 'NX');
-        const answers = (await pipeline.exec()) ?? [];
+        const answers = (await redisCall(() => pipeline.exec())) ?? [];
         part.forEach((lock, i) => {
           if (answers[i]?.[1] === 'OK') taken.push(lock);
         });
+        // A command Redis refused (out of memory, read-only) is Redis not answering; a key held is another correction.
+        const failed = answers.find(([error]) => error !== null);
+        if (failed !== undefined) await redisCall(() => Promise.reject(failed[0]));
         const refused = part.findIndex((_, i) => answers[i]?.[1] !== 'OK');
         if (refused !== -1) throw busy(events[start + refused]!.eventId);
       }
@@ -154,4 +161,9 @@ export class RedisCorrectionGuard implements CorrectionGuard {
       await release();
     }
   }
+}
+
+/** A Redis call of the guard: Redis not answering is a 503 to retry, never a 500. */
+function redisCall<T>(call: () => Promise<T>): Promise<T> {
+  return unavailableOnError('Corrections store', call);
 }

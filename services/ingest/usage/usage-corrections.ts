@@ -191,7 +191,8 @@ export function createUsageCorrections({ reads, sink, guard, now = Date.now }: U
       const records = [reversalOf(current, correction)];
       if (changes !== null) records.push(replacementOf(current, changes, correction));
       await sink.publish(correctionEnvelopes(records, createdAt));
-      await guard.published([{ userId, eventId: id, correctionId: correction.id }]);
+      // The records are durable: a mark Redis refuses leaves the next correction to the consumer's once-only reversal.
+      await guard.published([{ userId, eventId: id, correctionId: correction.id }]).catch(() => undefined);
       const { of, ...answer } = correction;
       return { ...answer, event_id: of, user_id: userId, session_id: current.session_id };
     });
