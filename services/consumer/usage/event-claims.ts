@@ -50,25 +50,20 @@ end
 return result`,
 );
 
-// KEYS: claim keys; ARGV[1]: the claims' TTL, then token, count pairs, each token holding the next count
-// keys. Deletes each key that its token holds, returns how many. A compare and delete in one command (Redis
-// 7 has no conditional delete): a key another token holds is put back at once, inside the script, with a
-// whole TTL. That happens only when this token's claim expired or was lost; the other claim then lasts
-// longer than it had left, which never lets a copy through.
+// KEYS: claim keys; ARGV: token, count pairs, each token holding the next count keys. Deletes each key that
+// its token holds (a compare and delete, which Redis 7 has no single command for), returns how many.
 const releaseScript = new LuaScript(
   'releaseUsageClaims',
   'each-call',
   `
 local released = 0
 local k = 0
-for t = 2, #ARGV, 2 do
+for t = 1, #ARGV, 2 do
   for _ = 1, tonumber(ARGV[t + 1]) do
     k = k + 1
-    local holder = redis.call('GETDEL', KEYS[k])
-    if holder == ARGV[t] then
+    if redis.call('GET', KEYS[k]) == ARGV[t] then
+      redis.call('UNLINK', KEYS[k])
       released = released + 1
-    elseif holder then
-      redis.call('SET', KEYS[k], holder, 'EX', ARGV[1])
     end
   end
 end
@@ -104,10 +99,11 @@ export class RedisEventClaims implements EventClaims {
   async release(held: readonly HeldClaims[]): Promise<void> {
     for (const part of callsOf(held)) {
       const keys = part.flatMap(({ keys }) => keys.map(this.keyOf));
-      await releaseScript.run(this.redis, keys, [
-        this.ttlSeconds,
-        ...part.flatMap(({ token, keys }) => [token, keys.length]),
-      ]);
+      await releaseScript.run(
+        this.redis,
+        keys,
+        part.flatMap(({ token, keys }) => [token, keys.length]),
+      );
     }
   }
 }
