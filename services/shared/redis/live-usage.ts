@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
 import type { UsageEventType } from '../../../schemas/http/usage-event.ts';
-import { LuaScript } from './redis-script.ts';
 
 /** One priced usage event of a call in progress. Money and quantity are exact decimal strings. */
 export interface LiveUsageEntry {
@@ -53,17 +52,13 @@ function union(newer: readonly LiveUsageEntry[], older: readonly LiveUsageEntry[
 
 // KEYS[1]: the call's newer hash, KEYS[2]: its older one; ARGV[1]: the TTL, ARGV[2]: the cap, then field,
 // value pairs. When the new fields would take the newer hash past the cap, it becomes the older one.
-const recordScript = new LuaScript(
-  'recordLiveUsage',
-  2,
-  `
+const RECORD_SCRIPT = `
 local added = (#ARGV - 2) / 2
 local held = redis.call('HLEN', KEYS[1])
 if held > 0 and held + added > tonumber(ARGV[2]) then redis.call('RENAME', KEYS[1], KEYS[2]) end
 redis.call('HSET', KEYS[1], unpack(ARGV, 3))
 redis.call('EXPIRE', KEYS[1], ARGV[1])
-return added`,
-);
+return added`;
 
 export function liveUsageKey(prefix: string, sessionId: string): string {
   return `${prefix}live-usage:${sessionId}`;
@@ -83,7 +78,7 @@ export class RedisLiveUsage implements LiveUsageStore {
     if (entries.length === 0) return;
     const keys = [liveUsageKey(this.prefix, sessionId), olderLiveUsageKey(this.prefix, sessionId)];
     const fields = newest(entries).flatMap((entry) => [entry.event_id, JSON.stringify(entry)]);
-    await recordScript.run(this.redis, keys, [LIVE_USAGE_TTL_SECONDS, LIVE_USAGE_MAX_ENTRIES, ...fields]);
+    await this.redis.eval(RECORD_SCRIPT, 2, ...keys, LIVE_USAGE_TTL_SECONDS, LIVE_USAGE_MAX_ENTRIES, ...fields);
   }
 
   async read(sessionId: string): Promise<LiveUsageEntry[]> {
