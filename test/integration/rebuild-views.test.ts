@@ -33,8 +33,8 @@ function memoryClaims(): EventClaims {
       }
       return { kept, fresh };
     },
-    release: async (held) => {
-      for (const { token, keys } of held) for (const id of keys) if (owners.get(id) === token) owners.delete(id);
+    release: async (ids, token) => {
+      for (const id of ids) if (owners.get(id) === token) owners.delete(id);
     },
   };
 }

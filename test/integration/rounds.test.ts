@@ -115,26 +115,10 @@ describe('rounds: one insert per table for the batches of several partitions', (
     const [k1, k2, k3] = [randomUUID(), randomUUID(), randomUUID()].map((id) => `${id}:release-tenant`);
     expect((await claims.claim([k1!, k2!], 'token-a')).fresh).toEqual(new Set([k1, k2]));
     expect(await claims.claim([k2!, k3!], 'token-b')).toEqual({ kept: new Set([k3]), fresh: new Set([k3]) });
-    await claims.release([{ token: 'token-b', keys: [k1!, k2!, k3!] }]);
+    await claims.release([k1!, k2!, k3!], 'token-b');
     expect((await redis.keys(claimKey('*:release-tenant'))).sort()).toEqual([claimKey(k1!), claimKey(k2!)].sort());
-    await claims.release([{ token: 'token-a', keys: [k1!, k2!] }]);
+    await claims.release([k1!, k2!], 'token-a');
     expect(await redis.keys(claimKey('*:release-tenant'))).toEqual([]);
-  });
-
-  it("lets go of several tokens' claims in one release, across script calls, and keeps another token's", async () => {
-    const claims = new RedisEventClaims(redis, claimKey);
-    const keysOf = (n: number) => Array.from({ length: n }, () => `${randomUUID()}:release-many`);
-    // More keys than one script call takes (5,000): token-c's keys are split between two calls.
-    const [a, c, other] = [keysOf(3), keysOf(5_500), keysOf(2)];
-    await claims.claim(a, 'token-a');
-    await claims.claim(c, 'token-c');
-    await claims.claim(other, 'token-other');
-    await claims.release([
-      { token: 'token-a', keys: a },
-      { token: 'token-c', keys: [...c, ...other] },
-    ]);
-    expect((await redis.keys(claimKey('*:release-many'))).sort()).toEqual(other.map(claimKey).sort());
-    await claims.release([{ token: 'token-other', keys: other }]);
   });
 
   it('counts an event once when two batches of one round hold its id, and once again when the stored round is replayed without its claims', async () => {

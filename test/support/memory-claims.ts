@@ -21,11 +21,9 @@ export function memoryClaims(steps: string[]): EventClaims & { held: Map<string,
       }
       return { kept, fresh };
     },
-    release: async (claims) => {
-      for (const { token, keys } of claims) {
-        if (keys.length > 0) steps.push(`release ${token}`);
-        for (const key of keys) if (held.get(key) === token) held.delete(key);
-      }
+    release: async (keys, token) => {
+      if (keys.length > 0) steps.push(`release ${token}`);
+      for (const key of keys) if (held.get(key) === token) held.delete(key);
     },
   };
 }

@@ -1,19 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../shared/logger.ts';
-import type { EventClaims, HeldClaims } from '../usage/event-claims.ts';
+import type { EventClaims } from '../usage/event-claims.ts';
 import { releaseClaims } from './release-claims.ts';
 
 const log = createLogger('silent');
 
 /** Claims that note each release, or refuse every one. */
-function fakeClaims(refuse = false): EventClaims & { released: (readonly HeldClaims[])[] } {
-  const released: (readonly HeldClaims[])[] = [];
+function fakeClaims(refuse = false): EventClaims & { released: [string, readonly string[]][] } {
+  const released: [string, readonly string[]][] = [];
   return {
     released,
     claim: async () => ({ kept: new Set(), fresh: new Set() }),
-    release: async (held) => {
+    release: async (keys, token) => {
       if (refuse) throw new Error('redis down');
-      released.push(held);
+      released.push([token, keys]);
     },
   };
 }
@@ -24,10 +24,13 @@ const claimed = [
 ];
 
 describe('releaseClaims', () => {
-  it("lets go of each batch's claims under its own token, every batch's in one call", async () => {
+  it("lets go of each batch's claims under its own token", async () => {
     const claims = fakeClaims();
     await releaseClaims(claims, claimed, { onCluster: false, log });
-    expect(claims.released).toEqual([claimed]);
+    expect(claims.released).toEqual([
+      ['batch-1', ['e1:t', 'e2:t']],
+      ['batch-2', ['e3:t']],
+    ]);
   });
 
   it('keeps the claims for their TTL on a cluster, where the lookup may read a lagging replica', async () => {

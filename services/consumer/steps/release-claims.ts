@@ -3,11 +3,11 @@ import type { EventClaims } from '../usage/event-claims.ts';
 import type { DecidedUsage } from '../usage/usage-rows.ts';
 
 /**
- * Step 5, release: the round is in every table, so its claims are let go, every batch's in one call, and
- * a later copy of its events is answered by the stored-id lookup. A release Redis refuses is left to the
- * claims' TTL; it never fails the round. On a cluster the stored-id lookup may read a replica that has
- * not fetched the round's part yet: the claims then stay for their TTL (`onCluster`), which catches a
- * client's copy whatever the replicas' lag.
+ * Step 5, release: the round is in every table, so its claims are let go and a later copy of its events
+ * is answered by the stored-id lookup. A release Redis refuses is left to the claims' TTL; it never
+ * fails the round. On a cluster the stored-id lookup may read a replica that has not fetched the round's
+ * part yet: the claims then stay for their TTL (`onCluster`), which catches a client's copy whatever the
+ * replicas' lag.
  */
 export async function releaseClaims(
   claims: EventClaims | null,
@@ -15,7 +15,7 @@ export async function releaseClaims(
   { onCluster, log }: { readonly onCluster: boolean; readonly log: Logger },
 ): Promise<void> {
   if (claims === null || onCluster) return;
-  await claims.release(claimed).catch((error: unknown) => {
+  await Promise.all(claimed.map(({ token, keys }) => claims.release(keys, token))).catch((error: unknown) => {
     log.warn({ err: error }, 'usage_claims_not_released');
   });
 }

@@ -77,7 +77,7 @@ describe('usage rows with claims held only while a round is in flight', () => {
     const round1 = await usageRows({ ch, card, claims }, [group([first], 't1')]);
     expect(round1.rows).toHaveLength(1);
     stored.add(keyOf(first));
-    await claims.release(round1.claimed);
+    for (const { token, keys } of round1.claimed) await claims.release(keys, token);
     expect(claims.held.size).toBe(0);
     const retry = { ...first };
     const round2 = await usageRows({ ch, card, claims }, [group([retry], 't2')]);

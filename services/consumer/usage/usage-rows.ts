@@ -13,7 +13,7 @@ import {
   type RecordSource,
   type UsageEventRow,
 } from '../../shared/clickhouse/tables/usage-events.ts';
-import type { EventClaims, HeldClaims } from './event-claims.ts';
+import type { EventClaims } from './event-claims.ts';
 
 export interface UsageItem {
   readonly record: UsageRecord;
@@ -42,7 +42,7 @@ export interface UsageGroup<I extends UsageItem = UsageItem> {
 /** A round's usage rows, and the claims each batch holds: released once the round is stored. */
 export interface DecidedUsage<I extends UsageItem = UsageItem> {
   readonly rows: readonly { readonly row: UsageEventRow; readonly item: I }[];
-  readonly claimed: readonly HeldClaims[];
+  readonly claimed: readonly { readonly token: string; readonly keys: readonly string[] }[];
 }
 
 /**
@@ -117,7 +117,7 @@ export async function usageRows<I extends UsageItem>(
   if (claims === null) return { rows: kept, claimed: [] };
   // A claim held on an event found stored is let go at once: held, it would read on the next try as this
   // batch's own decision to keep the event (a kept claim that is not fresh is never looked up).
-  await claims.release(claimed.map(({ token, stored: found }) => ({ token, keys: found })));
+  await Promise.all(claimed.map(({ token, stored: found }) => claims.release(found, token)));
   return { rows: kept, claimed: claimed.map(({ token, keys }) => ({ token, keys })) };
 }
 

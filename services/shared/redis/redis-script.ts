@@ -20,14 +20,13 @@ const SCRIPTS = new Set<LuaScript>();
  * A Lua script defined on each client it runs on as an ioredis command (`defineCommand`): ioredis runs
  * it by its SHA, sending the source once per connection and again after a server restart (NOSCRIPT).
  * Scripts run atomically: that is the point of them. `name` must not be a Redis command's.
- * `numberOfKeys` 'each-call': a script over as many keys as each call passes.
  */
 export class LuaScript {
   private readonly definedOn = new WeakSet<Redis>();
 
   constructor(
     private readonly name: string,
-    private readonly numberOfKeys: number | 'each-call',
+    private readonly numberOfKeys: number,
     private readonly lua: string,
   ) {
     SCRIPTS.add(this);
@@ -35,8 +34,7 @@ export class LuaScript {
 
   run(redis: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
     this.defineOn(redis);
-    const counted = this.numberOfKeys === 'each-call' ? [keys.length] : [];
-    return (redis as unknown as Record<string, ScriptCommand>)[this.name]!(...counted, ...keys, ...args);
+    return (redis as unknown as Record<string, ScriptCommand>)[this.name]!(...keys, ...args);
   }
 
   /**
@@ -50,10 +48,7 @@ export class LuaScript {
    */
   defineOn(redis: Redis): void {
     if (this.definedOn.has(redis)) return;
-    redis.defineCommand(
-      this.name,
-      this.numberOfKeys === 'each-call' ? { lua: this.lua } : { numberOfKeys: this.numberOfKeys, lua: this.lua },
-    );
+    redis.defineCommand(this.name, { numberOfKeys: this.numberOfKeys, lua: this.lua });
     this.definedOn.add(redis);
     const client = redis as unknown as ScriptedRedis & Record<string, unknown>;
     const script = client.scriptsSet[this.name];
