@@ -5,14 +5,14 @@ import { arrayOf, closedObject, count, dateTime, decimalText, money, nullable, o
 import { currency } from './cost-responses.ts';
 import { asOf } from './query-params.ts';
 
-/** A billing period: a calendar month in UTC, `YYYY-MM`. */
+/** A billing period: a calendar month in the tenant's time zone (UTC unless set), `YYYY-MM`. */
 export const PERIOD_PATTERN = '^\\d{4}-(0[1-9]|1[0-2])$';
 
 /** POST /api/periods/{user_id}/{period}/close */
 export const periodSchema = closedObject(
   {
     user_id: text,
-    period: { ...text, description: 'YYYY-MM, a calendar month in UTC' },
+    period: { ...text, description: 'YYYY-MM, a calendar month in the tenant’s time zone' },
     status: oneOf(['open', 'closed']),
     version: { ...count, description: 'the month’s closes, counted from 1' },
     closed_at: { ...dateTime, description: 'when this version closed the month' },
@@ -22,6 +22,36 @@ export const periodSchema = closedObject(
 );
 
 export const periodResponse = { schema: periodSchema } as const satisfies ResponseSchema;
+
+/** PATCH /api/periods/{user_id}/settings */
+export const periodSettingsBody = {
+  type: 'object',
+  title: 'PeriodSettings',
+  properties: {
+    time_zone: {
+      'x-py': 'str',
+      'x-py-check': 'time-zone',
+      minLength: 1,
+      maxLength: 64,
+      description: 'IANA time zone the tenant’s months begin and end in',
+    },
+  },
+  required: ['time_zone'],
+} as const satisfies ModelSchema;
+
+export type PeriodSettingsBody = FromPySchema<typeof periodSettingsBody>;
+
+/** GET and PATCH /api/periods/{user_id}/settings */
+export const periodSettingsSchema = closedObject(
+  {
+    user_id: text,
+    time_zone: { ...text, description: 'IANA time zone of the tenant’s months; UTC until set' },
+    updated_at: { ...nullable(dateTime), description: 'when it was set; null while never set' },
+  },
+  { title: 'PeriodSettingsAnswer' },
+);
+
+export const periodSettingsResponse = { schema: periodSettingsSchema } as const satisfies ResponseSchema;
 
 /** GET /api/statements/{user_id}/{period} */
 export const statementQuery = {
@@ -67,6 +97,9 @@ export const statementSchema = closedObject(
     status: oneOf(['open', 'closed']),
     version: { ...count, description: '0 while the month was never closed' },
     closed_at: nullable(dateTime),
+    time_zone: { ...text, description: 'the IANA time zone the month begins and ends in' },
+    period_start: { ...dateTime, description: 'the month’s first instant' },
+    period_end: { ...dateTime, description: 'the first instant after the month' },
     currency,
     total_cost: { ...money, pattern: '^-?\\d+(\\.\\d+)?$' },
     lines: arrayOf(statementLineSchema),

@@ -60,6 +60,7 @@ export const AUDIT_ACTIONS = [
   'rate_ended',
   'period_closed',
   'period_reopened',
+  'time_zone_set',
 ] as const;
 
 /** One administrative change: who (the acting key's id), what, when. Written beside the change, on the record path. */

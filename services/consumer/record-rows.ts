@@ -3,6 +3,7 @@ import { agentRow } from '../shared/clickhouse/tables/agents.ts';
 import { apiKeyRow } from '../shared/clickhouse/tables/api-keys.ts';
 import { auditRow } from '../shared/clickhouse/tables/audit-log.ts';
 import { periodRow } from '../shared/clickhouse/tables/billing-periods.ts';
+import { tenantSettingsRow } from '../shared/clickhouse/tables/tenant-settings.ts';
 import { rateEntryRow } from '../shared/clickhouse/tables/rate-entries.ts';
 import { sessionRow } from '../shared/clickhouse/tables/sessions.ts';
 import { telephonyNumberRow } from '../shared/clickhouse/tables/telephony-numbers.ts';
@@ -36,5 +37,7 @@ export function toTableRow(envelope: SingleRowEnvelope, source: RecordSource): T
       return { table: 'auditLog', row: auditRow(payload('audit'), envelope.id) };
     case 'period':
       return { table: 'billingPeriods', row: periodRow(payload('period'), envelope.id) };
+    case 'tenant_settings':
+      return { table: 'tenantSettings', row: tenantSettingsRow(payload('tenant_settings'), envelope.id) };
   }
 }

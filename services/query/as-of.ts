@@ -35,7 +35,8 @@ export async function loadAsOfSources(ch: ClickHouse): Promise<AsOfSources> {
  * A read handle of the numbers as they stood at `asOfMs` (docs/cost-queries.md#as-of): usage_events
  * holds only the rows stored by then (a row's `stored_at`: usage and corrections recorded later are
  * left out), each view over it is its own SELECT of those rows, and billing_periods holds the closes
- * made by then (`closed_at`), each reopened only if that was done by then. Exact, and a scan of the tenant's rows: for finance's questions, not for dashboards.
+ * made by then (`closed_at`), each reopened only if that was done by then, and tenant_settings the
+ * time zones set by then. Exact, and a scan of the tenant's rows: for finance's questions, not for dashboards.
  */
 export function asOfReads(ch: ClickHouse, sources: AsOfSources, asOfMs: number): ClickHouse {
   const instant = `fromUnixTimestamp64Milli(toInt64(${Math.trunc(asOfMs)}), 'UTC')`;
@@ -48,6 +49,7 @@ export function asOfReads(ch: ClickHouse, sources: AsOfSources, asOfMs: number):
       `(SELECT * REPLACE (if(reopened_at <= ${instant}, reopened_at, NULL) AS reopened_at)
         FROM ${tableName(ch, 'billingPeriods')} WHERE closed_at <= ${instant})`,
     ],
+    ['tenantSettings', `(SELECT * FROM ${tableName(ch, 'tenantSettings')} WHERE updated_at <= ${instant})`],
   ]);
   const stored = `FROM ${ch.database}.${TABLES.usageEvents} `;
   for (const [key, select] of sources) overrides.set(key, `(${select.replace(stored, `FROM ${events} `)})`);

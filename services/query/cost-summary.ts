@@ -5,7 +5,7 @@ import { liveCost } from './live-cost.ts';
 import { sessionsWithUsage } from './queries/session-costs.ts';
 import { summaryLines } from './queries/usage-totals.ts';
 import { partsByService, serviceKey } from './queries/usage-parts.ts';
-import { localDate, startOfLocalDay, startOfMonth } from './zoned-time.ts';
+import { localDate, startOfLocalDay, startOfMonth } from '../shared/zoned-time.ts';
 
 /**
  * GET /api/costs/summary: compat.md's three keys first, then the breakdowns and counts. The answer

@@ -7,7 +7,7 @@ import {
   startOfMonth,
   startOfWeek,
   type LocalDate,
-} from './zoned-time.ts';
+} from '../shared/zoned-time.ts';
 
 export type Period = 'daily' | 'weekly' | 'monthly';
 

@@ -304,6 +304,26 @@ const ROUTES: readonly RouteCase[] = [
     }),
   })),
   {
+    method: 'GET',
+    path: '/api/periods/{user_id}/settings',
+    service: 'ingest',
+    access: 'admin',
+    own: async () => ({ path: `/api/periods/${A}/settings` }),
+    other: { expect: 403, request: async () => ({ path: `/api/periods/${B}/settings` }) },
+  },
+  {
+    method: 'PATCH',
+    path: '/api/periods/{user_id}/settings',
+    service: 'ingest',
+    access: 'admin',
+    // UTC, the zone a tenant has until it sets one: no case changes a month's edges.
+    own: async () => ({ path: `/api/periods/${A}/settings`, body: { time_zone: 'UTC' } }),
+    other: {
+      expect: 403,
+      request: async () => ({ path: `/api/periods/${B}/settings`, body: { time_zone: 'UTC' } }),
+    },
+  },
+  {
     method: 'POST',
     path: '/api/periods/{user_id}/{period}/close',
     service: 'ingest',
@@ -824,7 +844,7 @@ describe.each(MODES)('AUTH_MODE=on: $name', ({ start }) => {
       const all = (await call(app.query, 'GET', '/api/admin/audit?limit=1000', undefined, bootstrap))
         .body as unknown as { action: string }[];
       expect(new Set(all.map((item) => item.action))).toEqual(
-        new Set(['key_created', 'key_revoked', 'rate_created', 'rate_ended']),
+        new Set(['key_created', 'key_revoked', 'rate_created', 'rate_ended', 'time_zone_set']),
       );
     }, 15_000);
   });

@@ -1,6 +1,12 @@
 import { Exact } from '../../services/shared/exact-decimal.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays, formatLocalDate, localDate, startOfLocalDay, startOfMonth } from '../../services/query/zoned-time.ts';
+import {
+  addDays,
+  formatLocalDate,
+  localDate,
+  startOfLocalDay,
+  startOfMonth,
+} from '../../services/shared/zoned-time.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import {

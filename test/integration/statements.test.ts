@@ -280,4 +280,83 @@ describe.each(MODES)('closed periods and statements on $name', (mode) => {
     expect(now.lines.filter((line) => line.kind === 'adjustment')).toHaveLength(1);
     expect(summary).toBe(Exact.sum(before.total_cost, now.total_cost).toFixed());
   });
+
+  it('bills a tenant’s months in its time zone, set before its first close and fixed after it', async () => {
+    const user = 'statements-kolkata';
+    const thisStart = Date.parse(`${current}-01T00:00:00Z`);
+    // Kolkata is UTC+05:30 all year: its month began 5.5 hours before UTC's.
+    const kolkataStart = thisStart - 5.5 * 3_600_000;
+    const at = (ms: number) => new Date(ms).toISOString();
+    const settings = (body: unknown) =>
+      call<Record<string, unknown>>(app.url, 'PATCH', `/api/periods/${user}/settings`, body);
+    expect((await call(app.url, 'GET', `/api/periods/${user}/settings`)).body).toEqual({
+      user_id: user,
+      time_zone: 'UTC',
+      updated_at: null,
+    });
+    expect((await settings({ time_zone: 'Mars/Olympus' })).status).toBe(422);
+    expect((await settings({ time_zone: 'Europe/Berlin' })).body).toMatchObject({ time_zone: 'Europe/Berlin' });
+    const set = await settings({ time_zone: 'Asia/Kolkata' });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ user_id: user, time_zone: 'Asia/Kolkata' });
+    await eventually(async () =>
+      expect((await call(app.url, 'GET', `/api/periods/${user}/settings`)).body).toEqual(set.body),
+    );
+
+    const session = await call<{ id: string }>(app.url, 'POST', '/api/sessions/', {
+      room_name: 'statements-kolkata-room',
+      user_id: user,
+    });
+    const send = (timestamp: string) =>
+      call<{ cost: string }>(app.url, 'POST', '/api/usage/events', {
+        session_id: session.body.id,
+        user_id: user,
+        provider: 'deepgram',
+        event_type: 'stt_minutes',
+        quantity: 2,
+        timestamp,
+      });
+    // Before Kolkata's month began: last month there. After it, this month, though still last month in UTC.
+    const lastMonth = await send(at(kolkataStart - 60_000));
+    const thisMonth = await send(at(kolkataStart + 60_000));
+    expect([lastMonth.status, thisMonth.status]).toEqual([201, 201]);
+    const read = async (period: string) =>
+      (
+        await call<Statement & { time_zone: string; period_start: string }>(
+          app.url,
+          'GET',
+          `/api/statements/${user}/${period}`,
+        )
+      ).body;
+    await eventually(async () => {
+      const before = await read(previous);
+      expect([before.time_zone, before.period_start, before.total_cost]).toEqual([
+        'Asia/Kolkata',
+        at(Date.parse(`${previous}-01T00:00:00Z`) - 5.5 * 3_600_000),
+        lastMonth.body.cost,
+      ]);
+      expect((await read(current)).total_cost).toBe(thisMonth.body.cost);
+    });
+
+    expect((await call(app.url, 'POST', `/api/periods/${user}/${previous}/close`)).status).toBe(200);
+    // The close is Kolkata's month: a minute before its end is refused, a minute after is this month's.
+    const refused = await send(at(kolkataStart - 120_000));
+    expect(refused.status).toBe(409);
+    expect(JSON.stringify(refused.body)).toContain(`period ${previous} of user ${user}`);
+    expect((await send(at(kolkataStart + 120_000))).status).toBe(201);
+    // The months' edges are fixed once one was closed; setting the same zone again changes nothing.
+    const moved = await settings({ time_zone: 'Europe/Berlin' });
+    expect(moved.status).toBe(409);
+    expect(JSON.stringify(moved.body)).toContain(`closed period ${previous}`);
+    expect((await settings({ time_zone: 'Asia/Kolkata' })).status).toBe(200);
+    await eventually(async () => {
+      const summary = await call<{ total_cost: string }>(app.url, 'GET', '/api/costs/summary', undefined, {
+        'x-user-id': user,
+      });
+      const [before, now] = await Promise.all([read(previous), read(current)]);
+      expect(before.total_cost).toBe(lastMonth.body.cost);
+      expect(summary.body.total_cost).toBe(Exact.sum(before.total_cost, now.total_cost).toFixed());
+      expect(now.total_cost).toBe(Exact.sum(thisMonth.body.cost, thisMonth.body.cost).toFixed());
+    });
+  });
 });

@@ -350,6 +350,24 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/periods/{user_id}/settings': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** A tenant’s billing settings: the time zone its months begin and end in */
+    get: operations['get_api_periods_user_id_settings'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /** Set the time zone of a tenant’s months, before its first close */
+    patch: operations['patch_api_periods_user_id_settings'];
+    trace?: never;
+  };
   '/api/periods/{user_id}/{period}/close': {
     parameters: {
       query?: never;
@@ -1060,10 +1078,23 @@ export interface components {
       /** @description default: until DELETE */
       effective_to?: string | number;
     };
+    /** PeriodSettingsAnswer */
+    PeriodSettingsAnswer: {
+      user_id: string;
+      /** @description IANA time zone of the tenant’s months; UTC until set */
+      time_zone: string;
+      /** @description when it was set; null while never set */
+      updated_at: string | null;
+    };
+    /** PeriodSettings */
+    PeriodSettings: {
+      /** @description IANA time zone the tenant’s months begin and end in */
+      time_zone: string;
+    };
     /** BillingPeriod */
     BillingPeriod: {
       user_id: string;
-      /** @description YYYY-MM, a calendar month in UTC */
+      /** @description YYYY-MM, a calendar month in the tenant’s time zone */
       period: string;
       /** @enum {string} */
       status: 'open' | 'closed';
@@ -1522,6 +1553,18 @@ export interface components {
       /** @description 0 while the month was never closed */
       version: number;
       closed_at: string | null;
+      /** @description the IANA time zone the month begins and ends in */
+      time_zone: string;
+      /**
+       * Format: date-time
+       * @description the month’s first instant
+       */
+      period_start: string;
+      /**
+       * Format: date-time
+       * @description the first instant after the month
+       */
+      period_end: string;
       /** @description ISO 4217, the rate card’s (USD) */
       currency: string;
       /** @description exact decimal */
@@ -1620,7 +1663,14 @@ export interface components {
       /** Format: uuid */
       id: string;
       /** @enum {unknown} */
-      action: 'key_created' | 'key_revoked' | 'rate_created' | 'rate_ended' | 'period_closed' | 'period_reopened';
+      action:
+        | 'key_created'
+        | 'key_revoked'
+        | 'rate_created'
+        | 'rate_ended'
+        | 'period_closed'
+        | 'period_reopened'
+        | 'time_zone_set';
       subject_id: string;
       actor_key_id: string;
       user_id: string | null;
@@ -3973,6 +4023,137 @@ export interface operations {
            *       "detail": "Database unavailable, try again"
            *     }
            */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  get_api_periods_user_id_settings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        user_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PeriodSettingsAnswer'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description A store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Database unavailable, try again"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  patch_api_periods_user_id_settings: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        user_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PeriodSettings'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['PeriodSettingsAnswer'];
+        };
+      };
+      /** @description The body is not UTF-8 or nests deeper than 512 levels */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "There was an error parsing the body"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The tenant closed a month already: its months keep their time zone */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "User tenant-1 closed period 2026-10 at 2026-11-02T09:00:00.000Z: the time zone of its months is fixed once a month was closed"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The body is larger than the limit of the route */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Request body too large: the limit is 1048576 bytes"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
           'application/json': components['schemas']['ErrorDetail'];
         };
       };

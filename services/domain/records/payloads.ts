@@ -14,6 +14,7 @@ import { rateRecordSchema, type RateRecord } from '../../../schemas/records/rate
 import { transcriptRecordSchema, type TranscriptRecord } from '../../../schemas/records/transcript.ts';
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
 import { periodRecordSchema, type PeriodRecord } from '../../../schemas/records/period.ts';
+import { tenantSettingsRecordSchema, type TenantSettingsRecord } from '../../../schemas/records/tenant-settings.ts';
 import { dateTimeFormat } from './date-time-format.ts';
 
 export type {
@@ -21,6 +22,7 @@ export type {
   ApiKeyRecord,
   AuditRecord,
   PeriodRecord,
+  TenantSettingsRecord,
   RateRecord,
   SessionRecord,
   TelephonyNumberRecord,
@@ -45,6 +47,7 @@ const validators: { [K in RecordKind]: ValidateFunction } = {
   api_key: recordAjv.compile(apiKeyRecordSchema),
   audit: recordAjv.compile(auditRecordSchema),
   period: recordAjv.compile(periodRecordSchema),
+  tenant_settings: recordAjv.compile(tenantSettingsRecordSchema),
 };
 
 /** The payload of each kind, as its schema says; makeEnvelope validates before sending, decodeRecord after reading. */
@@ -58,6 +61,7 @@ export interface PayloadOf {
   api_key: ApiKeyRecord;
   audit: AuditRecord;
   period: PeriodRecord;
+  tenant_settings: TenantSettingsRecord;
 }
 
 export function payloadProblem(kind: RecordKind, payload: unknown): string | null {

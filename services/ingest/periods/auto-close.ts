@@ -4,7 +4,8 @@ import { tableName } from '../../shared/clickhouse/tables.ts';
 import { AppError } from '../../shared/errors.ts';
 import type { Caller } from '../../shared/auth/access.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { monthBounds, periodOf } from '../../shared/validation/billing-period.ts';
+import { DEFAULT_BILLING_TIME_ZONE, readTenantSettings } from '../../shared/clickhouse/tables/tenant-settings.ts';
+import { monthBounds, periodOf, shiftPeriod } from '../../shared/validation/billing-period.ts';
 import type { PeriodService } from './period-service.ts';
 
 const DAY_MS = 86_400_000;
@@ -27,33 +28,29 @@ export interface AutoCloseDeps {
 }
 
 /**
- * PERIOD_AUTO_CLOSE_DAYS: the months of the last year that ended at least `days` ago are closed for
- * every tenant with usage in them that never closed them, one pass now and one every hour. Each
+ * PERIOD_AUTO_CLOSE_DAYS: the months of the last year that ended at least `days` ago (in each
+ * tenant's time zone) are closed for every tenant with usage in them that never closed them, one pass
+ * now and one every hour. Each
  * close is the admin route's (a record and an audit entry, actor `period-auto-close`); a month that
  * another ingest process closed meanwhile is its 409, passed over.
  */
 export async function autoClosePass({ days, reads, periods, log, now = Date.now }: AutoCloseDeps): Promise<number> {
   const nowMs = now();
-  const due: string[] = [];
-  for (let back = 1; back <= 12; back++) {
-    const current = new Date(nowMs);
-    const period = periodOf(Date.UTC(current.getUTCFullYear(), current.getUTCMonth() - back, 1));
-    if (monthBounds(period).end + days * DAY_MS <= nowMs) due.push(period);
-  }
-  if (due.length === 0) return 0;
-  const first = monthBounds(due.at(-1)!).start;
-  const result = await reads.client.query({
-    query: `SELECT DISTINCT user_id, formatDateTime(day, '%Y-%m', 'UTC') AS period FROM ${tableName(reads, 'usageTotalsDaily')}
-      WHERE day >= fromUnixTimestamp64Milli(toInt64({first:Int64}), 'UTC') AND period IN {due:Array(String)}`,
-    query_params: { first, due },
-    format: 'JSONEachRow',
+  const settings = await readTenantSettings(reads, null);
+  const zoned = settings.filter((entry) => entry.time_zone !== DEFAULT_BILLING_TIME_ZONE);
+  const candidates = await monthsWithUsage(reads, nowMs, days, DEFAULT_BILLING_TIME_ZONE, {
+    except: zoned.map((entry) => entry.user_id),
   });
+  for (const timeZone of new Set(zoned.map((entry) => entry.time_zone))) {
+    const only = zoned.filter((entry) => entry.time_zone === timeZone).map((entry) => entry.user_id);
+    candidates.push(...(await monthsWithUsage(reads, nowMs, days, timeZone, { only })));
+  }
   // A month closed once is left to the admins: a reopened one stays open until one of them closes it.
   const closed = new Set(
     (await readPeriodVersions(reads, null)).map((entry) => `${entry.user_id}\u0000${entry.period}`),
   );
   let count = 0;
-  for (const { user_id, period } of await result.json<{ user_id: string; period: string }>()) {
+  for (const { user_id, period } of candidates) {
     if (closed.has(`${user_id}\u0000${period}`)) continue;
     try {
       await periods.close(user_id, period, AUTO_CLOSE_ACTOR, null);
@@ -78,4 +75,48 @@ export function scheduleAutoClose(deps: AutoCloseDeps): () => void {
     clearTimeout(first);
     clearInterval(timer);
   };
+}
+
+/**
+ * The tenants' months in a time zone that ended at least `days` before `nowMs` (of the last year) and
+ * have usage: of every tenant `except` some (UTC, read from the UTC days), or of `only` some (read
+ * from the quarter hours, which every zone's months are unions of).
+ */
+async function monthsWithUsage(
+  reads: ClickHouse,
+  nowMs: number,
+  days: number,
+  timeZone: string,
+  users: { readonly except: readonly string[] } | { readonly only: readonly string[] },
+): Promise<{ user_id: string; period: string }[]> {
+  const due: { period: string; start: number; end: number }[] = [];
+  const current = periodOf(nowMs, timeZone);
+  for (let back = 1; back <= 12; back++) {
+    const period = shiftPeriod(current, -back);
+    const bounds = monthBounds(period, timeZone);
+    if (bounds.end + days * DAY_MS <= nowMs) due.push({ period, ...bounds });
+  }
+  if (due.length === 0) return [];
+  const [table, column] =
+    'only' in users ? (['usageTotals15m', 'bucket'] as const) : (['usageTotalsDaily', 'day'] as const);
+  const instant = `toUnixTimestamp(${column}) * 1000`;
+  const result = await reads.client.query({
+    query: `SELECT DISTINCT user_id,
+        arrayElement({periods:Array(String)}, arrayFirstIndex((s, e) -> ${instant} >= s AND ${instant} < e,
+          {starts:Array(Int64)}, {ends:Array(Int64)})) AS period
+      FROM ${tableName(reads, table)}
+      WHERE ${column} >= fromUnixTimestamp64Milli(toInt64({first:Int64}), 'UTC')
+        AND ${column} < fromUnixTimestamp64Milli(toInt64({last:Int64}), 'UTC')
+        AND user_id ${'only' in users ? 'IN' : 'NOT IN'} {users:Array(String)}`,
+    query_params: {
+      periods: due.map((month) => month.period),
+      starts: due.map((month) => month.start),
+      ends: due.map((month) => month.end),
+      first: due.at(-1)!.start,
+      last: due[0]!.end,
+      users: 'only' in users ? users.only : users.except,
+    },
+    format: 'JSONEachRow',
+  });
+  return result.json<{ user_id: string; period: string }>();
 }

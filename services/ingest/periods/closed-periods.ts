@@ -5,6 +5,11 @@ import {
   type ClosedPeriod,
   type PeriodVersion,
 } from '../../shared/clickhouse/tables/billing-periods.ts';
+import {
+  DEFAULT_BILLING_TIME_ZONE,
+  readTenantSettings,
+  type TenantSettings,
+} from '../../shared/clickhouse/tables/tenant-settings.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { periodOf } from '../../shared/validation/billing-period.ts';
 
@@ -12,8 +17,9 @@ import { periodOf } from '../../shared/validation/billing-period.ts';
 export const CLOSED_PERIODS_REFRESH_MS = 2_000;
 
 /**
- * The tenants' closed months as this ingest process knows them: read from billing_periods every
- * CLOSED_PERIODS_REFRESH_MS, and at once for a close or reopen made here. Usage of a closed month is
+ * The tenants' closed months, and the time zones their months are in, as this ingest process knows
+ * them: read from billing_periods and tenant_settings every CLOSED_PERIODS_REFRESH_MS, and at once for
+ * a change made here. Usage of a closed month is
  * refused with a 409 (usage-service.ts); what another process accepted in the moment before it learned
  * of a close is stored after the close, and so is an adjustment of a later statement, never a change
  * of the closed one (docs/statements.md).
@@ -22,6 +28,9 @@ export class ClosedPeriods {
   private latest = new Map<string, PeriodVersion>();
   /** Changes made here, which a read may not show yet. */
   private readonly noted = new Map<string, PeriodVersion>();
+  private zones = new Map<string, TenantSettings>();
+  /** Time zones set here, which a read may not show yet. */
+  private readonly notedZones = new Map<string, TenantSettings>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -41,12 +50,37 @@ export class ClosedPeriods {
   }
 
   async refresh(): Promise<void> {
-    this.latest = this.withNoted(latestVersions(await readPeriodVersions(this.reads, null)));
+    const [versions, settings] = await Promise.all([
+      readPeriodVersions(this.reads, null),
+      readTenantSettings(this.reads, null),
+    ]);
+    this.latest = this.withNoted(latestVersions(versions));
+    this.zones = this.withNotedZones(settings);
   }
 
-  /** The closed month an instant of this tenant lies in, or null. */
+  /** The closed month an instant of this tenant lies in (in its time zone), or null. */
   closedAt(userId: string, instantMs: number): ClosedPeriod | null {
-    return closedOnly(this.latest.get(key(userId, periodOf(instantMs))));
+    return closedOnly(this.latest.get(key(userId, periodOf(instantMs, this.timeZoneOf(userId)))));
+  }
+
+  /** The time zone of the tenant's months, as last read. */
+  timeZoneOf(userId: string): string {
+    return this.zones.get(userId)?.time_zone ?? DEFAULT_BILLING_TIME_ZONE;
+  }
+
+  /** The tenant's settings as stored now, or as changed here if the store does not show it yet (null: none set). */
+  async freshSettings(userId: string): Promise<TenantSettings | null> {
+    return this.withNotedZones(await readTenantSettings(this.reads, userId)).get(userId) ?? null;
+  }
+
+  /** The time zone of the tenant's months as stored now, with a change made here. */
+  async freshTimeZone(userId: string): Promise<string> {
+    return (await this.freshSettings(userId))?.time_zone ?? DEFAULT_BILLING_TIME_ZONE;
+  }
+
+  noteTimeZone(settings: TenantSettings): void {
+    this.notedZones.set(settings.user_id, settings);
+    this.zones.set(settings.user_id, settings);
   }
 
   /** The tenant's closed months as stored now, with the changes made here (for decisions that must be exact). */
@@ -63,10 +97,31 @@ export class ClosedPeriods {
     return this.withNoted(own).get(key(userId, period)) ?? null;
   }
 
+  /** The tenant's first close as stored now or made here (reopened or not), or null: it never closed a month. */
+  async firstClose(userId: string): Promise<PeriodVersion | null> {
+    const own = [...this.withNoted(latestVersions(await readPeriodVersions(this.reads, userId))).values()];
+    const closes = own.filter((version) => version.user_id === userId);
+    return closes.reduce<PeriodVersion | null>(
+      (first, version) => (first === null || version.closed_ms < first.closed_ms ? version : first),
+      null,
+    );
+  }
+
   note(version: PeriodVersion): void {
     const name = key(version.user_id, version.period);
     this.noted.set(name, version);
     this.latest.set(name, version);
+  }
+
+  /** The zones read, each replaced by a change made here that the read does not show yet. */
+  private withNotedZones(read: readonly TenantSettings[]): Map<string, TenantSettings> {
+    const stored = new Map(read.map((settings) => [settings.user_id, settings]));
+    for (const [userId, settings] of this.notedZones) {
+      const found = stored.get(userId);
+      if (found === undefined || found.updated_ms < settings.updated_ms) stored.set(userId, settings);
+      else this.notedZones.delete(userId);
+    }
+    return stored;
   }
 
   /** The latest versions read, each replaced by a change made here that the read does not show yet. */

@@ -1,4 +1,6 @@
 import type { PeriodRecord } from '../../../schemas/records/period.ts';
+import type { TenantSettingsRecord } from '../../../schemas/records/tenant-settings.ts';
+import { DEFAULT_BILLING_TIME_ZONE } from '../../shared/clickhouse/tables/tenant-settings.ts';
 import { AppError } from '../../shared/errors.ts';
 import type { Caller } from '../../shared/auth/access.ts';
 import { auditEnvelope } from '../../shared/auth/audit.ts';
@@ -27,6 +29,17 @@ export interface PeriodAnswer {
   readonly reopened_at: string | null;
 }
 
+/** A tenant's billing settings as the routes answer them. */
+export interface PeriodSettingsAnswer {
+  readonly user_id: string;
+  readonly time_zone: string;
+  /** When they were last set; null while never set (UTC). */
+  readonly updated_at: string | null;
+}
+
+/** The one guard key of a tenant's period changes: closes, reopens and its time zone change one at a time. */
+const PERIODS_KEY = 'periods';
+
 /**
  * Closing and reopening a tenant's month (docs/statements.md): each close, once the month has ended, is
  * a new version, a durable record (and an audit entry) on the record path; a reopen ends the latest
@@ -39,15 +52,15 @@ export function createPeriodService({ closed, sink, guard, now = Date.now }: Per
     period: string,
     caller: Caller,
     tenant: string | null,
-    decide: (latest: PeriodAnswer | null, at: Date) => PeriodRecord,
+    decide: (latest: PeriodAnswer | null, at: Date) => PeriodRecord | Promise<PeriodRecord>,
   ): Promise<PeriodAnswer> {
     assertActsFor(tenant, userId, 'close or reopen a period');
     assertPeriod(period);
-    return guard.hold(userId, `period-${period}`, async () => {
+    return guard.hold(userId, PERIODS_KEY, async () => {
       // The store's, or this process's change that the store does not show yet.
       const latest = await closed.latestOf(userId, period);
       const at = new Date(now());
-      const record = decide(latest === null ? null : answerOf(latest), at);
+      const record = await decide(latest === null ? null : answerOf(latest), at);
       const key = `period:${userId}:${period}`;
       const action = record.reopened_at === null ? 'period_closed' : 'period_reopened';
       await sink.publish([
@@ -70,9 +83,43 @@ export function createPeriodService({ closed, sink, guard, now = Date.now }: Per
   }
 
   return {
+    settings: async (userId: string, tenant: string | null): Promise<PeriodSettingsAnswer> => {
+      assertActsFor(tenant, userId, 'read billing settings');
+      return settingsAnswer(userId, await closed.freshSettings(userId));
+    },
+    /**
+     * Sets the time zone of the tenant's months. Only before its first close: a month once closed keeps
+     * the instants it was closed with, and so do every later one's edges (a 409 after it).
+     */
+    setTimeZone: (userId: string, timeZone: string, caller: Caller, tenant: string | null) => {
+      assertActsFor(tenant, userId, 'set billing settings');
+      return guard.hold(userId, PERIODS_KEY, async () => {
+        const first = await closed.firstClose(userId);
+        const current = await closed.freshSettings(userId);
+        if (first !== null && (current?.time_zone ?? DEFAULT_BILLING_TIME_ZONE) !== timeZone)
+          throw AppError.of(
+            'CONFLICT',
+            `User ${userId} closed period ${first.period} at ${new Date(first.closed_ms).toISOString()}: the time zone of its months is fixed once a month was closed`,
+          );
+        if (current?.time_zone === timeZone) return settingsAnswer(userId, current);
+        const at = new Date(Math.max(now(), (current?.updated_ms ?? 0) + 1));
+        const record: TenantSettingsRecord = { user_id: userId, time_zone: timeZone, updated_at: at.toISOString() };
+        const key = `tenant-settings:${userId}`;
+        await sink.publish([
+          makeEnvelope('tenant_settings', key, record, at, at),
+          auditEnvelope(
+            { action: 'time_zone_set', subject_id: userId, actor: caller, user_id: userId, at, detail: record },
+            key,
+          ),
+        ]);
+        const settings = { user_id: userId, time_zone: timeZone, updated_ms: at.getTime() };
+        closed.noteTimeZone(settings);
+        return settingsAnswer(userId, settings);
+      });
+    },
     close: (userId: string, period: string, caller: Caller, tenant: string | null) =>
-      change(userId, period, caller, tenant, (latest, at) => {
-        const { end } = monthBounds(period);
+      change(userId, period, caller, tenant, async (latest, at) => {
+        const { end } = monthBounds(period, await closed.freshTimeZone(userId));
         if (at.getTime() < end)
           throw AppError.of(
             'CONFLICT',
@@ -100,6 +147,17 @@ export function createPeriodService({ closed, sink, guard, now = Date.now }: Per
 }
 
 export type PeriodService = ReturnType<typeof createPeriodService>;
+
+function settingsAnswer(
+  userId: string,
+  settings: { readonly time_zone: string; readonly updated_ms: number } | null,
+): PeriodSettingsAnswer {
+  return {
+    user_id: userId,
+    time_zone: settings?.time_zone ?? DEFAULT_BILLING_TIME_ZONE,
+    updated_at: settings === null ? null : new Date(settings.updated_ms).toISOString(),
+  };
+}
 
 function answerOf(version: {
   user_id: string;

@@ -38,7 +38,7 @@ export interface TenantRateServiceDeps {
    */
   readonly maxAgeMs: number;
   /** The tenants' closed months: an entry may not start in one (its statement never changes); absent: none. */
-  readonly closedPeriods?: Pick<ClosedPeriods, 'fresh'> | null;
+  readonly closedPeriods?: Pick<ClosedPeriods, 'fresh' | 'freshTimeZone'> | null;
   readonly now?: () => number;
 }
 
@@ -81,7 +81,10 @@ export function createTenantRateService({
       const record = toRecord(body, card(), nowMs, maxAgeMs);
       const from = Date.parse(record.effective_from);
       if (from < nowMs && closedPeriods !== null) {
-        const closed = (await closedPeriods.fresh(body.user_id)).find(({ period }) => monthBounds(period).end > from);
+        const timeZone = await closedPeriods.freshTimeZone(body.user_id);
+        const closed = (await closedPeriods.fresh(body.user_id)).find(
+          ({ period }) => monthBounds(period, timeZone).end > from,
+        );
         if (closed !== undefined)
           throw AppError.validation([
             valueError(

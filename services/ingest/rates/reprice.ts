@@ -5,6 +5,8 @@ import type { RateCard } from '../../../schemas/rate-card.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import { readClosedPeriods } from '../../shared/clickhouse/tables/billing-periods.ts';
+import { DEFAULT_BILLING_TIME_ZONE, readTenantSettings } from '../../shared/clickhouse/tables/tenant-settings.ts';
+import { monthBounds } from '../../shared/validation/billing-period.ts';
 import { AppError, type ValidationItem } from '../../shared/errors.ts';
 import { Exact } from '../../shared/exact-decimal.ts';
 import { assertActsFor } from '../../shared/auth/tenant.ts';
@@ -76,7 +78,15 @@ export function createRepricing({ reads, sink, guard, card, catalogs, now = Date
   /** The rows in force of the range that may take another price: unpriced, or stored before the newest tenant entry. */
   async function candidates(body: RateRepriceBody, userId: string | null, newestMs: number): Promise<FamilyRow[]> {
     // A closed month never changes: its events keep their price.
-    const closed = await readClosedPeriods(reads, userId);
+    const [closedMonths, settings] = await Promise.all([
+      readClosedPeriods(reads, userId),
+      readTenantSettings(reads, userId),
+    ]);
+    const zones = new Map(settings.map((entry) => [entry.user_id, entry.time_zone]));
+    const closed = closedMonths.map((entry) => ({
+      user_id: entry.user_id,
+      ...monthBounds(entry.period, zones.get(entry.user_id) ?? DEFAULT_BILLING_TIME_ZONE),
+    }));
     const user = userId === null ? '' : 'user_id = {user:String} AND ';
     const range = `${user}occurred_at >= fromUnixTimestamp64Milli(toInt64({from:Int64}), 'UTC') AND occurred_at < fromUnixTimestamp64Milli(toInt64({to:Int64}), 'UTC')`;
     const filters = [
@@ -88,8 +98,9 @@ export function createRepricing({ reads, sink, guard, card, catalogs, now = Date
       query: `SELECT ${FAMILY_ROW_COLUMNS} FROM ${usageEvents}
         WHERE ${range} AND weight = 1${filters}
           AND (cost_source = 'unpriced' OR stored_at < fromUnixTimestamp64Milli(toInt64({newest:Int64}), 'UTC'))
-          AND (user_id, formatDateTime(occurred_at, '%Y-%m', 'UTC')) NOT IN
-            (SELECT arrayJoin(arrayZip({closed_users:Array(String)}, {closed_periods:Array(String)})))
+          AND NOT arrayExists((u, s, e) -> u = user_id AND toUnixTimestamp64Milli(occurred_at) >= s
+            AND toUnixTimestamp64Milli(occurred_at) < e,
+            {closed_users:Array(String)}, {closed_start:Array(Int64)}, {closed_end:Array(Int64)})
           AND (user_id, id) NOT IN (SELECT user_id, assumeNotNull(reverses) FROM ${usageEvents} WHERE ${range} AND weight = -1)
           AND (user_id, ifNull(correction_of, id)) NOT IN
             (SELECT user_id, assumeNotNull(correction_of) FROM ${usageEvents} WHERE ${range} AND correction_kind = 'void')
@@ -101,7 +112,8 @@ export function createRepricing({ reads, sink, guard, card, catalogs, now = Date
         to: body.to.getTime(),
         newest: newestMs,
         closed_users: closed.map((entry) => entry.user_id),
-        closed_periods: closed.map((entry) => entry.period),
+        closed_start: closed.map((entry) => entry.start),
+        closed_end: closed.map((entry) => entry.end),
         limit: MAX_REPRICED_CANDIDATES + 1,
         ...(body.provider === undefined ? {} : { provider: body.provider.toLowerCase() }),
         ...(body.model === undefined ? {} : { model: body.model }),

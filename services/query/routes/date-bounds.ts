@@ -1,7 +1,7 @@
 import { AppError, type ValidationItem } from '../../shared/errors.ts';
 import { PY_CHECKS } from '../../shared/validation/py-checks.ts';
 import { parseDateBytes, parseDateTimeBytes } from '../../shared/validation/speedate-timestamp.ts';
-import { addDays, localToInstant, startOfLocalDay } from '../zoned-time.ts';
+import { addDays, localToInstant, startOfLocalDay } from '../../shared/zoned-time.ts';
 
 /** A half-open range of instants [start, end) in epoch milliseconds; null is unbounded. */
 export interface InstantRange {

@@ -29,6 +29,7 @@ export const TABLES = {
   apiKeys: 'api_keys',
   auditLog: 'audit_log',
   billingPeriods: 'billing_periods',
+  tenantSettings: 'tenant_settings',
 } as const;
 
 export type TableKey = keyof typeof TABLES;

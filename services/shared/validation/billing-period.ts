@@ -1,15 +1,25 @@
 import { PERIOD_PATTERN } from '../../../schemas/http/periods.ts';
 import { AppError } from '../errors.ts';
+import { addMonths, localDate, startOfLocalDay } from '../zoned-time.ts';
 
-/** The first instant of a `YYYY-MM` month in UTC, and of the month after it (epoch ms). */
-export function monthBounds(period: string): { start: number; end: number } {
+/** The first instant of a `YYYY-MM` month in the tenant's time zone, and of the month after it (epoch ms). */
+export function monthBounds(period: string, timeZone = 'UTC'): { start: number; end: number } {
   const [year, month] = period.split('-').map(Number) as [number, number];
-  return { start: Date.UTC(year, month - 1, 1), end: Date.UTC(year, month, 1) };
+  const first = { year, month, day: 1 };
+  return { start: startOfLocalDay(first, timeZone), end: startOfLocalDay(addMonths(first, 1), timeZone) };
 }
 
-/** The `YYYY-MM` month (UTC) an instant lies in. */
-export function periodOf(instantMs: number): string {
-  return new Date(instantMs).toISOString().slice(0, 7);
+/** The `YYYY-MM` month an instant lies in, in the tenant's time zone. */
+export function periodOf(instantMs: number, timeZone = 'UTC'): string {
+  const { year, month } = localDate(instantMs, timeZone);
+  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}`;
+}
+
+/** The month `offset` months after (or, negative, before) a `YYYY-MM` month. */
+export function shiftPeriod(period: string, offset: number): string {
+  const [year, month] = period.split('-').map(Number) as [number, number];
+  const moved = addMonths({ year, month, day: 1 }, offset);
+  return `${String(moved.year).padStart(4, '0')}-${String(moved.month).padStart(2, '0')}`;
 }
 
 /** A `YYYY-MM` path segment, else pydantic's pattern 422 at it. */

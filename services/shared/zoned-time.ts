@@ -3,7 +3,7 @@
  * offset is a whole number of quarter hours, so the instants found here fall on the 15-minute
  * buckets of usage_rollup_15m and the sums over them are exact.
  */
-export { isIanaTimeZone as isTimeZone } from '../shared/validation/py-checks.ts';
+export { isIanaTimeZone as isTimeZone } from './validation/py-checks.ts';
 
 export interface LocalDate {
   readonly year: number;
