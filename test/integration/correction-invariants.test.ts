@@ -227,8 +227,10 @@ describe.each(MODES)('money invariants with corrections on $name', (mode) => {
             continue;
           }
           const answer = await correct(target.id, 'amend', { reason: 'invariants', ...amounts(target.kind, step.n) });
-          expect(answer.status).toBe(target.voided ? 409 : 201);
-          if (target.voided) continue;
+          // An amend to the values the event has already changes nothing: a 409, as a second void is.
+          const unchanged = target.voided || target.quantity === step.n;
+          expect(answer.status).toBe(unchanged ? 409 : 201);
+          if (unchanged) continue;
           target.quantity = step.n;
           target.cost = await costOf(target.kind, step.n);
         }

@@ -203,6 +203,10 @@ describe.each(MODES)(
       expect(second.status).toBe(201);
       const afterSecond = await quote(600, 100);
       await expectViewsAgree(sum([afterSecond, costs.get('tts')!, costs.get('unpriced')!]), 3);
+      // The same amend again (a retry whose answer was lost) changes nothing: a 409, no rows.
+      const repeated = await correct(ids.llm, 'amend', { reason: 'output too', output_tokens: 100 });
+      expect(repeated.status).toBe(409);
+      expect(repeated.body).toEqual({ detail: expect.stringContaining('has these values already') });
       const rows = (await breakdown()).events.filter(
         (row) => row.id === ids.llm || row.correction?.event_id === ids.llm,
       );

@@ -6,6 +6,7 @@ import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import type { UsageEventRow } from '../../shared/clickhouse/tables/usage-events.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import { AppError } from '../../shared/errors.ts';
+import { Exact } from '../../shared/exact-decimal.ts';
 import { makeEnvelope, type RecordSink, type UsageRecord } from '../../domain/records/index.ts';
 import { usageQuantities } from '../../domain/usage/index.ts';
 import { guardKey, type CorrectionGuard } from './correction-guard.ts';
@@ -189,7 +190,16 @@ export function createUsageCorrections({ reads, sink, guard, now = Date.now }: U
       const createdAt = new Date(now()).toISOString();
       const correction = { id: randomUUID(), kind, of: id, reason, created_at: createdAt };
       const records = [reversalOf(current, correction)];
-      if (changes !== null) records.push(replacementOf(current, changes, correction));
+      if (changes !== null) {
+        const replacement = replacementOf(current, changes, correction);
+        // A retry of an amend whose answer was lost finds it made: a second one would change nothing.
+        if (sameUsage(current, replacement))
+          throw AppError.of(
+            'CONFLICT',
+            `Usage event ${id} has these values already: an amend changes at least one of quantity, provider, model or a token count`,
+          );
+        records.push(replacement);
+      }
       await sink.publish(correctionEnvelopes(records, createdAt));
       // The records are durable: a mark Redis refuses leaves the next correction to the consumer's once-only reversal.
       await guard.published([{ userId, eventId: id, correctionId: correction.id }]).catch(() => undefined);
@@ -319,6 +329,20 @@ function replacementOf(row: FamilyRow, changes: UsageAmendBody, correction: Corr
     reported_total_cost: null,
     correction,
   } as UsageRecord;
+}
+
+/** Whether a replacement would store what the row in force holds: the same provider, model and quantities. */
+function sameUsage(row: FamilyRow, replacement: UsageRecord): boolean {
+  const same = (a: string | number | null | undefined, b: string | number | null | undefined) =>
+    a === null || a === undefined || b === null || b === undefined ? (a ?? null) === (b ?? null) : new Exact(a).eq(b);
+  const sent = replacement as unknown as Record<string, string | number | null | undefined>;
+  return (
+    replacement.provider === row.provider &&
+    (replacement.model ?? '') === row.model &&
+    same(replacement.quantity, row.quantity) &&
+    same(replacement.session_duration_seconds, row.session_duration_seconds) &&
+    TOKEN_KINDS.every((kind) => same(sent[kind], row.tokens[kind]))
+  );
 }
 
 /** A correction's records on the record path: keyed by their session, as usage is, so they follow the event. */
