@@ -60,6 +60,10 @@ export const AUDIT_ACTIONS = [
   'rate_ended',
   'period_closed',
   'period_reopened',
+  'webhook_created',
+  'webhook_secret_rotated',
+  'webhook_deleted',
+  'webhook_disabled',
 ] as const;
 
 /** One administrative change: who (the acting key's id), what, when. Written beside the change, on the record path. */

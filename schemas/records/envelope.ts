@@ -10,6 +10,7 @@ export const RECORD_KINDS = [
   'api_key',
   'audit',
   'period',
+  'webhook_endpoint',
 ] as const;
 
 /**

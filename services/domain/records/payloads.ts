@@ -14,6 +14,7 @@ import { rateRecordSchema, type RateRecord } from '../../../schemas/records/rate
 import { transcriptRecordSchema, type TranscriptRecord } from '../../../schemas/records/transcript.ts';
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
 import { periodRecordSchema, type PeriodRecord } from '../../../schemas/records/period.ts';
+import { webhookEndpointRecordSchema, type WebhookEndpointRecord } from '../../../schemas/records/webhook-endpoint.ts';
 import { dateTimeFormat } from './date-time-format.ts';
 
 export type {
@@ -26,6 +27,7 @@ export type {
   TelephonyNumberRecord,
   TranscriptRecord,
   UsageRecord,
+  WebhookEndpointRecord,
 };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -45,6 +47,7 @@ const validators: { [K in RecordKind]: ValidateFunction } = {
   api_key: recordAjv.compile(apiKeyRecordSchema),
   audit: recordAjv.compile(auditRecordSchema),
   period: recordAjv.compile(periodRecordSchema),
+  webhook_endpoint: recordAjv.compile(webhookEndpointRecordSchema),
 };
 
 /** The payload of each kind, as its schema says; makeEnvelope validates before sending, decodeRecord after reading. */
@@ -58,6 +61,7 @@ export interface PayloadOf {
   api_key: ApiKeyRecord;
   audit: AuditRecord;
   period: PeriodRecord;
+  webhook_endpoint: WebhookEndpointRecord;
 }
 
 export function payloadProblem(kind: RecordKind, payload: unknown): string | null {

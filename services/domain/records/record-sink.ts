@@ -23,6 +23,7 @@ const TOPIC_OF_KIND: { [K in RecordKind]: TopicKey } = {
   api_key: 'sessions',
   audit: 'sessions',
   period: 'sessions',
+  webhook_endpoint: 'sessions',
 };
 
 export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Record<TopicKey, TopicSpec>>): RecordSink {

@@ -29,6 +29,9 @@ export const TABLES = {
   apiKeys: 'api_keys',
   auditLog: 'audit_log',
   billingPeriods: 'billing_periods',
+  webhookEndpoints: 'webhook_endpoints',
+  webhookDeliveries: 'webhook_deliveries',
+  webhookAttempts: 'webhook_attempts',
 } as const;
 
 export type TableKey = keyof typeof TABLES;
