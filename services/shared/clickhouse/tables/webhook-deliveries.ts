@@ -33,12 +33,19 @@ const INSERT_SETTINGS = { date_time_input_format: 'best_effort' } as const;
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 const ms = (column: string) => `toString(toUnixTimestamp64Milli(${column}))`;
 
-const STATE_COLUMNS = `toString(endpoint_id) AS endpoint_id, message_id, user_id, toString(type) AS type, body,
-  ${ms('created_at')} AS created_ms, toString(status) AS status, attempts,
+// Aliases never take a column's name: ClickHouse would read the alias in WHERE in the column's place.
+const STATE_COLUMNS = `toString(endpoint_id) AS endpoint_key, message_id, user_id, toString(type) AS type_name, body,
+  ${ms('created_at')} AS created_ms, toString(status) AS status_name, attempts,
   if(isNull(next_attempt_at), NULL, ${ms('next_attempt_at')}) AS next_attempt_ms, ${ms('deadline')} AS deadline_ms,
   toString(version) AS version`;
 
-type StateRow = Omit<DeliveryState, 'created_ms' | 'next_attempt_ms' | 'deadline_ms' | 'version' | 'attempts'> & {
+type StateRow = Omit<
+  DeliveryState,
+  'endpoint_id' | 'type' | 'status' | 'created_ms' | 'next_attempt_ms' | 'deadline_ms' | 'version' | 'attempts'
+> & {
+  endpoint_key: string;
+  type_name: string;
+  status_name: DeliveryState['status'];
   created_ms: string;
   next_attempt_ms: string | null;
   deadline_ms: string;
@@ -46,9 +53,12 @@ type StateRow = Omit<DeliveryState, 'created_ms' | 'next_attempt_ms' | 'deadline
   attempts: number | string;
 };
 
-function stateOf(row: StateRow): DeliveryState {
+function stateOf({ endpoint_key, type_name, status_name, ...row }: StateRow): DeliveryState {
   return {
     ...row,
+    endpoint_id: endpoint_key,
+    type: type_name,
+    status: status_name,
     attempts: Number(row.attempts),
     created_ms: Number(row.created_ms),
     next_attempt_ms: row.next_attempt_ms === null ? null : Number(row.next_attempt_ms),
@@ -145,14 +155,15 @@ export async function readDeliveryLog(
   const found = (await states.json<StateRow>()).map(stateOf);
   if (found.length === 0) return [];
   const attempts = await ch.client.query({
-    query: `SELECT toString(endpoint_id) AS endpoint_id, message_id, attempt, ${ms('at')} AS at_ms, status_code,
+    query: `SELECT toString(endpoint_id) AS endpoint_key, message_id, attempt, ${ms('at')} AS at_ms, status_code,
         latency_ms, error, ok
       FROM ${tableName(ch, 'webhookAttempts')}
       WHERE endpoint_id = {endpoint:UUID} AND message_id IN {messages:Array(String)} ORDER BY at, attempt`,
     query_params: { endpoint: endpointId, messages: found.map((state) => state.message_id) },
     format: 'JSONEachRow',
   });
-  type AttemptRow = Omit<DeliveryAttempt, 'at_ms' | 'ok' | 'attempt' | 'latency_ms' | 'status_code'> & {
+  type AttemptRow = Omit<DeliveryAttempt, 'endpoint_id' | 'at_ms' | 'ok' | 'attempt' | 'latency_ms' | 'status_code'> & {
+    endpoint_key: string;
     at_ms: string;
     ok: boolean | number;
     attempt: number | string;
@@ -160,9 +171,10 @@ export async function readDeliveryLog(
     status_code: number | string | null;
   };
   const byMessage = new Map<string, DeliveryAttempt[]>();
-  for (const row of await attempts.json<AttemptRow>()) {
+  for (const { endpoint_key, ...row } of await attempts.json<AttemptRow>()) {
     const attempt: DeliveryAttempt = {
       ...row,
+      endpoint_id: endpoint_key,
       attempt: Number(row.attempt),
       at_ms: Number(row.at_ms),
       latency_ms: Number(row.latency_ms),

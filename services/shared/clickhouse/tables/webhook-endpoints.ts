@@ -17,14 +17,15 @@ const instant = (column: string) => `if(isNull(${column}), NULL, toString(toUnix
 /** The latest version of every endpoint, deleted ones included (a few per tenant). */
 export async function readWebhookEndpoints(ch: ClickHouse): Promise<WebhookEndpointRecord[]> {
   const result = await ch.client.query({
-    query: `SELECT toString(id) AS id, user_id, url, events, description, secrets,
+    query: `SELECT toString(id) AS endpoint_key, user_id, url, events, description, secrets,
         ${instant('created_at')} AS created_ms, ${instant('disabled_at')} AS disabled_ms, disabled_reason,
         ${instant('deleted_at')} AS deleted_ms, toString(version) AS version
       FROM ${tableName(ch, 'webhookEndpoints')} FINAL
-      ORDER BY created_at, id`,
+      ORDER BY created_at, endpoint_key`,
     format: 'JSONEachRow',
   });
-  type Row = Omit<WebhookEndpointRecord, 'secrets' | 'created_at' | 'disabled_at' | 'deleted_at' | 'version'> & {
+  type Row = Omit<WebhookEndpointRecord, 'id' | 'secrets' | 'created_at' | 'disabled_at' | 'deleted_at' | 'version'> & {
+    endpoint_key: string;
     secrets: string;
     created_ms: string;
     disabled_ms: string | null;
@@ -32,12 +33,15 @@ export async function readWebhookEndpoints(ch: ClickHouse): Promise<WebhookEndpo
     version: string;
   };
   const iso = (ms: string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
-  return (await result.json<Row>()).map(({ created_ms, disabled_ms, deleted_ms, secrets, version, ...row }) => ({
-    ...row,
-    secrets: JSON.parse(secrets) as WebhookEndpointRecord['secrets'],
-    created_at: iso(created_ms)!,
-    disabled_at: iso(disabled_ms),
-    deleted_at: iso(deleted_ms),
-    version: Number(version),
-  }));
+  return (await result.json<Row>()).map(
+    ({ endpoint_key, created_ms, disabled_ms, deleted_ms, secrets, version, ...row }) => ({
+      ...row,
+      id: endpoint_key,
+      secrets: JSON.parse(secrets) as WebhookEndpointRecord['secrets'],
+      created_at: iso(created_ms)!,
+      disabled_at: iso(disabled_ms),
+      deleted_at: iso(deleted_ms),
+      version: Number(version),
+    }),
+  );
 }
