@@ -54,6 +54,8 @@ export class DeliveryWorker {
   private readonly inFlight = new Set<string>();
   private readonly perEndpoint = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
+  /** Endpoints being disabled here: two failed attempts ending together disable once. */
+  private readonly disabling = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private passing = false;
   private again = false;
@@ -183,12 +185,19 @@ export class DeliveryWorker {
   }
 
   private async disableIfFailingForDays(endpoint: WebhookEndpointRecord): Promise<void> {
-    const run = await failingSince(this.deps.ch, endpoint.id);
-    if (run === null || run.lastMs - run.firstMs < DISABLE_AFTER_MS) return;
-    const days = Math.floor((run.lastMs - run.firstMs) / 86_400_000);
-    const reason = `every attempt failed for ${days} days (since ${new Date(run.firstMs).toISOString()})`;
-    await this.deps.disable(endpoint, reason);
-    this.deps.metrics.disabled.inc();
-    this.deps.log.warn({ endpoint_id: endpoint.id, reason }, 'webhook_endpoint_disabled');
+    if (this.disabling.has(endpoint.id) || this.deps.endpoints.latest(endpoint.id)?.disabled_at !== null) return;
+    this.disabling.add(endpoint.id);
+    try {
+      const run = await failingSince(this.deps.ch, endpoint.id);
+      if (run === null || run.lastMs - run.firstMs < DISABLE_AFTER_MS) return;
+      const days = Math.floor((run.lastMs - run.firstMs) / 86_400_000);
+      const reason = `every attempt failed for ${days} days (since ${new Date(run.firstMs).toISOString()})`;
+      // Another process disabling it at the same time writes the same version: its insert token makes it one.
+      await this.deps.disable(endpoint, reason);
+      this.deps.metrics.disabled.inc();
+      this.deps.log.warn({ endpoint_id: endpoint.id, reason }, 'webhook_endpoint_disabled');
+    } finally {
+      this.disabling.delete(endpoint.id);
+    }
   }
 }
