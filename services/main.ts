@@ -24,6 +24,8 @@ import { readAfterWrite, readTenant } from './shared/http/read-after-write.ts';
 import path from 'node:path';
 import { MemoryLiveUsage, RedisLiveUsage } from './shared/redis/live-usage.ts';
 import { MemoryAnnouncements, RedisAnnouncements } from './shared/redis/stored-announcements.ts';
+import { WebhookEndpoints } from './domain/webhooks/index.ts';
+import { startWebhookDelivery } from './consumer/webhook-delivery.ts';
 
 /** A read waits at most this long for the journal: behind a stalled writer it answers from what is stored. */
 const JOURNAL_WAIT_MS = 10_000;
@@ -114,6 +116,14 @@ async function main(): Promise<void> {
     });
   }
   const journalSink: RecordSink | null = journal === null ? null : journalRecordSink(journal);
+  // One copy of the webhook endpoints per process: ingest's routes change it, the consumer's delivery sends to it.
+  const webhookEndpoints = new WebhookEndpoints(infra.clickhouseIngestReads, log.child({ component: 'webhooks' }));
+  if (config.services.includes('ingest') || consumer !== null) {
+    const stopEndpoints = await webhookEndpoints.start();
+    shutdown.add('webhook-endpoints', async () => stopEndpoints());
+  }
+  const webhooks =
+    consumer === null ? null : startWebhookDelivery({ config, infra, endpoints: webhookEndpoints, log, shutdown });
   const serving = config.services.includes('ingest') || config.services.includes('query');
   // Every process that serves /api routes knows the keys: to check them (AUTH_MODE=on), and ingest to manage them.
   const keys = new KeyRegistry(fencedInfra.clickhouseReads, config.auth.keyRefreshMs, log.child({ component: 'auth' }));
@@ -127,10 +137,21 @@ async function main(): Promise<void> {
     : null;
   const routes: Route[] = [
     ...(config.services.includes('ingest')
-      ? await startIngest({ config, infra: fencedInfra, log, shutdown, journalSink, keys, tenantRates })
+      ? await startIngest({
+          config,
+          infra: fencedInfra,
+          log,
+          shutdown,
+          journalSink,
+          keys,
+          tenantRates,
+          webhookEndpoints,
+        })
       : []),
     ...(query?.routes ?? []),
-    ...(consumer !== null && config.faultInjection ? await faultRoutes(infra.clickhouse, log, journal) : []),
+    ...(consumer !== null && config.faultInjection
+      ? await faultRoutes(infra.clickhouse, log, journal, webhooks?.emit ?? null)
+      : []),
   ];
 
   const app = createHttpApp({
@@ -138,7 +159,11 @@ async function main(): Promise<void> {
     log,
     routes: [...routes.map((route) => route.register), ...(query?.pages ?? [])],
     checks: [...infra.checks, ...(consumer?.checks ?? [])],
-    metrics: [...(consumer?.metrics ?? []), ...(query === null ? [] : [query.metrics])],
+    metrics: [
+      ...(consumer?.metrics ?? []),
+      ...(query === null ? [] : [query.metrics]),
+      ...(webhooks === null ? [] : [webhooks.metrics]),
+    ],
     corsOrigins: config.corsOrigins,
     trustProxy: config.trustProxy,
     openapi: buildOpenApi(routes, 'callmeter', '0.1.0', { credentials: config.auth.mode === 'on' }),

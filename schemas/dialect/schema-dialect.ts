@@ -12,7 +12,7 @@
 /** The field validators of services/shared/validation/py-checks.ts, by name. */
 export type PyCheck = 'time-zone' | 'date-or-datetime';
 
-export type PyKind = 'str' | 'int' | 'decimal' | 'datetime' | 'dict' | 'enum' | 'literal' | 'uuid' | 'bool';
+export type PyKind = 'str' | 'int' | 'decimal' | 'datetime' | 'dict' | 'enum' | 'literal' | 'uuid' | 'bool' | 'list';
 
 export interface FieldSchema {
   readonly 'x-py': PyKind;
@@ -29,6 +29,10 @@ export interface FieldSchema {
   readonly minLength?: number;
   readonly maxLength?: number;
   readonly pattern?: string;
+  /** For `list`: the schema of each item (a JSON array, pydantic's `list[T]`), and how many it holds. */
+  readonly items?: FieldSchema;
+  readonly minItems?: number;
+  readonly maxItems?: number;
   readonly description?: string;
 }
 
@@ -61,6 +65,8 @@ export const STANDARD_FIELD_KEYS = [
   'minLength',
   'maxLength',
   'pattern',
+  'minItems',
+  'maxItems',
   'description',
 ] as const;
 
@@ -70,6 +76,7 @@ const FIELD_KEYS = new Set([
   'x-py-empty-absent',
   'x-py-check',
   'enum',
+  'items',
   ...STANDARD_FIELD_KEYS,
 ]);
 const MODEL_KEYS = new Set(['type', 'properties', 'required', 'x-py-aliases', 'title', 'description']);
@@ -101,6 +108,8 @@ function assertFieldSchema(field: FieldSchema, where: string): void {
   const isChoice = kind === 'enum' || kind === 'literal';
   if (isChoice !== (field.enum !== undefined)) throw new Error(`${where}: "enum" goes with x-py enum or literal`);
   if (isChoice && field['x-py-nullable']) throw new Error(`${where}: a nullable enum lists null among its values`);
+  if ((kind === 'list') !== (field.items !== undefined)) throw new Error(`${where}: "items" goes with x-py list`);
+  if (field.items !== undefined) assertFieldSchema(field.items, `${where}.items`);
   if (kind !== 'int') return;
   const upper = field.maximum ?? field.exclusiveMaximum;
   const lower = field.minimum ?? field.exclusiveMinimum;

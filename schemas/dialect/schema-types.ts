@@ -17,9 +17,11 @@ interface PyKindValue {
 
 export type FieldValue<F> = F extends { readonly enum: readonly (infer E)[] }
   ? E
-  : F extends { readonly 'x-py': infer K extends keyof PyKindValue }
-    ? PyKindValue[K] | (F extends { readonly 'x-py-nullable': true } ? null : never)
-    : never;
+  : F extends { readonly 'x-py': 'list'; readonly items: infer I }
+    ? FieldValue<I>[]
+    : F extends { readonly 'x-py': infer K extends keyof PyKindValue }
+      ? PyKindValue[K] | (F extends { readonly 'x-py-nullable': true } ? null : never)
+      : never;
 
 type Props<S> = S extends { readonly properties: infer P } ? P : never;
 

@@ -1,5 +1,5 @@
 import type { ResponseSchema } from './response-parts.ts';
-import { closedObject, money } from './response-parts.ts';
+import { closedObject, count, money } from './response-parts.ts';
 
 /** The answers of the fault-injection routes (FAULT_INJECTION=1 only). */
 
@@ -19,4 +19,13 @@ export const storedTotalsResponse = {
       { optional: ['cost'] },
     ),
   },
+} as const satisfies ResponseSchema;
+
+/** The answer of POST /_faults/webhook-events: what the webhooks' emit function answered. */
+export const webhookEmittedResponse = {
+  schema: closedObject({
+    message_id: { type: 'string', description: 'the webhook-id every attempt carries' },
+    endpoints: { ...count, description: 'the endpoints it was queued for' },
+    duplicate: { type: 'boolean', description: 'the idempotency key was emitted before: nothing queued' },
+  }),
 } as const satisfies ResponseSchema;

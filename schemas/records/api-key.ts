@@ -61,6 +61,10 @@ export const AUDIT_ACTIONS = [
   'period_closed',
   'period_reopened',
   'time_zone_set',
+  'webhook_created',
+  'webhook_secret_rotated',
+  'webhook_deleted',
+  'webhook_disabled',
 ] as const;
 
 /** One administrative change: who (the acting key's id), what, when. Written beside the change, on the record path. */

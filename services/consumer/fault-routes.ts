@@ -1,10 +1,24 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { tableName } from '../shared/clickhouse/tables.ts';
-import { faultOnResponse, storedTotalsResponse } from '../../schemas/http/fault-responses.ts';
+import { faultOnResponse, storedTotalsResponse, webhookEmittedResponse } from '../../schemas/http/fault-responses.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../schemas/records/webhook-endpoint.ts';
+import type { EmitWebhookEvent } from '../domain/webhooks/index.ts';
 import { defineRoute, type Route } from '../shared/http/define-route.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { RecordJournal } from '../domain/records/index.ts';
 import { storedTotals } from './stored-totals.ts';
+
+/** What budgets will emit, as the emit function takes it. */
+const webhookEventBody = {
+  type: 'object',
+  properties: {
+    type: { 'x-py': 'literal', enum: WEBHOOK_EVENT_TYPES },
+    user_id: { 'x-py': 'str', minLength: 1, maxLength: 512 },
+    data: { 'x-py': 'dict' },
+    idempotency_key: { 'x-py': 'str', minLength: 1, maxLength: 512 },
+  },
+  required: ['type', 'user_id', 'data', 'idempotency_key'],
+} as const;
 
 const faultQuery = {
   type: 'object',
@@ -17,9 +31,15 @@ const faultQuery = {
  * materialized view's table refuses (usage_events and the other views store the insert, which then
  * fails); the embedded journal refuses its writes as a full disk would; and what every table fed by
  * usage_events holds, to check each rollup against the raw events afterwards. The embedded engine
- * lives inside this process, so the suite cannot reach it from outside.
+ * lives inside this process, so the suite cannot reach it from outside. And an event handed to the
+ * webhooks' emit function, as budgets will, for the webhook tests (nothing else emits yet).
  */
-export async function faultRoutes(ch: ClickHouse, log: Logger, journal: RecordJournal | null = null): Promise<Route[]> {
+export async function faultRoutes(
+  ch: ClickHouse,
+  log: Logger,
+  journal: RecordJournal | null = null,
+  emitWebhook: EmitWebhookEvent | null = null,
+): Promise<Route[]> {
   const table = tableName(ch, 'usageEvents');
   const view = tableName(ch, 'usageTotalsDaily');
   // A process killed while a fault was on left its constraint behind: start clean.
@@ -55,8 +75,24 @@ export async function faultRoutes(ch: ClickHouse, log: Logger, journal: RecordJo
             },
           }),
         ];
+  const webhookRoutes =
+    emitWebhook === null
+      ? []
+      : [
+          defineRoute({
+            method: 'POST',
+            path: '/_faults/webhook-events',
+            access: 'admin',
+            summary: 'Emit a webhook event through the emit function budgets call (fault and webhook tests only)',
+            tags: ['faults'],
+            request: { body: webhookEventBody },
+            response: webhookEmittedResponse,
+            handle: async ({ body }) => emitWebhook(body),
+          }),
+        ];
   return [
     ...journalRoutes,
+    ...webhookRoutes,
     defineRoute({
       method: 'POST',
       path: '/_faults/clickhouse-views',

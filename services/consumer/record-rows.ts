@@ -8,6 +8,7 @@ import { rateEntryRow } from '../shared/clickhouse/tables/rate-entries.ts';
 import { sessionRow } from '../shared/clickhouse/tables/sessions.ts';
 import { telephonyNumberRow } from '../shared/clickhouse/tables/telephony-numbers.ts';
 import { transcriptRow } from '../shared/clickhouse/tables/transcripts.ts';
+import { webhookEndpointRow } from '../shared/clickhouse/tables/webhook-endpoints.ts';
 import type { RecordSource } from '../shared/clickhouse/tables/usage-events.ts';
 import type { Envelope } from '../domain/records/index.ts';
 import type { PayloadOf } from '../domain/records/index.ts';
@@ -39,5 +40,7 @@ export function toTableRow(envelope: SingleRowEnvelope, source: RecordSource): T
       return { table: 'billingPeriods', row: periodRow(payload('period'), envelope.id) };
     case 'tenant_settings':
       return { table: 'tenantSettings', row: tenantSettingsRow(payload('tenant_settings'), envelope.id) };
+    case 'webhook_endpoint':
+      return { table: 'webhookEndpoints', row: webhookEndpointRow(payload('webhook_endpoint'), envelope.id) };
   }
 }

@@ -46,6 +46,9 @@ import { forgettingChanges, SessionIdentities } from './usage/session-identities
 import { MemoryNumberStore } from './telephony/memory-number-store.ts';
 import { RedisNumberStore } from './telephony/redis-number-store.ts';
 import { RecordingTelephonyProvider } from './telephony/telephony-provider.ts';
+import type { WebhookEndpoints } from '../domain/webhooks/index.ts';
+import { createWebhookService } from './webhooks/webhook-service.ts';
+import { webhookRoutes } from './webhooks/webhook-routes.ts';
 
 export interface IngestDeps {
   readonly config: Config;
@@ -58,6 +61,8 @@ export interface IngestDeps {
   readonly keys: KeyRegistry;
   /** The process's one reader of the card and the tenants' entries (the 201's cost is priced as the consumer prices). */
   readonly tenantRates: TenantRateCard;
+  /** The process's one copy of the webhook endpoints (the delivery reads the same one). */
+  readonly webhookEndpoints: WebhookEndpoints;
 }
 
 /** Builds the ingest routes over live state (Redis, else memory) and the record sink (Kafka, else direct). */
@@ -69,6 +74,7 @@ export async function startIngest({
   journalSink,
   keys,
   tenantRates,
+  webhookEndpoints,
 }: IngestDeps): Promise<Route[]> {
   const ingestLog = log.child({ component: 'ingest' });
   const sink = infra.kafka === null ? journalSink : await kafkaSink(infra.kafka, ingestLog, shutdown);
@@ -161,6 +167,14 @@ export async function startIngest({
     ...rateRoutes(rateService, createRepricing({ reads: infra.clickhouseIngestReads, sink, guard, ...pricing })),
     ...periodRoutes(periods),
     ...keyRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),
+    ...webhookRoutes(
+      createWebhookService({
+        endpoints: webhookEndpoints,
+        sink,
+        outbox: infra.clickhouseIngestReads,
+        allowPrivate: config.webhooks.allowPrivate,
+      }),
+    ),
   ];
 }
 

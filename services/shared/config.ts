@@ -91,6 +91,17 @@ export interface Config {
     /** NUMBERS_PER_TENANT: phone numbers held by the tenant's agents. */
     readonly numbersPerTenant: number;
   };
+  /** Outbound webhooks (docs/webhooks.md), delivered by the process that runs the consumer. */
+  readonly webhooks: {
+    /** WEBHOOK_ALLOW_PRIVATE=1: loopback, private and link-local addresses are allowed (development and tests only). */
+    readonly allowPrivate: boolean;
+    /** WEBHOOK_TIMEOUT_MS: one attempt, answer included, ends within this (default 10 s). */
+    readonly timeoutMs: number;
+    /** WEBHOOK_POLL_MS: how often the delivery looks for due messages besides right after an emit. */
+    readonly pollMs: number;
+    /** WEBHOOK_RETRY_BASE_MS: the first retry's ceiling; each doubles it, up to 6 h (full jitter below it). */
+    readonly retryBaseMs: number;
+  };
   readonly liveStreams: {
     /** LIVE_STREAMS_PER_TENANT: open streams one tenant may hold in one process; past it, 429. */
     readonly perTenant: number;
@@ -263,6 +274,12 @@ export function loadConfig(env: Env): Config {
     reads: read.integer('LIVE_STREAM_READS', 1, 1, 64),
     heartbeatMs: read.integer('LIVE_STREAM_HEARTBEAT_SECONDS', 15, 1, 3_600) * 1000,
   };
+  const webhooks = {
+    allowPrivate: read.oneOf('WEBHOOK_ALLOW_PRIVATE', ['0', '1'], '0') === '1',
+    timeoutMs: read.integer('WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    pollMs: read.integer('WEBHOOK_POLL_MS', 1_000, 50, 60_000),
+    retryBaseMs: read.integer('WEBHOOK_RETRY_BASE_MS', 10_000, 10, 3_600_000),
+  };
   // FAULT_ROUTES is the name in use; FAULT_INJECTION the earlier one, which the fault tests still set. Either mounts /_faults/*.
   const faultInjection =
     read.oneOf('FAULT_ROUTES', ['0', '1'], '0') === '1' || read.oneOf('FAULT_INJECTION', ['0', '1'], '0') === '1';
@@ -292,6 +309,7 @@ export function loadConfig(env: Env): Config {
     usageExport,
     periodAutoCloseDays,
     liveStreams,
+    webhooks,
     agentCaps,
     auth,
   });

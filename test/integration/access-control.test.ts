@@ -69,6 +69,7 @@ interface Admin {
   numberOf(agentId: string): Promise<string>;
   rate(user: string): Promise<string>;
   key(scope: Scope, user?: string): Promise<{ id: string; key: string }>;
+  webhook(user: string): Promise<string>;
 }
 
 const phone = () => `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
@@ -80,7 +81,61 @@ const transcript = (sessionId?: string) => ({
 const usage = (session: Record<string, unknown>) =>
   makeUsageEventBody(session.id as string, { user_id: session.user_id });
 
+/** A public address literal (no DNS): the processes here do not allow private ones, and nothing is emitted to it. */
+const webhookBody = (user: string) => ({
+  url: 'https://93.184.215.14/hook',
+  events: ['budget.exhausted'],
+  user_id: user,
+});
+const WEBHOOK_ROUTES: readonly RouteCase[] = [
+  {
+    method: 'POST',
+    path: '/api/webhooks',
+    service: 'ingest',
+    access: 'admin',
+    own: async () => ({ path: '/api/webhooks', body: webhookBody(A) }),
+    other: { expect: 403, request: async () => ({ path: '/api/webhooks', body: webhookBody(B) }) },
+  },
+  {
+    method: 'GET',
+    path: '/api/webhooks',
+    service: 'ingest',
+    access: 'admin',
+    own: async () => ({ path: '/api/webhooks' }),
+  },
+  ...(['', '/rotate-secret', '/deliveries'] as const).map((tail): RouteCase => ({
+    method: tail === '/rotate-secret' ? 'POST' : 'GET',
+    path: `/api/webhooks/{webhook_id}${tail}`,
+    service: 'ingest',
+    access: 'admin',
+    own: async (_, admin) => ({ path: `/api/webhooks/${await admin.webhook(A)}${tail}` }),
+    other: { expect: 404, request: async (_, admin) => ({ path: `/api/webhooks/${await admin.webhook(B)}${tail}` }) },
+  })),
+  {
+    method: 'DELETE',
+    path: '/api/webhooks/{webhook_id}',
+    service: 'ingest',
+    access: 'admin',
+    own: async (_, admin) => ({ path: `/api/webhooks/${await admin.webhook(A)}` }),
+    other: { expect: 404, request: async (_, admin) => ({ path: `/api/webhooks/${await admin.webhook(B)}` }) },
+  },
+  {
+    method: 'POST',
+    path: '/api/webhooks/{webhook_id}/deliveries/{message_id}/redeliver',
+    service: 'ingest',
+    access: 'admin',
+    // No message was ever emitted to it: a 404 after the credential's checks.
+    allowed: 404,
+    own: async (_, admin) => ({ path: `/api/webhooks/${await admin.webhook(A)}/deliveries/msg_none/redeliver` }),
+    other: {
+      expect: 404,
+      request: async (_, admin) => ({ path: `/api/webhooks/${await admin.webhook(B)}/deliveries/msg_none/redeliver` }),
+    },
+  },
+];
+
 const ROUTES: readonly RouteCase[] = [
+  ...WEBHOOK_ROUTES,
   {
     method: 'GET',
     path: '/api/agents/',
@@ -588,6 +643,7 @@ describe.each(MODES)('AUTH_MODE=on: $name', ({ start }) => {
             price: '0.002',
           })
         ).id as string,
+      webhook: async (user) => (await created('ingest', '/api/webhooks', webhookBody(user))).id as string,
       key: async (scope, user) => {
         const body = await created('ingest', '/api/admin/keys', {
           scope,
@@ -844,8 +900,19 @@ describe.each(MODES)('AUTH_MODE=on: $name', ({ start }) => {
       const all = (await call(app.query, 'GET', '/api/admin/audit?limit=1000', undefined, bootstrap))
         .body as unknown as { action: string }[];
       expect(new Set(all.map((item) => item.action))).toEqual(
-        new Set(['key_created', 'key_revoked', 'rate_created', 'rate_ended', 'time_zone_set']),
+        new Set([
+          'key_created',
+          'key_revoked',
+          'rate_created',
+          'rate_ended',
+          'time_zone_set',
+          'webhook_created',
+          'webhook_secret_rotated',
+          'webhook_deleted',
+        ]),
       );
+      // The webhook cases' changes are audited without their signing secrets.
+      expect(JSON.stringify(all)).not.toContain('whsec_');
     }, 15_000);
   });
 });

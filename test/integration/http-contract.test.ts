@@ -46,6 +46,7 @@ describe('the HTTP contract of the embedded process', () => {
       'DELETE /api/admin/keys/{key_id}',
       'DELETE /api/agents/{agent_id}',
       'DELETE /api/rates/{rate_id}',
+      'DELETE /api/webhooks/{webhook_id}',
       'GET /api/admin/audit',
       'GET /api/admin/keys',
       'GET /api/agents/',
@@ -69,6 +70,9 @@ describe('the HTTP contract of the embedded process', () => {
       'GET /api/statements/{user_id}/{period}',
       'GET /api/telephony/lookup',
       'GET /api/telephony/numbers/{agent_id}',
+      'GET /api/webhooks',
+      'GET /api/webhooks/{webhook_id}',
+      'GET /api/webhooks/{webhook_id}/deliveries',
       'PATCH /api/agents/{agent_id}',
       'PATCH /api/periods/{user_id}/settings',
       'PATCH /api/sessions/{session_id}',
@@ -89,6 +93,9 @@ describe('the HTTP contract of the embedded process', () => {
       'POST /api/usage/events/batch',
       'POST /api/usage/events/{event_id}/amend',
       'POST /api/usage/events/{event_id}/void',
+      'POST /api/webhooks',
+      'POST /api/webhooks/{webhook_id}/deliveries/{message_id}/redeliver',
+      'POST /api/webhooks/{webhook_id}/rotate-secret',
     ]);
     const create = document.paths['/api/sessions/']!.post!;
     expect(Object.keys(create.responses)).toEqual(['201', '400', '413', '422', '429', '503']);

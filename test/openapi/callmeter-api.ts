@@ -437,6 +437,93 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/webhooks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The webhook endpoints, oldest first (never a secret) */
+    get: operations['get_api_webhooks'];
+    put?: never;
+    /** Register a webhook endpoint; its signing secret is in this answer only */
+    post: operations['post_api_webhooks'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/webhooks/{webhook_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read a webhook endpoint (never its secret) */
+    get: operations['get_api_webhooks_webhook_id'];
+    put?: never;
+    post?: never;
+    /** Delete a webhook endpoint: nothing more is sent to it */
+    delete: operations['delete_api_webhooks_webhook_id'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/webhooks/{webhook_id}/rotate-secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A new signing secret, in this answer only; the previous one keeps signing for 24 hours */
+    post: operations['post_api_webhooks_webhook_id_rotate_secret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/webhooks/{webhook_id}/deliveries': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The delivery log: the endpoint’s newest messages, each with its attempts (status, latency, error) */
+    get: operations['get_api_webhooks_webhook_id_deliveries'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/webhooks/{webhook_id}/deliveries/{message_id}/redeliver': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Send a message again, with the same webhook-id: one attempt, as soon as the delivery sees it */
+    post: operations['post_api_webhooks_webhook_id_deliveries_message_id_redeliver'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/costs/summary': {
     parameters: {
       query?: never;
@@ -1162,6 +1249,103 @@ export interface components {
       /** @description made while AUTH_MODE=off, by anyone: refused with AUTH_MODE=on until re-issued (npm run keys -- reissue-auth-off) */
       created_while_auth_off: boolean;
     };
+    /** WebhookCreated */
+    WebhookCreated: {
+      /** Format: uuid */
+      id: string;
+      url: string;
+      events: (
+        'budget.threshold_crossed' | 'budget.exhausted' | 'budget.resolved' | 'call.cap_reached' | 'usage.unpriced'
+      )[];
+      description: string | null;
+      /** @description null: every tenant’s events */
+      user_id: string | null;
+      /** @enum {string} */
+      status: 'enabled' | 'disabled';
+      /** Format: date-time */
+      created_at: string;
+      disabled_at: string | null;
+      disabled_reason: string | null;
+      /** @description the signing secret: shown in this answer only */
+      secret: string;
+    };
+    /** WebhookCreate */
+    WebhookCreate: {
+      /** @description http or https; never a loopback, private or link-local address (docs/webhooks.md) */
+      url: string;
+      /** @description the event types delivered to it */
+      events: (
+        'budget.threshold_crossed' | 'budget.exhausted' | 'budget.resolved' | 'call.cap_reached' | 'usage.unpriced'
+      )[];
+      /** @description receive this tenant’s events only; default: a bound admin’s own tenant, else every tenant */
+      user_id?: string;
+      description?: string;
+    };
+    /** Webhook */
+    Webhook: {
+      /** Format: uuid */
+      id: string;
+      url: string;
+      events: (
+        'budget.threshold_crossed' | 'budget.exhausted' | 'budget.resolved' | 'call.cap_reached' | 'usage.unpriced'
+      )[];
+      description: string | null;
+      /** @description null: every tenant’s events */
+      user_id: string | null;
+      /** @enum {string} */
+      status: 'enabled' | 'disabled';
+      /** Format: date-time */
+      created_at: string;
+      disabled_at: string | null;
+      disabled_reason: string | null;
+    };
+    /** WebhookSecretRotated */
+    WebhookSecretRotated: {
+      /** Format: uuid */
+      id: string;
+      /** @description the signing secret: shown in this answer only */
+      secret: string;
+      /**
+       * Format: date-time
+       * @description until then every message is signed with both secrets
+       */
+      previous_secret_expires_at: string;
+    };
+    /** WebhookAttempt */
+    WebhookAttempt: {
+      /** @description counted from 1 */
+      attempt: number;
+      /** Format: date-time */
+      at: string;
+      /** @description null: no answer (refused, timed out, unreachable) */
+      status_code: number | null;
+      latency_ms: number;
+      error: string | null;
+      /** @description a 2xx answer */
+      ok: boolean;
+    };
+    /** WebhookDelivery */
+    WebhookDelivery: {
+      /** @description the `webhook-id` header: the same on every attempt */
+      message_id: string;
+      /** @enum {string} */
+      type: 'budget.threshold_crossed' | 'budget.exhausted' | 'budget.resolved' | 'call.cap_reached' | 'usage.unpriced';
+      /** @enum {string} */
+      status: 'pending' | 'delivered' | 'failed';
+      /** Format: date-time */
+      created_at: string;
+      /** @description null once delivered or given up */
+      next_attempt_at: string | null;
+      attempts: components['schemas']['WebhookAttempt'][];
+    };
+    /** WebhookRedelivery */
+    WebhookRedelivery: {
+      message_id: string;
+      /** @constant */
+      status: 'pending';
+      /** Format: date-time */
+      next_attempt_at: string;
+    };
     /** CostPart */
     CostPart: {
       /** @enum {string} */
@@ -1670,7 +1854,11 @@ export interface components {
         | 'rate_ended'
         | 'period_closed'
         | 'period_reopened'
-        | 'time_zone_set';
+        | 'time_zone_set'
+        | 'webhook_created'
+        | 'webhook_secret_rotated'
+        | 'webhook_deleted'
+        | 'webhook_disabled';
       subject_id: string;
       actor_key_id: string;
       user_id: string | null;
@@ -4430,6 +4618,419 @@ export interface operations {
           /**
            * @example {
            *       "detail": "Key not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description A store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Database unavailable, try again"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  get_api_webhooks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Webhook'][];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description A store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Database unavailable, try again"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  post_api_webhooks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['WebhookCreate'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookCreated'];
+        };
+      };
+      /** @description The body is not UTF-8 or nests deeper than 512 levels */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "There was an error parsing the body"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The body is larger than the limit of the route */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Request body too large: the limit is 1048576 bytes"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  get_api_webhooks_webhook_id: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhook_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Webhook'];
+        };
+      };
+      /** @description Unknown webhook (or another tenant’s, for a bound admin key) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Webhook not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description A store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Database unavailable, try again"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  delete_api_webhooks_webhook_id: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhook_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Unknown webhook (or another tenant’s, for a bound admin key) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Webhook not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  post_api_webhooks_webhook_id_rotate_secret: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhook_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookSecretRotated'];
+        };
+      };
+      /** @description Unknown webhook (or another tenant’s, for a bound admin key) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Webhook not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  get_api_webhooks_webhook_id_deliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+      };
+      header?: never;
+      path: {
+        webhook_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookDelivery'][];
+        };
+      };
+      /** @description Unknown webhook (or another tenant’s, for a bound admin key) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Webhook not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description A store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Database unavailable, try again"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  post_api_webhooks_webhook_id_deliveries_message_id_redeliver: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        webhook_id: string;
+        message_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WebhookRedelivery'];
+        };
+      };
+      /** @description Unknown webhook or message */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Message not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The endpoint is disabled */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Webhook 0b6c… is disabled (every attempt failed for 5 days)"
            *     }
            */
           'application/json': components['schemas']['ErrorDetail'];

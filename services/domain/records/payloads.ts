@@ -15,6 +15,7 @@ import { transcriptRecordSchema, type TranscriptRecord } from '../../../schemas/
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
 import { periodRecordSchema, type PeriodRecord } from '../../../schemas/records/period.ts';
 import { tenantSettingsRecordSchema, type TenantSettingsRecord } from '../../../schemas/records/tenant-settings.ts';
+import { webhookEndpointRecordSchema, type WebhookEndpointRecord } from '../../../schemas/records/webhook-endpoint.ts';
 import { dateTimeFormat } from './date-time-format.ts';
 
 export type {
@@ -28,6 +29,7 @@ export type {
   TelephonyNumberRecord,
   TranscriptRecord,
   UsageRecord,
+  WebhookEndpointRecord,
 };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -48,6 +50,7 @@ const validators: { [K in RecordKind]: ValidateFunction } = {
   audit: recordAjv.compile(auditRecordSchema),
   period: recordAjv.compile(periodRecordSchema),
   tenant_settings: recordAjv.compile(tenantSettingsRecordSchema),
+  webhook_endpoint: recordAjv.compile(webhookEndpointRecordSchema),
 };
 
 /** The payload of each kind, as its schema says; makeEnvelope validates before sending, decodeRecord after reading. */
@@ -62,6 +65,7 @@ export interface PayloadOf {
   audit: AuditRecord;
   period: PeriodRecord;
   tenant_settings: TenantSettingsRecord;
+  webhook_endpoint: WebhookEndpointRecord;
 }
 
 export function payloadProblem(kind: RecordKind, payload: unknown): string | null {

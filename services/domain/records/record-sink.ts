@@ -24,6 +24,7 @@ const TOPIC_OF_KIND: { [K in RecordKind]: TopicKey } = {
   audit: 'sessions',
   period: 'sessions',
   tenant_settings: 'sessions',
+  webhook_endpoint: 'sessions',
 };
 
 export function kafkaRecordSink(producer: BatchingProducer, topics: Readonly<Record<TopicKey, TopicSpec>>): RecordSink {

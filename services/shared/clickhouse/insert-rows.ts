@@ -11,6 +11,7 @@ import type { SessionRow } from './tables/sessions.ts';
 import type { TelephonyNumberRow } from './tables/telephony-numbers.ts';
 import type { TranscriptRow } from './tables/transcripts.ts';
 import type { UsageEventRow } from './tables/usage-events.ts';
+import type { WebhookEndpointRow } from './tables/webhook-endpoints.ts';
 
 /** The tables callmeter inserts into, and the row each takes (the views fill the others). */
 export interface InsertedRows {
@@ -25,6 +26,7 @@ export interface InsertedRows {
   readonly billingPeriods: PeriodRow;
   readonly tenantSettings: TenantSettingsRow;
   readonly deadLetters: DeadLetterRow;
+  readonly webhookEndpoints: WebhookEndpointRow;
 }
 
 export type InsertedTable = keyof InsertedRows;

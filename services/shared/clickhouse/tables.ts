@@ -30,6 +30,9 @@ export const TABLES = {
   auditLog: 'audit_log',
   billingPeriods: 'billing_periods',
   tenantSettings: 'tenant_settings',
+  webhookEndpoints: 'webhook_endpoints',
+  webhookDeliveries: 'webhook_deliveries',
+  webhookAttempts: 'webhook_attempts',
 } as const;
 
 export type TableKey = keyof typeof TABLES;

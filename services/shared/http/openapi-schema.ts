@@ -22,12 +22,14 @@ const KIND_SCHEMAS: Record<FieldSchema['x-py'], Json> = {
   bool: { type: 'boolean' },
   enum: {},
   literal: {},
+  list: { type: 'array' },
 };
 
 /** The plain JSON Schema (OpenAPI 3.1) of one field of the request dialect. */
 export function fieldToJsonSchema(field: FieldSchema): Json {
   const schema: Json = { ...KIND_SCHEMAS[field['x-py']] };
   if (field.enum !== undefined) schema.enum = [...field.enum];
+  if (field.items !== undefined) schema.items = fieldToJsonSchema(field.items);
   for (const key of STANDARD_FIELD_KEYS) if (field[key] !== undefined) schema[key] = field[key];
   const orEmpty = field['x-py-empty-absent'] ? { anyOf: [schema, { type: 'string', maxLength: 0 }] } : schema;
   return field['x-py-nullable'] ? { anyOf: [orEmpty, { type: 'null' }] } : orEmpty;

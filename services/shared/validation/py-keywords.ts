@@ -5,7 +5,7 @@ import { laxInt } from './lax-int.ts';
 import { isObjectRecord, laxBool, laxDict, laxStr } from './lax-scalars.ts';
 import { laxUuid } from './lax-uuid.ts';
 import { PY_CHECKS, type PyCheck } from './py-checks.ts';
-import { laxOk, type Lax } from './pydantic-errors.ts';
+import { laxFail, laxOk, plainError, type Lax } from './pydantic-errors.ts';
 import type { FieldSchema, PyKind } from '../../../schemas/dialect/schema-dialect.ts';
 
 type Coerce = (input: unknown) => Lax<unknown>;
@@ -32,6 +32,8 @@ const COERCERS: Readonly<Record<PyKind, (field: FieldSchema) => Coerce>> = {
   // an enum or literal is only compared, by ajv's own `enum`
   enum: () => laxOk,
   literal: () => laxOk,
+  // a list is checked item by item by ajv's own `items` (each item's x-py), then by minItems/maxItems
+  list: () => (input) => (Array.isArray(input) ? laxOk(input) : laxFail(plainError('list_type'))),
 };
 
 /**
