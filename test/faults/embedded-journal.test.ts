@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { eventually } from '../support/harness.ts';
+import { CorrectionDriver } from './correction-driver.ts';
 import { createDriverSessions, inPhase, LoadDriver } from './load-driver.ts';
 import { expectStoredExactlyOnce } from './stored-exactly-once.ts';
 
@@ -17,7 +18,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * behind: the same load driver as the fault suite (known costs, retries with the same ids, resends)
  * against one embedded process that is killed with SIGKILL while it stores (its engine's views then
  * rebuilt, the round in flight replayed), stopped with SIGTERM, and whose ClickHouse refuses inserts
- * for a while. Every acknowledged event must be stored exactly once, in every table and view.
+ * for a while; meanwhile a second driver voids and amends acknowledged events. Every acknowledged event,
+ * and every correction's rows, must be stored exactly once, in every table and view.
  */
 describe('the embedded journal under faults', () => {
   const folder = mkdtempSync(path.join(os.tmpdir(), 'callmeter-journal-'));
@@ -35,11 +37,13 @@ describe('the embedded journal under faults', () => {
     await process_?.stop('SIGKILL');
   });
 
-  it('stores every acknowledged event exactly once through kills, a clean restart and refused inserts', async () => {
+  it('stores every acknowledged event and correction exactly once through kills, a clean restart and refused inserts', async () => {
     process_ = await startCallmeter(env, 120_000);
     const sessions = await createDriverSessions(process_.url, USER, SESSIONS);
     const driver = new LoadDriver(() => process_.url, sessions);
+    const corrections = new CorrectionDriver(() => process_.url, driver, USER);
     driver.start();
+    corrections.start();
     const phase = (name: string, fault: () => Promise<unknown>) => inPhase(driver, name, fault);
     await phase('none', () => sleep(2_000));
     await phase('kill -9 (3 times)', async () => {
@@ -61,7 +65,11 @@ describe('the embedded journal under faults', () => {
       );
       await sleep(2_000);
     });
-    await driver.stop();
+    await Promise.all([driver.stop(), corrections.stop()]);
+    process.stdout.write(
+      `corrections made: ${corrections.made.size}, retried: ${JSON.stringify(Object.fromEntries(corrections.retries))}\n`,
+    );
+    expect(corrections.made.size).toBeGreaterThan(5);
     // Whatever is still in the journal is stored by the next start too.
     await restart('SIGKILL');
     await eventually(async () => expect(process_.output()).toContain('clickhouse_views_rebuilt'), 30_000);
@@ -76,6 +84,7 @@ describe('the embedded journal under faults', () => {
       sessions,
       driver,
       totals: async () => (await call(process_.url, 'GET', '/_faults/stored-totals')).body,
+      corrections,
     });
   }, 600_000);
 });

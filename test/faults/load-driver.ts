@@ -20,7 +20,7 @@ export interface SentEvent {
   refused: boolean;
 }
 
-const TTS_RATE = new Exact('0.00004');
+export const TTS_RATE = new Exact('0.00004');
 const RETRY_MS = 250;
 
 /**
