@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 const SERVICES = ['ingest', 'consumer', 'query'];
-const DOMAIN_MODULES = ['pricing', 'records', 'usage', 'webhooks'];
+const DOMAIN_MODULES = ['budgets', 'pricing', 'records', 'usage', 'webhooks'];
 
 /**
  * Outside a domain module, only its index.ts: a file inside it is not part of what it offers. Inside

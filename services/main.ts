@@ -23,8 +23,10 @@ import { fencedReads } from './shared/clickhouse/fenced-reads.ts';
 import { readAfterWrite, readTenant } from './shared/http/read-after-write.ts';
 import path from 'node:path';
 import { MemoryLiveUsage, RedisLiveUsage } from './shared/redis/live-usage.ts';
-import { MemoryAnnouncements, RedisAnnouncements } from './shared/redis/stored-announcements.ts';
+import { MemoryAnnouncements, RedisAnnouncements, tapPublished } from './shared/redis/stored-announcements.ts';
 import { WebhookEndpoints } from './domain/webhooks/index.ts';
+import { Budgets } from './domain/budgets/index.ts';
+import { BudgetEvaluation } from './consumer/budget-evaluation.ts';
 import { startWebhookDelivery } from './consumer/webhook-delivery.ts';
 
 /** A read waits at most this long for the journal: behind a stalled writer it answers from what is stored. */
@@ -96,6 +98,9 @@ async function main(): Promise<void> {
   );
   await tenantRates.start();
   shutdown.add('tenant-rates', async () => tenantRates.stop());
+  // One copy of the budgets per process: ingest's routes change them and act on them, the consumer evaluates them.
+  const budgets = new Budgets(infra.clickhouseIngestReads, log.child({ component: 'budgets' }));
+  let evaluation: BudgetEvaluation | null = null;
   let consumer: Awaited<ReturnType<typeof startConsumer>> | null = null;
   if (config.services.includes('consumer')) {
     consumer = await startConsumer({
@@ -106,7 +111,8 @@ async function main(): Promise<void> {
       tenantRates,
       redisKeyPrefix: config.redis?.keyPrefix ?? '',
       liveUsage,
-      announcements,
+      // What this consumer stored is evaluated against the budgets too.
+      announcements: tapPublished(announcements, (announcement) => evaluation?.touched(announcement)),
       dataDir: config.dataDir,
       stallAfterMs: config.consumerStallMs,
       members: config.consumerMembers,
@@ -124,6 +130,19 @@ async function main(): Promise<void> {
   }
   const webhooks =
     consumer === null ? null : startWebhookDelivery({ config, infra, endpoints: webhookEndpoints, log, shutdown });
+  if (config.services.includes('ingest') || consumer !== null) {
+    const stopBudgets = await budgets.start();
+    shutdown.add('budgets', async () => stopBudgets());
+  }
+  if (webhooks !== null) {
+    evaluation = new BudgetEvaluation({
+      budgets,
+      reads: infra.clickhouseIngestReads,
+      emit: webhooks.emit,
+      log: log.child({ component: 'budgets' }),
+    });
+    shutdown.add('budget-evaluation', evaluation.start());
+  }
   const serving = config.services.includes('ingest') || config.services.includes('query');
   // Every process that serves /api routes knows the keys: to check them (AUTH_MODE=on), and ingest to manage them.
   const keys = new KeyRegistry(fencedInfra.clickhouseReads, config.auth.keyRefreshMs, log.child({ component: 'auth' }));
@@ -146,6 +165,7 @@ async function main(): Promise<void> {
           keys,
           tenantRates,
           webhookEndpoints,
+          budgets,
         })
       : []),
     ...(query?.routes ?? []),

@@ -11,6 +11,7 @@ export const RECORD_KINDS = [
   'audit',
   'period',
   'tenant_settings',
+  'budget',
   'webhook_endpoint',
 ] as const;
 

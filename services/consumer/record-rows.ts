@@ -2,6 +2,7 @@ import type { TableRow } from '../shared/clickhouse/insert-rows.ts';
 import { agentRow } from '../shared/clickhouse/tables/agents.ts';
 import { apiKeyRow } from '../shared/clickhouse/tables/api-keys.ts';
 import { auditRow } from '../shared/clickhouse/tables/audit-log.ts';
+import { budgetRow } from '../shared/clickhouse/tables/budgets.ts';
 import { periodRow } from '../shared/clickhouse/tables/billing-periods.ts';
 import { tenantSettingsRow } from '../shared/clickhouse/tables/tenant-settings.ts';
 import { rateEntryRow } from '../shared/clickhouse/tables/rate-entries.ts';
@@ -38,6 +39,8 @@ export function toTableRow(envelope: SingleRowEnvelope, source: RecordSource): T
       return { table: 'auditLog', row: auditRow(payload('audit'), envelope.id) };
     case 'period':
       return { table: 'billingPeriods', row: periodRow(payload('period'), envelope.id) };
+    case 'budget':
+      return { table: 'budgets', row: budgetRow(payload('budget'), envelope.id) };
     case 'tenant_settings':
       return { table: 'tenantSettings', row: tenantSettingsRow(payload('tenant_settings'), envelope.id) };
     case 'webhook_endpoint':

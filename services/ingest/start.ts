@@ -49,6 +49,10 @@ import { RecordingTelephonyProvider } from './telephony/telephony-provider.ts';
 import type { WebhookEndpoints } from '../domain/webhooks/index.ts';
 import { createWebhookService } from './webhooks/webhook-service.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
+import { createBudgetService } from './budgets/budget-service.ts';
+import { createBudgetGate } from './budgets/budget-gate.ts';
+import { budgetRoutes, sessionBudgetRoutes } from './budgets/budget-routes.ts';
+import type { Budgets } from '../domain/budgets/index.ts';
 
 export interface IngestDeps {
   readonly config: Config;
@@ -63,6 +67,8 @@ export interface IngestDeps {
   readonly tenantRates: TenantRateCard;
   /** The process's one copy of the webhook endpoints (the delivery reads the same one). */
   readonly webhookEndpoints: WebhookEndpoints;
+  /** The process's one copy of the budgets (the evaluation reads the same one). */
+  readonly budgets: Budgets;
 }
 
 /** Builds the ingest routes over live state (Redis, else memory) and the record sink (Kafka, else direct). */
@@ -75,6 +81,7 @@ export async function startIngest({
   keys,
   tenantRates,
   webhookEndpoints,
+  budgets,
 }: IngestDeps): Promise<Route[]> {
   const ingestLog = log.child({ component: 'ingest' });
   const sink = infra.kafka === null ? journalSink : await kafkaSink(infra.kafka, ingestLog, shutdown);
@@ -106,11 +113,14 @@ export async function startIngest({
   const telephony = createTelephonyService({ store: numbers, provider, sink });
   // One set of kept session identities: the session service's changes reach usage acceptance at once.
   const identities = new SessionIdentities(sessions, { refreshMs: identityRefreshMs(config.usage.graceAfterEndMs) });
+  // Budgets act where money is spent: a new call of a spent blocking budget's scope is a 402.
+  const gate = createBudgetGate({ budgets, reads: infra.clickhouseIngestReads });
   const sessionService = createSessionService({
     store: forgettingChanges(sessions, identities),
     sink,
     log: ingestLog,
     maxAgeMs: config.usage.maxAgeMs,
+    admit: gate.admit,
   });
   // A tenant entry is checked against the card it adds to (event types, units, the bound on a price); the
   // 201 of usage carries the cost as priced at acceptance, with the tenants' entries, as the consumer prices.
@@ -152,6 +162,7 @@ export async function startIngest({
     ...agentRoutes(agents, telephony.release),
     ...telephonyRoutes(telephony, agents, { numbersPerTenant: config.agentCaps.numbersPerTenant, tenantNumbers }),
     ...sessionRoutes(sessionService, agents.names),
+    ...sessionBudgetRoutes(sessionService, gate),
     ...transcriptRoutes(transcripts),
     ...usageRoutes(
       createUsageService({
@@ -167,6 +178,7 @@ export async function startIngest({
     ...rateRoutes(rateService, createRepricing({ reads: infra.clickhouseIngestReads, sink, guard, ...pricing })),
     ...periodRoutes(periods),
     ...keyRoutes(createKeyService({ keys, sink, perTenant: config.auth.keysPerTenant })),
+    ...budgetRoutes(createBudgetService({ budgets, sink, reads: infra.clickhouseIngestReads })),
     ...webhookRoutes(
       createWebhookService({
         endpoints: webhookEndpoints,

@@ -10,6 +10,7 @@ export interface ValidationItem {
 export type ErrorCode =
   | 'BAD_REQUEST'
   | 'UNAUTHORIZED'
+  | 'PAYMENT_REQUIRED'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
@@ -57,6 +58,8 @@ export function statusOf(code: ErrorCode): number {
       return 400;
     case 'UNAUTHORIZED':
       return 401;
+    case 'PAYMENT_REQUIRED':
+      return 402;
     case 'FORBIDDEN':
       return 403;
     case 'NOT_FOUND':

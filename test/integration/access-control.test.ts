@@ -70,6 +70,7 @@ interface Admin {
   rate(user: string): Promise<string>;
   key(scope: Scope, user?: string): Promise<{ id: string; key: string }>;
   webhook(user: string): Promise<string>;
+  budget(user: string): Promise<string>;
 }
 
 const phone = () => `+1555${String(Math.floor(Math.random() * 1e7)).padStart(7, '0')}`;
@@ -134,8 +135,56 @@ const WEBHOOK_ROUTES: readonly RouteCase[] = [
   },
 ];
 
+/** A budget that only notifies, so that no case is refused a call by it. */
+const budgetBody = (user: string) => ({ name: `access ${user}`, user_id: user, amount: '1000' });
+
+const BUDGET_ROUTES: readonly RouteCase[] = [
+  {
+    method: 'POST',
+    path: '/api/budgets',
+    service: 'ingest',
+    access: 'admin',
+    own: async () => ({ path: '/api/budgets', body: budgetBody(A) }),
+    other: { expect: 403, request: async () => ({ path: '/api/budgets', body: budgetBody(B) }) },
+  },
+  {
+    method: 'GET',
+    path: '/api/budgets',
+    service: 'ingest',
+    access: 'admin',
+    own: async () => ({ path: `/api/budgets?user_id=${A}` }),
+    other: { expect: 403, request: async () => ({ path: `/api/budgets?user_id=${B}` }) },
+  },
+  ...(['GET', 'PATCH', 'DELETE'] as const).map((method): RouteCase => ({
+    method,
+    path: '/api/budgets/{budget_id}',
+    service: 'ingest',
+    access: 'admin',
+    own: async (_, admin) => ({
+      path: `/api/budgets/${await admin.budget(A)}`,
+      ...(method === 'PATCH' ? { body: { name: 'renamed' } } : {}),
+    }),
+    other: {
+      expect: 404,
+      request: async (_, admin) => ({
+        path: `/api/budgets/${await admin.budget(B)}`,
+        ...(method === 'PATCH' ? { body: { name: 'renamed' } } : {}),
+      }),
+    },
+  })),
+  {
+    method: 'GET',
+    path: '/api/sessions/{session_id}/budget',
+    service: 'ingest',
+    access: 'session_read',
+    own: async (fx) => ({ path: `/api/sessions/${fx.sessionA.id}/budget` }),
+    other: { expect: 404, request: async (fx) => ({ path: `/api/sessions/${fx.sessionB.id}/budget` }) },
+  },
+];
+
 const ROUTES: readonly RouteCase[] = [
   ...WEBHOOK_ROUTES,
+  ...BUDGET_ROUTES,
   {
     method: 'GET',
     path: '/api/agents/',
@@ -644,6 +693,7 @@ describe.each(MODES)('AUTH_MODE=on: $name', ({ start }) => {
           })
         ).id as string,
       webhook: async (user) => (await created('ingest', '/api/webhooks', webhookBody(user))).id as string,
+      budget: async (user) => (await created('ingest', '/api/budgets', budgetBody(user))).id as string,
       key: async (scope, user) => {
         const body = await created('ingest', '/api/admin/keys', {
           scope,
@@ -901,6 +951,9 @@ describe.each(MODES)('AUTH_MODE=on: $name', ({ start }) => {
         .body as unknown as { action: string }[];
       expect(new Set(all.map((item) => item.action))).toEqual(
         new Set([
+          'budget_created',
+          'budget_updated',
+          'budget_deleted',
           'key_created',
           'key_revoked',
           'rate_created',

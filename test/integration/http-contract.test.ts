@@ -45,12 +45,15 @@ describe('the HTTP contract of the embedded process', () => {
     expect(operations.sort()).toEqual([
       'DELETE /api/admin/keys/{key_id}',
       'DELETE /api/agents/{agent_id}',
+      'DELETE /api/budgets/{budget_id}',
       'DELETE /api/rates/{rate_id}',
       'DELETE /api/webhooks/{webhook_id}',
       'GET /api/admin/audit',
       'GET /api/admin/keys',
       'GET /api/agents/',
       'GET /api/agents/{agent_id}',
+      'GET /api/budgets',
+      'GET /api/budgets/{budget_id}',
       'GET /api/costs/by-agent',
       'GET /api/costs/live',
       'GET /api/costs/summary',
@@ -63,6 +66,7 @@ describe('the HTTP contract of the embedded process', () => {
       'GET /api/sessions/by-room/{room_name}',
       'GET /api/sessions/{session_id}',
       'GET /api/sessions/{session_id}/analysis',
+      'GET /api/sessions/{session_id}/budget',
       'GET /api/sessions/{session_id}/cost-breakdown',
       'GET /api/sessions/{session_id}/cost-stream',
       'GET /api/sessions/{session_id}/costs',
@@ -74,10 +78,12 @@ describe('the HTTP contract of the embedded process', () => {
       'GET /api/webhooks/{webhook_id}',
       'GET /api/webhooks/{webhook_id}/deliveries',
       'PATCH /api/agents/{agent_id}',
+      'PATCH /api/budgets/{budget_id}',
       'PATCH /api/periods/{user_id}/settings',
       'PATCH /api/sessions/{session_id}',
       'POST /api/admin/keys',
       'POST /api/agents/',
+      'POST /api/budgets',
       'POST /api/periods/{user_id}/{period}/close',
       'POST /api/periods/{user_id}/{period}/reopen',
       'POST /api/rates',
@@ -98,7 +104,7 @@ describe('the HTTP contract of the embedded process', () => {
       'POST /api/webhooks/{webhook_id}/rotate-secret',
     ]);
     const create = document.paths['/api/sessions/']!.post!;
-    expect(Object.keys(create.responses)).toEqual(['201', '400', '413', '422', '429', '503']);
+    expect(Object.keys(create.responses)).toEqual(['201', '400', '402', '413', '422', '429', '503']);
     expect(create.requestBody).toEqual({
       required: true,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/SessionCreate' } } },

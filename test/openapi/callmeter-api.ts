@@ -195,6 +195,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/sessions/{session_id}/budget': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Whether the call may go on: its spend against the lowest per-call cap, and its scope’s blocking budgets */
+    get: operations['get_api_sessions_session_id_budget'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/sessions/{session_id}/transcripts': {
     parameters: {
       query?: never;
@@ -435,6 +452,43 @@ export interface paths {
     options?: never;
     head?: never;
     patch?: never;
+    trace?: never;
+  };
+  '/api/budgets': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The budgets, oldest first, each with this period’s spend */
+    get: operations['get_api_budgets'];
+    put?: never;
+    /** Set a budget: a tenant’s or an agent’s spend per period, or a cap on every call */
+    post: operations['post_api_budgets'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/budgets/{budget_id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read a budget with this period’s spend, what remains and when it runs out at this rate */
+    get: operations['get_api_budgets_budget_id'];
+    put?: never;
+    post?: never;
+    /** Delete a budget: it alerts and blocks no more */
+    delete: operations['delete_api_budgets_budget_id'];
+    options?: never;
+    head?: never;
+    /** Change a budget’s name, amount, thresholds, action or filter */
+    patch: operations['patch_api_budgets_budget_id'];
     trace?: never;
   };
   '/api/webhooks': {
@@ -884,6 +938,21 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /** SessionBudget */
+    SessionBudget: {
+      /** Format: uuid */
+      session_id: string;
+      /** @description false once a per-call cap or a blocking budget of its scope is spent */
+      allowed: boolean;
+      /** @description exact decimal */
+      spent: string;
+      /** @description the lowest per-call cap that covers the call; null when none */
+      cap: string | null;
+      /** @description cap less spent, at least 0; null without a cap */
+      remaining: string | null;
+      /** @description the cap’s budget */
+      budget_id: string | null;
+    };
     /** Transcript */
     Transcript: {
       content: string;
@@ -1248,6 +1317,101 @@ export interface components {
       created_by: string;
       /** @description made while AUTH_MODE=off, by anyone: refused with AUTH_MODE=on until re-issued (npm run keys -- reissue-auth-off) */
       created_while_auth_off: boolean;
+    };
+    /** Budget */
+    Budget: {
+      /** Format: uuid */
+      id: string;
+      name: string;
+      user_id: string;
+      agent_id: string | null;
+      per_call: boolean;
+      /** @description exact decimal */
+      amount: string;
+      /** @enum {string} */
+      period: 'day' | 'week' | 'month' | 'none';
+      time_zone: string;
+      thresholds: string[];
+      /** @enum {string} */
+      action: 'notify' | 'block';
+      filter: {
+        service?: string;
+        provider?: string;
+        model?: string;
+      };
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /** @description this period’s spend so far; null for a per-call cap */
+      spent: string | null;
+      /** @description amount less spent, at least 0; null for a per-call cap */
+      remaining: string | null;
+      period_start: string | null;
+      period_end: string | null;
+      /** @description when the spend reaches the amount at this period’s rate so far; null when not on course */
+      projected_exhaustion_at: string | null;
+    };
+    /** BudgetCreate */
+    BudgetCreate: {
+      /** @description what the budget is for */
+      name: string;
+      /** @description the tenant whose spend counts */
+      user_id: string;
+      /** @description one agent’s spend; default the tenant’s */
+      agent_id?: string;
+      /**
+       * @description a cap on every single call, period `none`
+       * @default false
+       */
+      per_call: boolean;
+      /** @description in the card’s currency, at most 18 decimals: the spend per period, or per call for a cap */
+      amount: number | string;
+      /**
+       * @description calendar period in time_zone: default month, or none for a per-call cap
+       * @enum {unknown}
+       */
+      period?: 'day' | 'week' | 'month' | 'none';
+      /**
+       * @description IANA zone of the period’s days
+       * @default UTC
+       */
+      time_zone: string;
+      /**
+       * @description percentages of the amount (`90%`) or amounts (`20.00`), each fired once per period (per call for a cap)
+       * @default [
+       *       "100%"
+       *     ]
+       */
+      thresholds: string[];
+      /**
+       * @description block: once spent, new calls of its scope are refused (402); notify: webhooks only
+       * @default notify
+       * @enum {unknown}
+       */
+      action: 'notify' | 'block';
+      /** @description only the usage of this `service`, `provider` and/or `model` counts */
+      filter?: {
+        [key: string]: unknown;
+      };
+    };
+    /** BudgetPatch */
+    BudgetPatch: {
+      /** @description what the budget is for */
+      name?: string;
+      /** @description in the card’s currency, at most 18 decimals: the spend per period, or per call for a cap */
+      amount?: number | string;
+      /** @description percentages of the amount (`90%`) or amounts (`20.00`), each fired once per period (per call for a cap) */
+      thresholds?: string[];
+      /**
+       * @description block: once spent, new calls of its scope are refused (402); notify: webhooks only
+       * @enum {unknown}
+       */
+      action?: 'notify' | 'block';
+      /** @description only the usage of this `service`, `provider` and/or `model` counts */
+      filter?: {
+        [key: string]: unknown;
+      };
     };
     /** WebhookCreated */
     WebhookCreated: {
@@ -1855,6 +2019,9 @@ export interface components {
         | 'period_closed'
         | 'period_reopened'
         | 'time_zone_set'
+        | 'budget_created'
+        | 'budget_updated'
+        | 'budget_deleted'
         | 'webhook_created'
         | 'webhook_secret_rotated'
         | 'webhook_deleted'
@@ -2784,6 +2951,20 @@ export interface operations {
           'application/json': components['schemas']['ErrorDetail'];
         };
       };
+      /** @description A blocking budget of the call’s tenant or agent is spent (docs/budgets.md); a running call is joined still */
+      402: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Budget daily cap (0b6c…) of user tenant-1 is spent: 25.01 of 25 this day, until 2026-11-28T00:00:00.000Z; new calls are refused until it resets or is raised"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
       /** @description The body is larger than the limit of the route */
       413: {
         headers: {
@@ -3196,6 +3377,65 @@ export interface operations {
         };
       };
       /** @description Unknown session */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Session not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description A store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Database unavailable, try again"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  get_api_sessions_session_id_budget: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        session_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['SessionBudget'];
+        };
+      };
+      /** @description Unknown session (or another tenant’s) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -4643,6 +4883,332 @@ export interface operations {
            *       "detail": "Database unavailable, try again"
            *     }
            */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  get_api_budgets: {
+    parameters: {
+      query?: {
+        user_id?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Budget'][];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description A store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Database unavailable, try again"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  post_api_budgets: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['BudgetCreate'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Budget'];
+        };
+      };
+      /** @description The body is not UTF-8 or nests deeper than 512 levels */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "There was an error parsing the body"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The tenant holds the most budgets one may */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "User tenant-1 has 10000 budgets, the most one user may hold: delete one first"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The body is larger than the limit of the route */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Request body too large: the limit is 1048576 bytes"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  get_api_budgets_budget_id: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        budget_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Budget'];
+        };
+      };
+      /** @description Unknown budget (or another tenant’s, for a bound admin key) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Budget not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description A store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Database unavailable, try again"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  delete_api_budgets_budget_id: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        budget_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Successful Response */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Unknown budget (or another tenant’s, for a bound admin key) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Budget not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+    };
+  };
+  patch_api_budgets_budget_id: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        budget_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['BudgetPatch'];
+      };
+    };
+    responses: {
+      /** @description Successful Response */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Budget'];
+        };
+      };
+      /** @description The body is not UTF-8 or nests deeper than 512 levels */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "There was an error parsing the body"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Unknown budget (or another tenant’s, for a bound admin key) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Budget not found"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description The body is larger than the limit of the route */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "detail": "Request body too large: the limit is 1048576 bytes"
+           *     }
+           */
+          'application/json': components['schemas']['ErrorDetail'];
+        };
+      };
+      /** @description Validation Error */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['HTTPValidationError'];
+        };
+      };
+      /** @description Not recorded: retry; or a store (Redis, ClickHouse, Kafka or the journal) did not answer: retry (Retry-After) */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
           'application/json': components['schemas']['ErrorDetail'];
         };
       };

@@ -20,6 +20,7 @@ CREATE ROLE IF NOT EXISTS callmeter_finance SETTINGS PROFILE 'callmeter_finance_
 GRANT SELECT ON {{database}}.usage_events TO callmeter_finance;
 GRANT SELECT ON {{database}}.billing_periods TO callmeter_finance;
 GRANT SELECT ON {{database}}.tenant_settings TO callmeter_finance;
+GRANT SELECT ON {{database}}.budgets TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_rollup_15m TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_totals_daily TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_totals_15m TO callmeter_finance;

@@ -14,6 +14,7 @@ import { rateRecordSchema, type RateRecord } from '../../../schemas/records/rate
 import { transcriptRecordSchema, type TranscriptRecord } from '../../../schemas/records/transcript.ts';
 import { usageRecordSchema, type UsageRecord } from '../../../schemas/records/usage.ts';
 import { periodRecordSchema, type PeriodRecord } from '../../../schemas/records/period.ts';
+import { budgetRecordSchema, type BudgetRecord } from '../../../schemas/records/budget.ts';
 import { tenantSettingsRecordSchema, type TenantSettingsRecord } from '../../../schemas/records/tenant-settings.ts';
 import { webhookEndpointRecordSchema, type WebhookEndpointRecord } from '../../../schemas/records/webhook-endpoint.ts';
 import { dateTimeFormat } from './date-time-format.ts';
@@ -23,6 +24,7 @@ export type {
   ApiKeyRecord,
   AuditRecord,
   PeriodRecord,
+  BudgetRecord,
   TenantSettingsRecord,
   RateRecord,
   SessionRecord,
@@ -49,6 +51,7 @@ const validators: { [K in RecordKind]: ValidateFunction } = {
   api_key: recordAjv.compile(apiKeyRecordSchema),
   audit: recordAjv.compile(auditRecordSchema),
   period: recordAjv.compile(periodRecordSchema),
+  budget: recordAjv.compile(budgetRecordSchema),
   tenant_settings: recordAjv.compile(tenantSettingsRecordSchema),
   webhook_endpoint: recordAjv.compile(webhookEndpointRecordSchema),
 };
@@ -64,6 +67,7 @@ export interface PayloadOf {
   api_key: ApiKeyRecord;
   audit: AuditRecord;
   period: PeriodRecord;
+  budget: BudgetRecord;
   tenant_settings: TenantSettingsRecord;
   webhook_endpoint: WebhookEndpointRecord;
 }

@@ -23,6 +23,7 @@ const TOPIC_OF_KIND: { [K in RecordKind]: TopicKey } = {
   api_key: 'sessions',
   audit: 'sessions',
   period: 'sessions',
+  budget: 'sessions',
   tenant_settings: 'sessions',
   webhook_endpoint: 'sessions',
 };

@@ -56,6 +56,10 @@ export function sessionRoutes(sessions: SessionService, agentNames: AgentNames):
       summary: 'Create a session, or answer the live session of the same user’s room',
       status: 201,
       responses: {
+        402: errorDoc(
+          'A blocking budget of the call’s tenant or agent is spent (docs/budgets.md); a running call is joined still',
+          'Budget daily cap (0b6c…) of user tenant-1 is spent: 25.01 of 25 this day, until 2026-11-28T00:00:00.000Z; new calls are refused until it resets or is raised',
+        ),
         429: errorDoc(
           'Too many creates of this room wait already (Retry-After)',
           'Too many creates of this room are waiting; retry later',

@@ -30,6 +30,8 @@ export interface SessionServiceDeps {
   readonly now?: () => number;
   /** How far back a reported ended_at may lie (USAGE_MAX_AGE_DAYS, the window of usage timestamps). */
   readonly maxAgeMs?: number;
+  /** Refuses a new call whose scope's blocking budget is spent (a 402); joining a running call is never refused. */
+  readonly admit?: (userId: string, agentId: string | null) => Promise<void>;
 }
 
 /**
@@ -48,6 +50,7 @@ export function createSessionService({
   log,
   now = Date.now,
   maxAgeMs = DEFAULT_MAX_AGE_MS,
+  admit = async () => undefined,
 }: SessionServiceDeps) {
   const live = liveStateRunner(log, {
     event: 'session_state_unavailable',
@@ -105,6 +108,7 @@ export function createSessionService({
           const latest = await store.getByRoom(input.room_name, input.user_id);
           const join = roomJoin(latest, input);
           if (join.kind === 'join') return applyInTurn(latest!.id, () => joinSession(store, latest!.id, input, now()));
+          await admit(input.user_id, input.agent_id ?? null);
           const session = newBoundedSession({ ...input, id: randomUUID() }, now());
           await sink.publish([sessionEnvelope(session, now())]);
           // Durable from here on: if the live store misses it, reads restore it from the history.

@@ -5,6 +5,7 @@ import type { ApiKeyRow } from './tables/api-keys.ts';
 import type { AuditRow } from './tables/audit-log.ts';
 import type { PeriodRow } from './tables/billing-periods.ts';
 import type { TenantSettingsRow } from './tables/tenant-settings.ts';
+import type { BudgetRow } from './tables/budgets.ts';
 import type { DeadLetterRow } from './tables/dead-letters.ts';
 import type { RateEntryRow } from './tables/rate-entries.ts';
 import type { SessionRow } from './tables/sessions.ts';
@@ -24,6 +25,7 @@ export interface InsertedRows {
   readonly apiKeys: ApiKeyRow;
   readonly auditLog: AuditRow;
   readonly billingPeriods: PeriodRow;
+  readonly budgets: BudgetRow;
   readonly tenantSettings: TenantSettingsRow;
   readonly deadLetters: DeadLetterRow;
   readonly webhookEndpoints: WebhookEndpointRow;

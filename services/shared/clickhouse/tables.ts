@@ -29,6 +29,7 @@ export const TABLES = {
   apiKeys: 'api_keys',
   auditLog: 'audit_log',
   billingPeriods: 'billing_periods',
+  budgets: 'budgets',
   tenantSettings: 'tenant_settings',
   webhookEndpoints: 'webhook_endpoints',
   webhookDeliveries: 'webhook_deliveries',

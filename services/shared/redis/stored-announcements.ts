@@ -166,3 +166,17 @@ export function announcementOf(
     sessions: [...new Set(rows.map((row) => row.session))],
   };
 }
+
+/** The same announcements, with `listener` also told of each one this process publishes (before it is sent). */
+export function tapPublished(announcements: StoredAnnouncements, listener: AnnouncementListener): StoredAnnouncements {
+  return {
+    publish: async (announcement) => {
+      listener(announcement);
+      await announcements.publish(announcement);
+    },
+    subscribe: (subscriber) => announcements.subscribe(subscriber),
+    listening: () => announcements.listening(),
+    onMissed: (missed) => announcements.onMissed(missed),
+    close: () => announcements.close(),
+  };
+}
