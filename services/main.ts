@@ -183,6 +183,7 @@ async function main(): Promise<void> {
       ...(consumer?.metrics ?? []),
       ...(query === null ? [] : [query.metrics]),
       ...(webhooks === null ? [] : [webhooks.metrics]),
+      ...(evaluation === null ? [] : [evaluation.metrics]),
     ],
     corsOrigins: config.corsOrigins,
     trustProxy: config.trustProxy,

@@ -1,11 +1,13 @@
+import { Counter, Registry } from 'prom-client';
 import type { BudgetRecord } from '../../schemas/records/budget.ts';
 import type { WebhookEventType } from '../../schemas/records/webhook-endpoint.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
+import { existingMessages } from '../shared/clickhouse/tables/webhook-deliveries.ts';
 import { Exact } from '../shared/exact-decimal.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { StoredAnnouncement } from '../shared/redis/stored-announcements.ts';
-import { callSpends, periodSpends, thresholdsOf, type Budgets } from '../domain/budgets/index.ts';
-import type { EmitWebhookEvent } from '../domain/webhooks/index.ts';
+import { callSpends, periodBounds, periodSpends, thresholdsOf, type Budgets } from '../domain/budgets/index.ts';
+import { messageIdOf, type EmitWebhookEvent } from '../domain/webhooks/index.ts';
 
 /** How often the tenants whose usage was stored are evaluated: a crossing is sent this soon after it is stored. */
 export const EVALUATION_INTERVAL_MS = 250;
@@ -14,7 +16,7 @@ const FIRED_KEPT = 100_000;
 
 export interface BudgetEvaluationDeps {
   readonly budgets: Budgets;
-  /** Where the spend is summed from: the store the consumer writes (never behind the journal's fence). */
+  /** Where the spend is summed from and the outbox read: the store the consumer writes (never behind the journal's fence). */
   readonly reads: ClickHouse;
   readonly emit: EmitWebhookEvent;
   readonly log: Logger;
@@ -22,21 +24,52 @@ export interface BudgetEvaluationDeps {
 }
 
 /**
+ * The idempotency key of a crossing: the budget, its period (or call), what was reached, and the amount
+ * the budget was set to when what was reached depends on it (a percentage, the amount itself): raised,
+ * it may be reached again; an amount of money as a threshold is reached once per period whatever the budget's amount.
+ */
+const crossingKey = (budget: BudgetRecord, scope: string | number, amount: string, what: string) =>
+  `budget:${budget.id}:${scope}:${/^\d+(\.\d+)?$/.test(what) ? '-' : amount}:${what}`;
+
+/** What a budget's last turn saw: a change of period or of amount may resolve an exhausted one. */
+interface Seen {
+  readonly start: number | null;
+  readonly version: number;
+  readonly amount: string;
+}
+
+/**
  * Budget evaluation (docs/budgets.md#alerts), in each consumer process: the tenants and calls whose
  * usage it stored are evaluated within EVALUATION_INTERVAL_MS, each budget's spend summed from the
  * stored usage, and every threshold at or below it emitted as a webhook whose idempotency key names the
- * budget, the period (or the call) and the threshold. The outbox sends a key once (its webhook-id is
- * derived from it): a restart, a replay or another consumer process evaluating the same tenant emits
- * it again and nothing more is sent. Crossings are read from the stored spend, so a correction or a
- * repricing that lowers it never un-fires a threshold, and one that raises it fires the next.
+ * budget, the period (or the call), the amount and the threshold. The outbox sends a key once (its
+ * webhook-id is derived from it): a restart, a replay or another consumer process evaluating the same
+ * tenant emits it again and nothing more is sent. An exhausted budget is resolved once its period
+ * resets or it is raised above its spend, again once per key.
  */
 export class BudgetEvaluation {
   private tenants = new Set<string>();
   private sessions = new Set<string>();
   private readonly fired = new Set<string>();
+  private readonly seen = new Map<string, Seen>();
+  /** Budgets raised (or changed) since they were last evaluated, with the amount before. */
+  private readonly changed = new Map<string, string>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private readonly now: () => number;
+  readonly metrics = new Registry();
+  private readonly evaluations = new Counter({
+    name: 'budget_evaluations_total',
+    help: 'Budget evaluations of a tenant, by result (ok, failed)',
+    labelNames: ['result'] as const,
+    registers: [this.metrics],
+  });
+  private readonly alerts = new Counter({
+    name: 'budget_alerts_fired_total',
+    help: 'Budget alerts emitted for the first time, by event type',
+    labelNames: ['type'] as const,
+    registers: [this.metrics],
+  });
 
   constructor(private readonly deps: BudgetEvaluationDeps) {
     this.now = deps.now ?? Date.now;
@@ -63,16 +96,63 @@ export class BudgetEvaluation {
 
   /** Evaluates the tenants touched since the last turn (again on the next, if this one fails). */
   async evaluate(): Promise<void> {
+    await this.resolveResets();
     const tenants = [...this.tenants].filter((tenant) => this.deps.budgets.all(tenant).length > 0);
     const sessions = [...this.sessions];
     this.tenants = new Set();
     this.sessions = new Set();
-    try {
-      for (const tenant of tenants) await this.evaluateTenant(tenant, sessions);
-    } catch (error) {
-      for (const tenant of tenants) this.tenants.add(tenant);
-      for (const session of sessions) this.sessions.add(session);
-      throw error;
+    for (const [index, tenant] of tenants.entries()) {
+      try {
+        await this.evaluateTenant(tenant, sessions);
+        this.evaluations.inc({ result: 'ok' });
+      } catch (error) {
+        this.evaluations.inc({ result: 'failed' });
+        for (const left of tenants.slice(index)) this.tenants.add(left);
+        for (const session of sessions) this.sessions.add(session);
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * Notes each budget's period and version. A budget whose period changed since the last turn, or that
+   * this process sees for the first time, is resolved if its previous period was exhausted; one whose
+   * amount changed is evaluated again, to be resolved if it was exhausted and is now above its spend.
+   */
+  private async resolveResets(): Promise<void> {
+    const nowMs = this.now();
+    const resets: { budget: BudgetRecord; start: number; end: number }[] = [];
+    const live = new Set<string>();
+    for (const budget of this.deps.budgets.all()) {
+      live.add(budget.id);
+      const bounds = periodBounds(budget, nowMs);
+      const seen = this.seen.get(budget.id);
+      if (seen !== undefined && seen.version !== budget.version && seen.amount !== budget.amount) {
+        this.changed.set(budget.id, seen.amount);
+        this.tenants.add(budget.user_id);
+      }
+      if (bounds !== null && seen?.start !== bounds.start) {
+        const previous = periodBounds(budget, bounds.start - 1)!;
+        resets.push({ budget, ...previous });
+      }
+      this.seen.set(budget.id, { start: bounds?.start ?? null, version: budget.version, amount: budget.amount });
+    }
+    for (const id of this.seen.keys()) if (!live.has(id)) this.seen.delete(id);
+    if (resets.length === 0) return;
+    const exhaustedIds = resets.map(({ budget, start }) =>
+      messageIdOf('budget.exhausted', budget.user_id, crossingKey(budget, start, budget.amount, 'budget.exhausted')),
+    );
+    const exhausted = await existingMessages(this.deps.reads, exhaustedIds);
+    for (const [index, { budget, start, end }] of resets.entries()) {
+      if (!exhausted.has(exhaustedIds[index]!)) continue;
+      await this.send(budget, 'budget.resolved', crossingKey(budget, start, budget.amount, 'resolved'), {
+        threshold: null,
+        spent: null,
+        reason: 'period_reset',
+        period_start: new Date(start).toISOString(),
+        period_end: new Date(end).toISOString(),
+        session_id: null,
+      });
     }
   }
 
@@ -86,21 +166,32 @@ export class BudgetEvaluation {
       const period = {
         period_start: new Date(spend.start).toISOString(),
         period_end: new Date(spend.end).toISOString(),
+        session_id: null,
       };
-      await this.fire(
-        budget,
-        spend.spent,
-        `${budget.id}:${spend.start}`,
-        { ...period, session_id: null },
-        'budget.exhausted',
-      );
+      await this.fire(budget, spend.spent, spend.start, period, 'budget.exhausted');
+      const before = this.changed.get(budget.id);
+      this.changed.delete(budget.id);
+      if (before !== undefined && spend.spent.lt(budget.amount)) {
+        const exhaustedId = messageIdOf(
+          'budget.exhausted',
+          budget.user_id,
+          crossingKey(budget, spend.start, before, 'budget.exhausted'),
+        );
+        if ((await existingMessages(this.deps.reads, [exhaustedId])).has(exhaustedId))
+          await this.send(budget, 'budget.resolved', crossingKey(budget, spend.start, before, 'resolved'), {
+            threshold: null,
+            spent: spend.spent.toFixed(),
+            reason: 'raised',
+            ...period,
+          });
+      }
     }
     for (const cap of budgets.filter((budget) => budget.per_call)) {
       for (const call of await callSpends(this.deps.reads, cap, sessions)) {
         await this.fire(
           cap,
           call.spent,
-          `${cap.id}:${call.session_id}`,
+          call.session_id,
           { period_start: null, period_end: null, session_id: call.session_id, agent_id: call.agent_id || null },
           'call.cap_reached',
         );
@@ -112,39 +203,50 @@ export class BudgetEvaluation {
   private async fire(
     budget: BudgetRecord,
     spent: Exact,
-    scope: string,
+    scope: string | number,
     context: Record<string, string | null>,
     reached: WebhookEventType,
   ): Promise<void> {
-    const amount = new Exact(budget.amount);
     const crossings: { type: WebhookEventType; threshold: string; key: string }[] = thresholdsOf(budget)
       .filter((threshold) => spent.gte(threshold.amount))
       .map((threshold) => ({
         type: 'budget.threshold_crossed',
         threshold: threshold.label,
-        key: `budget:${scope}:${threshold.label}`,
+        key: crossingKey(budget, scope, budget.amount, threshold.label),
       }));
-    if (spent.gte(amount)) crossings.push({ type: reached, threshold: '100%', key: `budget:${scope}:${reached}` });
-    for (const crossing of crossings) {
-      if (this.fired.has(crossing.key)) continue;
-      await this.deps.emit({
-        type: crossing.type,
-        user_id: budget.user_id,
-        idempotency_key: crossing.key,
-        data: {
-          budget_id: budget.id,
-          name: budget.name,
-          user_id: budget.user_id,
-          agent_id: budget.agent_id,
-          threshold: crossing.threshold,
-          amount: amount.toFixed(),
-          spent: spent.toFixed(),
-          action: budget.action,
-          ...context,
-        },
+    if (spent.gte(budget.amount))
+      crossings.push({ type: reached, threshold: '100%', key: crossingKey(budget, scope, budget.amount, reached) });
+    for (const crossing of crossings)
+      await this.send(budget, crossing.type, crossing.key, {
+        threshold: crossing.threshold,
+        spent: spent.toFixed(),
+        ...context,
       });
-      if (this.fired.size >= FIRED_KEPT) this.fired.clear();
-      this.fired.add(crossing.key);
-    }
+  }
+
+  private async send(
+    budget: BudgetRecord,
+    type: WebhookEventType,
+    key: string,
+    data: Record<string, string | null>,
+  ): Promise<void> {
+    if (this.fired.has(key)) return;
+    const result = await this.deps.emit({
+      type,
+      user_id: budget.user_id,
+      idempotency_key: key,
+      data: {
+        budget_id: budget.id,
+        name: budget.name,
+        user_id: budget.user_id,
+        agent_id: budget.agent_id,
+        amount: new Exact(budget.amount).toFixed(),
+        action: budget.action,
+        ...data,
+      },
+    });
+    if (!result.duplicate) this.alerts.inc({ type });
+    if (this.fired.size >= FIRED_KEPT) this.fired.clear();
+    this.fired.add(key);
   }
 }

@@ -34,7 +34,7 @@ describe.each(oneProcessModes('budgets'))('budgets, alerts and caps on $name', (
     const created = await call<{ secret: string }>(app.url, 'POST', '/api/webhooks', {
       url: receiver.url(path),
       user_id: user,
-      events: ['budget.threshold_crossed', 'budget.exhausted', 'call.cap_reached'],
+      events: ['budget.threshold_crossed', 'budget.exhausted', 'budget.resolved', 'call.cap_reached'],
     });
     expect(created.status).toBe(201);
     receiver.expectSecrets(path, [created.body.secret]);
@@ -164,9 +164,18 @@ describe.each(oneProcessModes('budgets'))('budgets, alerts and caps on $name', (
     // Fired once: later evaluations of the same spend send nothing more.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(delivered('/block')).toHaveLength(3);
-    // Raised above the spend, the budget lets calls in again.
+    // Raised above the spend, the budget is resolved once and lets calls in again; an amount of money
+    // as a threshold, reached this period already, does not fire again.
     await call(app.url, 'PATCH', `/api/budgets/${budget.body.id}`, { amount: '5' });
     await eventually(async () => expect((await session(user, 'block-room-3', 'agent-2')).status).toBe(201));
+    await eventually(async () => {
+      const resolved = delivered('/block').filter((payload) => payload.type === 'budget.resolved');
+      expect(resolved.map((payload) => [payload.data.reason, payload.data.amount, payload.data.spent])).toEqual([
+        ['raised', '5', '1.0857'],
+      ]);
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(delivered('/block')).toHaveLength(4);
   });
 
   it('caps a single call: its budget answer turns and call.cap_reached names the call', async () => {

@@ -222,3 +222,14 @@ export async function failingSince(
     ? null
     : { firstMs: Number(row.first_ms), lastMs: Number(row.last_ms) };
 }
+
+/** Which of these messages are in the outbox (for any endpoint). */
+export async function existingMessages(ch: ClickHouse, messageIds: readonly string[]): Promise<Set<string>> {
+  if (messageIds.length === 0) return new Set();
+  const result = await ch.client.query({
+    query: `SELECT DISTINCT message_id AS id FROM ${tableName(ch, 'webhookDeliveries')} WHERE message_id IN {ids:Array(String)}`,
+    query_params: { ids: messageIds },
+    format: 'JSONEachRow',
+  });
+  return new Set((await result.json<{ id: string }>()).map((row) => row.id));
+}
