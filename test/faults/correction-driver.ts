@@ -5,8 +5,21 @@ import { TTS_RATE, type LoadDriver, type SentEvent } from './load-driver.ts';
 export interface MadeCorrection {
   readonly kind: 'void' | 'amend';
   readonly cost: Exact;
-  /** The correction's answer arrived (a 201, or the answer a retry of an answered one gets). */
+  /** Clients sending it at once (2: raced, each retrying until answered). */
+  readonly clients: number;
+  /** Every client's answer arrived (a 201, or the answer a retry of an answered one gets). */
   settled: boolean;
+  /** The 201s its clients got: more than one is a correction made twice. */
+  created: number;
+}
+
+export interface CorrectionDriverOptions {
+  /** Corrections made at once. */
+  readonly concurrency?: number;
+  /** Between two corrections of one worker. */
+  readonly pauseMs?: number;
+  /** Every this many corrections, one is sent by two clients at once (0: never). */
+  readonly raceEvery?: number;
 }
 
 const RETRY_MS = 300;
@@ -18,7 +31,8 @@ const AMEND_ADDS = 1_000;
  * amends, each retried until it has its answer. A retry of a correction whose answer was lost finds it
  * made (a void: 409 "voided already"; an amend to the same quantity: 409 "has these values already"), which
  * settles it; "not stored yet", "being made", a 404 of an event not stored yet, a 5xx and a refused
- * connection are retried.
+ * connection are retried. A raced correction is sent by two clients at once, each retrying on its own:
+ * one makes it, the other must find it made (or being made, and retry until it does).
  */
 export class CorrectionDriver {
   readonly made = new Map<string, MadeCorrection>();
@@ -27,14 +41,24 @@ export class CorrectionDriver {
   private running = false;
   private workers: Promise<void>[] = [];
   private turn = 0;
+  private readonly concurrency: number;
+  private readonly pauseMs: number;
+  private readonly raceEvery: number;
 
+  /**
+   * `url(turn)`: where a request goes; `turn` is the request's count among its client's tries plus the
+   * client's index, so a retry, and a raced correction's other client, get the next turn.
+   */
   constructor(
-    private readonly url: () => string,
+    private readonly url: (turn: number) => string,
     private readonly load: LoadDriver,
     private readonly user: string,
-    private readonly concurrency = 2,
-    private readonly pauseMs = 250,
-  ) {}
+    { concurrency = 2, pauseMs = 250, raceEvery = 0 }: CorrectionDriverOptions = {},
+  ) {
+    this.concurrency = concurrency;
+    this.pauseMs = pauseMs;
+    this.raceEvery = raceEvery;
+  }
 
   start(): void {
     this.running = true;
@@ -56,8 +80,9 @@ export class CorrectionDriver {
     while (this.running) {
       const event = this.pick();
       if (event !== undefined) {
-        const kind = this.turn++ % 3 === 0 ? 'amend' : 'void';
-        await this.correct(event, kind);
+        const turn = this.turn++;
+        const clients = this.raceEvery > 0 && turn % this.raceEvery === 0 ? 2 : 1;
+        await this.correct(event, turn % 3 === 0 ? 'amend' : 'void', clients);
       }
       await new Promise((resolve) => setTimeout(resolve, this.pauseMs));
     }
@@ -71,20 +96,36 @@ export class CorrectionDriver {
     return open[Math.floor(Math.random() * open.length)];
   }
 
-  private async correct(event: SentEvent, kind: 'void' | 'amend'): Promise<void> {
+  private async correct(event: SentEvent, kind: 'void' | 'amend', clients: number): Promise<void> {
     const characters = event.cost.div(TTS_RATE).toNumber() + AMEND_ADDS;
     const made: MadeCorrection = {
       kind,
       cost: kind === 'void' ? new Exact(0) : TTS_RATE.times(characters),
+      clients,
       settled: false,
+      created: 0,
     };
     this.made.set(event.id, made);
     const body =
       kind === 'void' ? { reason: 'fault suite void' } : { reason: 'fault suite amend', quantity: characters };
+    const answers = await Promise.all(
+      Array.from({ length: clients }, (_, client) => this.sendUntilAnswered(event.id, kind, body, client)),
+    );
+    made.created = answers.filter((status) => status === 201).length;
+    made.settled = answers.every((status) => status !== null);
+  }
+
+  /** One client's tries of a correction: its answer's status (201 or 409 made already), null when none came. */
+  private async sendUntilAnswered(
+    eventId: string,
+    kind: 'void' | 'amend',
+    body: object,
+    client: number,
+  ): Promise<number | null> {
     const deadline = Date.now() + 180_000;
-    while (Date.now() < deadline) {
+    for (let attempt = 0; Date.now() < deadline; attempt += 1) {
       try {
-        const response = await fetch(`${this.url()}/api/usage/events/${event.id}/${kind}`, {
+        const response = await fetch(`${this.url(attempt + client)}/api/usage/events/${eventId}/${kind}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-user-id': this.user },
           body: JSON.stringify(body),
@@ -94,13 +135,10 @@ export class CorrectionDriver {
         const madeBefore =
           (kind === 'void' && response.status === 409 && text.includes('was voided already')) ||
           (kind === 'amend' && response.status === 409 && text.includes('has these values already'));
-        if (response.status === 201 || madeBefore) {
-          made.settled = true;
-          return;
-        }
+        if (response.status === 201 || madeBefore) return response.status;
         const retried =
           response.status >= 500 || response.status === 404 || (response.status === 409 && text.includes('retry'));
-        if (!retried) throw new Error(`${kind} of ${event.id}: ${response.status} ${text}`);
+        if (!retried) throw new Error(`${kind} of ${eventId}: ${response.status} ${text}`);
         this.note(`${response.status} ${text.replace(/[0-9a-f-]{36}/g, '<id>').slice(0, 90)}`);
       } catch (error) {
         if (error instanceof Error && error.message.startsWith(`${kind} of `)) throw error;
@@ -108,6 +146,7 @@ export class CorrectionDriver {
       }
       await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
     }
+    return null;
   }
 
   private note(reason: string): void {

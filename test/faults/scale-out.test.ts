@@ -18,9 +18,9 @@ import { CostLedger, expectViewsExact } from '../support/cost-ledger.ts';
 import { drained } from '../support/drained.ts';
 import { eventually } from '../support/harness.ts';
 import { expectedTotals, storedTotals } from '../support/rollups.ts';
+import { CorrectionDriver } from './correction-driver.ts';
 import { createDriverSessions, LoadDriver, type DriverSession } from './load-driver.ts';
 import { phaseReport } from './phase-report.ts';
-import { sumOf } from './stored-exactly-once.ts';
 
 const USER = 'scale-out-tenant';
 const SESSIONS = 32;
@@ -36,6 +36,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * test/support/clickhouse-http (test equipment): callmeter's own HTTP path, against chdb.
  * Three consumer processes share one group; during a 60 s load one is killed with SIGKILL and a fourth
  * joins. Two ingest processes share Redis and Kafka; two query processes read the same database.
+ * Meanwhile acknowledged events are voided and amended through both ingest processes in turn, so two
+ * tries of one correction meet in the Redis guard while consumers die and join.
  */
 describe('callmeter scaled out: consumers, ingest and query in several processes over one ClickHouse', () => {
   const folder = mkdtempSync(path.join(os.tmpdir(), 'callmeter-scale-out-'));
@@ -111,7 +113,7 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
     await Promise.allSettled([clickhouse?.stop(), kafka?.stop(), redis?.stop()]);
   });
 
-  it('three consumer processes in one group (two members each), one killed and one added during a 60 s load, store every acknowledged event exactly once', async () => {
+  it('three consumer processes in one group (two members each), one killed and one added during a 60 s load, store every acknowledged event and every void and amend of them exactly once', async () => {
     await eventually(
       async () => expectMembersWithPartitions(await groupAssignments(config, 'usage'), 3 * MEMBERS_PER_PROCESS),
       60_000,
@@ -122,10 +124,17 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
     let turn = 0;
     // Through both ingest processes in turn: a retried or resent event often reaches the other one.
     const driver = new LoadDriver(() => ingests()[turn++ % 2]!.url, sessions);
+    // Each retry of a correction goes to the other ingest process, and so does a raced one's second client:
+    // two tries of one correction then meet in the Redis guard, not in one process's queue.
+    const corrections = new CorrectionDriver((correctionTurn) => ingests()[correctionTurn % 2]!.url, driver, USER, {
+      concurrency: 4,
+      raceEvery: 2,
+    });
     const started = Date.now();
     const until = (ms: number) => sleep(Math.max(0, started + ms - Date.now()));
     driver.phase = 'three consumers';
     driver.start();
+    corrections.start();
     await until(15_000);
     driver.phase = 'consumer-2 killed (kill -9)';
     killed.add('consumer-2');
@@ -134,27 +143,47 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
     driver.phase = 'consumer-4 added';
     await start('consumer', 'consumer-4');
     await until(LOAD_MS);
-    await driver.stop();
+    await Promise.all([driver.stop(), corrections.stop()]);
+    const made = [...corrections.made.entries()];
+    const voids = made.filter(([, correction]) => correction.kind === 'void').length;
+    const raced = made.filter(([, correction]) => correction.clients === 2).length;
     process.stdout.write(
-      `load: ${driver.events.size} events in ${Date.now() - started} ms; retried requests: ${JSON.stringify(Object.fromEntries(driver.retries))}\n`,
+      `load: ${driver.events.size} events in ${Date.now() - started} ms; retried requests: ${JSON.stringify(Object.fromEntries(driver.retries))}\n` +
+        `corrections made: ${made.length} (${voids} voids, ${made.length - voids} amends; ${raced} sent by two clients at once through both ingest processes); retried: ${JSON.stringify(Object.fromEntries(corrections.retries))}\n`,
     );
-
     const events = [...driver.events.values()];
+    const acknowledged = events.filter((event) => event.acknowledged);
+    // The ledger first: the views' test then reads what they show even when a check here fails.
+    for (const event of acknowledged) ledger.accept(sessions[event.session]!.id, event.id, event.cost);
+    for (const [eventId, correction] of made)
+      if (correction.kind === 'void') ledger.void(USER, eventId);
+      else ledger.amend(USER, eventId, correction.cost);
     expect(events.filter((event) => !event.acknowledged && !event.refused)).toEqual([]);
     expect(events.filter((event) => event.invalid !== event.refused)).toEqual([]);
-    const acknowledged = events.filter((event) => event.acknowledged);
-    for (const event of acknowledged) ledger.accept(sessions[event.session]!.id, event.id, event.cost);
+    expect(made.filter(([, correction]) => !correction.settled)).toEqual([]);
+    expect(made.length).toBeGreaterThanOrEqual(30);
+    expect(raced).toBeGreaterThanOrEqual(10);
+    // Of two clients, one made it and the other found it made: never both, whichever process each reached.
+    expect(made.filter(([, correction]) => correction.created > 1)).toEqual([]);
     await drained(config, 'usage', 180_000);
 
-    const stored = await storedCounts(ch, USER);
+    const { stored, corrected } = await storedCounts(ch, USER);
     process.stdout.write(`\n${phaseReport(events, stored)}\n`);
     const wrong = events.filter((event) => (stored.get(event.id) ?? 0) !== (event.acknowledged ? 1 : 0));
     expect(wrong.map((event) => ({ ...event, cost: event.cost.toFixed(), stored: stored.get(event.id) ?? 0 }))).toEqual(
       [],
     );
     expect(stored.size).toBe(acknowledged.length);
+    // A correction's rows, by the weights stored under each row id: a void's reversal, an amend's reversal
+    // and replacement, each row once; none of an event nobody corrected.
+    expect(Object.fromEntries([...corrected].map(([eventId, rows]) => [eventId, [...rows.values()].sort()]))).toEqual(
+      Object.fromEntries(made.map(([eventId, { kind }]) => [eventId, kind === 'void' ? [[-1]] : [[-1], [1]]])),
+    );
     // Every table usage_events feeds (the rollups the views read and the id table of exactly-once).
-    expect(await storedTotals(ch)).toEqual(expectedTotals(acknowledged.length, sumOf(acknowledged).toFixed()));
+    const counted = acknowledged.length - voids;
+    const cost = Exact.sum(0, ...acknowledged.map((event) => corrections.costOf(event)));
+    const rows = acknowledged.length + voids + 2 * (made.length - voids);
+    expect(await storedTotals(ch)).toEqual(expectedTotals(counted, cost.toFixed(), rows));
     // The group ends with consumer-1, consumer-3 and consumer-4, each holding usage partitions.
     await eventually(
       async () => expectMembersWithPartitions(await groupAssignments(config, 'usage'), 3 * MEMBERS_PER_PROCESS),
@@ -166,7 +195,9 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
 
   it('two query processes answer every view of a tenant the same, to the exact Decimal sum', async () => {
     for (const query of queries())
-      await expectViewsExact(ledger, query.url, [USER], (check) => eventually(check, 30_000, 500));
+      await expectViewsExact(ledger, query.url, [USER], (check) => eventually(check, 30_000, 500), {
+        eventCounts: true,
+      });
     // The whole summary (every provider, service and count) alike, but for as_of, the moment each answered.
     const summaries = await Promise.all(
       queries().map(async (query) => {
@@ -175,7 +206,10 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
       }),
     );
     expect(summaries[1]).toEqual(summaries[0]);
-    expect(summaries[0]).toMatchObject({ total_cost: ledger.expected(USER).total });
+    expect(summaries[0]).toMatchObject({
+      total_cost: ledger.expected(USER).total,
+      event_count: ledger.expected(USER).event_count,
+    });
   });
 
   it('concurrent PATCHes of one session through both ingest processes never lose an update', async () => {
@@ -240,10 +274,12 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
         );
     }
     await drained(config, 'usage', 60_000);
-    const stored = await storedCounts(ch, user);
+    const { stored } = await storedCounts(ch, user);
     expect([...stored.values()].filter((n) => n !== 1)).toEqual([]);
     for (const query of queries())
-      await expectViewsExact(ledger, query.url, [user], (check) => eventually(check, 30_000, 500));
+      await expectViewsExact(ledger, query.url, [user], (check) => eventually(check, 30_000, 500), {
+        eventCounts: true,
+      });
   });
 });
 
@@ -261,12 +297,23 @@ async function patchUntilAnswered(url: string, id: string, metadata: Record<stri
   }
 }
 
-/** How often each event id of a tenant is stored in usage_events (a plain MergeTree: a duplicate stays). */
-async function storedCounts(ch: ClickHouse, user: string): Promise<Map<string, number>> {
+/**
+ * What usage_events holds of a tenant: how often each event id is stored as sent (`stored`), and each
+ * corrected event's correction rows (`corrected`: by the event as sent, each row id's stored weights),
+ * since a correction's rows have ids of their own and name the event in `correction_of`.
+ */
+async function storedCounts(ch: ClickHouse, user: string) {
   const result = await ch.client.query({
-    query: `SELECT toString(id) AS id, toUInt32(count()) AS n FROM ${ch.database}.usage_events WHERE user_id = {user:String} GROUP BY id`,
+    query: `SELECT toString(id) AS id, toString(correction_of) AS of, groupArray(toInt8(weight)) AS weights
+      FROM ${ch.database}.usage_events WHERE user_id = {user:String} GROUP BY id, of`,
     query_params: { user },
     format: 'JSONEachRow',
   });
-  return new Map((await result.json<{ id: string; n: number }>()).map((row) => [row.id, row.n]));
+  const stored = new Map<string, number>();
+  const corrected = new Map<string, Map<string, number[]>>();
+  for (const row of await result.json<{ id: string; of: string | null; weights: number[] }>()) {
+    if (row.of === null) stored.set(row.id, row.weights.length);
+    else corrected.set(row.of, (corrected.get(row.of) ?? new Map<string, number[]>()).set(row.id, row.weights));
+  }
+  return { stored, corrected };
 }
