@@ -130,7 +130,7 @@ async function main(): Promise<void> {
   }
   const webhooks =
     consumer === null ? null : startWebhookDelivery({ config, infra, endpoints: webhookEndpoints, log, shutdown });
-  if (config.services.includes('ingest') || consumer !== null) {
+  if (config.services.includes('ingest') || config.services.includes('query') || consumer !== null) {
     const stopBudgets = await budgets.start();
     shutdown.add('budgets', async () => stopBudgets());
   }
@@ -152,7 +152,7 @@ async function main(): Promise<void> {
   }
   const authenticator = authenticatorFor(config, keys, log);
   const query = config.services.includes('query')
-    ? await startQuery({ infra: fencedInfra, liveUsage, announcements, log, shutdown, config, tenantRates })
+    ? await startQuery({ infra: fencedInfra, liveUsage, announcements, log, shutdown, config, tenantRates, budgets })
     : null;
   const routes: Route[] = [
     ...(config.services.includes('ingest')

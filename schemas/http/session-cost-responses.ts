@@ -101,8 +101,27 @@ const BREAKDOWN_FIELDS = {
 const costBreakdownSchema = closedObject(BREAKDOWN_FIELDS, { title: 'CostBreakdown' });
 
 /** The message of GET /api/sessions/{session_id}/cost-stream: the breakdown and the session's status. */
+const capStandingSchema = closedObject(
+  {
+    allowed: { type: 'boolean', description: 'false once the call’s spend reached the cap' },
+    spent: money,
+    cap: money,
+    remaining: money,
+    budget_id: uuid,
+  },
+  { title: 'CapStanding' },
+);
+
 const costStreamMessageSchema = closedObject(
-  { ...BREAKDOWN_FIELDS, status: oneOf(SESSION_STATUSES) },
+  {
+    ...BREAKDOWN_FIELDS,
+    status: oneOf(SESSION_STATUSES),
+    budget: {
+      ...nullable(capStandingSchema),
+      description:
+        'the call against its lowest per-call cap, live usage included (docs/budgets.md#caps); null without a cap',
+    },
+  },
   { title: 'CostStreamMessage' },
 );
 
@@ -223,8 +242,11 @@ export const sessionCostCardResponse = {
 /** GET /api/costs/live: `live` messages. */
 export const liveCostsStream = { schema: liveCostsSchema, events: ['live'] } as const satisfies ResponseSchema;
 
-/** GET /api/sessions/{session_id}/cost-stream: `breakdown` messages, then one `end` once the call ended. */
+/**
+ * GET /api/sessions/{session_id}/cost-stream: `breakdown` messages, once a `cap_reached` (the first state
+ * past the call's per-call cap), then one `end` once the call ended.
+ */
 export const costStream = {
   schema: costStreamMessageSchema,
-  events: ['breakdown', 'end'],
+  events: ['breakdown', 'cap_reached', 'end'],
 } as const satisfies ResponseSchema;

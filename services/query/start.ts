@@ -1,3 +1,4 @@
+import type { Budgets } from '../domain/budgets/index.ts';
 import type { RouteRegistrar } from '../shared/http/create-app.ts';
 import type { Route } from '../shared/http/define-route.ts';
 import { dashboardRoutes } from './dashboard/dashboard-routes.ts';
@@ -34,6 +35,8 @@ export interface QueryDeps {
   readonly config: Pick<Config, 'liveStreams' | 'auth' | 'queryCache' | 'usageExport'>;
   /** The process's one reader of the card and the tenants' entries: quotes price as the consumer does. */
   readonly tenantRates: TenantRateCard;
+  /** The process's one copy of the budgets: a call's cost stream measures it against its caps. */
+  readonly budgets: Pick<Budgets, 'all'>;
 }
 
 /** The cost routes over ClickHouse (and the live usage of calls in progress), and the prices in force. */
@@ -45,6 +48,7 @@ export async function startQuery({
   shutdown,
   config,
   tenantRates,
+  budgets,
 }: QueryDeps): Promise<{ routes: Route[]; pages: RouteRegistrar[]; metrics: Registry }> {
   // Ended when shutdown begins (shutdown.signal), so that the HTTP server can drain its connections.
   const streams = new LiveStreams(announcements, config.liveStreams, shutdown.signal);
@@ -62,7 +66,7 @@ export async function startQuery({
   const asOfSources = await loadAsOfSources(infra.clickhouseReads);
   const routes = [
     ...costRoutes({ ch: reads, asOfSources, liveUsage, answers }),
-    ...liveRoutes({ ch: reads, liveUsage, streams }),
+    ...liveRoutes({ ch: reads, liveUsage, streams, budgets }),
     ...unpricedRoutes(reads),
     ...exportRoutes(reads),
     ...statementRoutes(reads, asOfSources),

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { eventually, oneProcessModes } from '../support/harness.ts';
+import { EventStreamReader } from '../support/event-stream-reader.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const WEBHOOK_ENV = { WEBHOOK_ALLOW_PRIVATE: '1', WEBHOOK_POLL_MS: '200', WEBHOOK_RETRY_BASE_MS: '100' };
@@ -211,13 +212,40 @@ describe.each(oneProcessModes('budgets'))('budgets, alerts and caps on $name', (
     await eventually(async () =>
       expect(await standing(other.body.id)).toMatchObject({ allowed: true, spent: '0.2', cap: null }),
     );
-    await usage(user, running.body.id, { provider: 'resemble', event_type: 'tts_characters', quantity: 500 });
-    await eventually(async () => {
-      expect(await standing(running.body.id)).toMatchObject({ allowed: false, spent: '0.06', remaining: '0' });
-      const reached = delivered('/cap').filter((payload) => payload.type === 'call.cap_reached');
-      expect(reached.map((payload) => [payload.data.session_id, payload.data.spent, payload.data.agent_id])).toEqual([
-        [running.body.id, '0.06', 'capped-agent'],
+    // The call's cost stream carries its standing, live usage included, and says once when the cap is passed.
+    const stream = await EventStreamReader.open(`${app.url}/api/sessions/${running.body.id}/cost-stream`, {
+      'x-user-id': user,
+    });
+    try {
+      const first = (await stream.message(1)).data as { budget: Record<string, unknown> | null };
+      expect([(await stream.message(1)).event, first.budget]).toEqual([
+        'breakdown',
+        { allowed: true, spent: '0.04', cap: '0.05', remaining: '0.01', budget_id: cap.body.id },
       ]);
+      await usage(user, running.body.id, { provider: 'resemble', event_type: 'tts_characters', quantity: 500 });
+      await stream.until(
+        () => stream.messages.some((message) => message.event === 'cap_reached'),
+        15_000,
+        'cap_reached',
+      );
+      await usage(user, running.body.id, { provider: 'resemble', event_type: 'tts_characters', quantity: 10 });
+      await stream.until(() => stream.messages.length >= 3, 15_000, 'a breakdown after the cap');
+      const events = stream.messages.map((message) => message.event);
+      expect(events.filter((event) => event === 'cap_reached')).toHaveLength(1);
+      const reachedAt = stream.messages.find((message) => message.event === 'cap_reached')!.data as {
+        budget: Record<string, unknown>;
+      };
+      expect(reachedAt.budget).toMatchObject({ allowed: false, remaining: '0', budget_id: cap.body.id });
+    } finally {
+      stream.close();
+    }
+    await eventually(async () => {
+      expect(await standing(running.body.id)).toMatchObject({ allowed: false, spent: '0.0604', remaining: '0' });
+      const reached = delivered('/cap').filter((payload) => payload.type === 'call.cap_reached');
+      expect(reached.map((payload) => [payload.data.session_id, payload.data.agent_id])).toEqual([
+        [running.body.id, 'capped-agent'],
+      ]);
+      expect(['0.06', '0.0604']).toContain(reached[0]!.data.spent);
     });
     // The uncapped agent's call, though it spent more, fired nothing.
     expect(delivered('/cap').every((payload) => payload.data.session_id === running.body.id)).toBe(true);

@@ -125,7 +125,7 @@ describe('the live cost streams on the embedded process', () => {
       'the usage',
     );
     const asRead = await call(app.url, 'GET', `/api/sessions/${sessionId}/cost-breakdown`);
-    expect(breakdown.messages.at(-1)!.data).toEqual({ ...asRead.body, status: 'ACTIVE' });
+    expect(breakdown.messages.at(-1)!.data).toEqual({ ...asRead.body, status: 'ACTIVE', budget: null });
 
     await call(app.url, 'PATCH', `/api/sessions/${sessionId}`, { status: 'COMPLETED' });
     await breakdown.until(() => breakdown.ended, 10_000, 'the end of the stream');

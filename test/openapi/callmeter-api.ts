@@ -687,7 +687,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** A stream of one call’s cost breakdown on every change, and a last `end` message once the call ended */
+    /** A stream of one call’s cost breakdown on every change, a `cap_reached` message once past its per-call cap, and a last `end` message once the call ended */
     get: operations['get_api_sessions_session_id_cost_stream'];
     put?: never;
     post?: never;
@@ -1788,6 +1788,19 @@ export interface components {
       total_cost: string;
       sessions: components['schemas']['LiveSessionCost'][];
     };
+    /** CapStanding */
+    CapStanding: {
+      /** @description false once the call’s spend reached the cap */
+      allowed: boolean;
+      /** @description exact decimal */
+      spent: string;
+      /** @description exact decimal */
+      cap: string;
+      /** @description exact decimal */
+      remaining: string;
+      /** Format: uuid */
+      budget_id: string;
+    };
     /** CostStreamMessage */
     CostStreamMessage: {
       /** Format: uuid */
@@ -1808,6 +1821,8 @@ export interface components {
       items: components['schemas']['CostBreakdownItem'][];
       /** @enum {string} */
       status: 'CREATED' | 'ACTIVE' | 'COMPLETED' | 'FAILED';
+      /** @description the call against its lowest per-call cap, live usage included (docs/budgets.md#caps); null without a cap */
+      budget: components['schemas']['CapStanding'] | null;
     };
     /** UnpricedUsage */
     UnpricedUsage: {

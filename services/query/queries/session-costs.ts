@@ -43,17 +43,21 @@ export interface SessionHead {
   readonly id: string;
   readonly user_id: string;
   readonly status: SessionStatus;
+  /** Null for a call without an agent. */
+  readonly agent_id: string | null;
 }
 
 /** The latest stored version of a session, or null. */
 export async function sessionHead(ch: ClickHouse, sessionId: string): Promise<SessionHead | null> {
   const result = await ch.client.query({
-    query: `SELECT toString(id) AS session_key, user_id, status FROM ${tableName(ch, 'sessionsCurrent')} WHERE id = {session:UUID} LIMIT 1`,
+    query: `SELECT toString(id) AS session_key, user_id, status, agent_id FROM ${tableName(ch, 'sessionsCurrent')} WHERE id = {session:UUID} LIMIT 1`,
     query_params: { session: sessionId },
     format: 'JSONEachRow',
   });
   const [row] = await result.json<Omit<SessionHead, 'id'> & { session_key: string }>();
-  return row === undefined ? null : { id: row.session_key, user_id: row.user_id, status: row.status };
+  return row === undefined
+    ? null
+    : { id: row.session_key, user_id: row.user_id, status: row.status, agent_id: row.agent_id || null };
 }
 
 export interface SessionLine extends CostLine {

@@ -10,6 +10,8 @@ import { costBreakdown } from '../cost-breakdown.ts';
 import { liveCosts } from '../live/live-costs.ts';
 import { streamCaller, type LiveStreams } from '../live/live-streams.ts';
 import { sessionHead } from '../queries/session-costs.ts';
+import { capStanding } from '../live/call-cap.ts';
+import type { Budgets } from '../../domain/budgets/index.ts';
 
 const routes = routeGroup({ tags: ['costs'], access: 'read' });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -27,11 +29,13 @@ export interface LiveRoutesDeps {
   readonly ch: ClickHouse;
   readonly liveUsage: LiveUsageStore;
   readonly streams: LiveStreams;
+  /** The per-call caps a call's stream measures it against. */
+  readonly budgets: Pick<Budgets, 'all'>;
   readonly now?: () => number;
 }
 
 /** The live cost streams (server-sent events): the caller's calls in progress, and one call's breakdown. */
-export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoutesDeps): Route[] {
+export function liveRoutes({ ch, liveUsage, streams, budgets, now = Date.now }: LiveRoutesDeps): Route[] {
   return [
     routes.get('/api/costs/live', {
       summary: 'A stream of the caller’s calls in progress and what each has cost so far, on every stored change',
@@ -48,7 +52,8 @@ export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoute
         ),
     }),
     routes.get('/api/sessions/{session_id}/cost-stream', {
-      summary: 'A stream of one call’s cost breakdown on every change, and a last `end` message once the call ended',
+      summary:
+        'A stream of one call’s cost breakdown on every change, a `cap_reached` message once past its per-call cap, and a last `end` message once the call ended',
       responses: { ...STREAM_DOCS, 404: errorDoc('Unknown session', 'Session not found') },
       response: costStream,
       handle: async ({ path, userId, caller }, ctx) => {
@@ -68,9 +73,13 @@ export function liveRoutes({ ch, liveUsage, streams, now = Date.now }: LiveRoute
                 costBreakdown(ch, liveUsage, head.id, null),
                 sessionHead(ch, head.id),
               ]);
-              return { ...breakdown, status: latest?.status ?? head.status };
+              const caps = budgets
+                .all(head.user_id)
+                .filter((budget) => budget.per_call && (budget.agent_id === null || budget.agent_id === head.agent_id));
+              return { ...breakdown, status: latest?.status ?? head.status, budget: capStanding(caps, breakdown) };
             },
             isFinal: (state) => ENDED.has(state.status),
+            once: { event: 'cap_reached', when: (state) => state.budget?.allowed === false },
           },
         );
       },

@@ -23,6 +23,8 @@ export interface SnapshotStream<T> {
   readonly heartbeatMs: number;
   /** The Last-Event-ID the reader sent: the state it already has is not sent again. */
   readonly lastEventId?: string;
+  /** A state sent under its own event name, once per stream: the first one for which `when` holds. */
+  readonly once?: { readonly event: string; when(state: T): boolean };
 }
 
 /** Wakes one stream when something it shows may have changed; never holds more than one wake-up. */
@@ -91,6 +93,7 @@ export function eventFrame(event: string, id: string, data: unknown): string {
  */
 export async function* snapshotMessages<T>(stream: SnapshotStream<T>, wakeup: Wakeup): AsyncGenerator<string> {
   let lastId = stream.lastEventId ?? null;
+  let onceSent = false;
   yield 'retry: 2000\n\n';
   for (;;) {
     const woken = await wakeup.wait(stream.heartbeatMs);
@@ -106,7 +109,10 @@ export async function* snapshotMessages<T>(stream: SnapshotStream<T>, wakeup: Wa
       yield eventFrame(stream.finalEvent ?? stream.event, id, state);
       return;
     }
-    if (id !== lastId) yield eventFrame(stream.event, id, state);
+    if (!onceSent && stream.once?.when(state) === true) {
+      onceSent = true;
+      yield eventFrame(stream.once.event, id, state);
+    } else if (id !== lastId) yield eventFrame(stream.event, id, state);
     lastId = id;
   }
 }
