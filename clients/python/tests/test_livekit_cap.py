@@ -48,7 +48,7 @@ def per_call_cap(callmeter: Any, agent_id: str, amount: str) -> str:
 
 
 async def talk(session: AgentSession, spoken: SpokenInput, turns: int) -> int:
-    """Speaks up to `turns` utterances, each answered before the next, until the session closes; returns the answered."""
+    """Speaks up to `turns` utterances, each answered before the next, until the session closes."""
     replies: asyncio.Queue[None] = asyncio.Queue()
     closed = asyncio.Event()
 
