@@ -43,6 +43,10 @@ class BatchServer:
         self.fixed = False
         # Bearer keys answered 401, as a revoked or mistyped key is.
         self.refused_keys: set[str] = set()
+        # GET /api/sessions/{id}/budget: the paths read, and the answers, in turn: (status, body), or "hang"
+        # (answers 200 allowed after hang_s); the last answer stays once the others are used.
+        self.budget_reads: list[str] = []
+        self.budget_answers: deque[Script] = deque()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -72,6 +76,18 @@ class BatchServer:
                 if step == "hang":
                     time.sleep(server.hang_s)
                 self.answer(200, answers)
+
+            def do_GET(self) -> None:  # noqa: N802
+                server.budget_reads.append(self.path)
+                if not server.budget_answers:
+                    self.answer(404, {"detail": "Not Found"})
+                    return
+                step = server.budget_answers.popleft() if len(server.budget_answers) > 1 else server.budget_answers[0]
+                if step == "hang":
+                    time.sleep(server.hang_s)
+                    step = (200, standing(self.path.split("/")[3], allowed=True))
+                status, answer = step
+                self.answer(status, answer)
 
             def do_PATCH(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length", "0"))
@@ -122,6 +138,20 @@ def server():
     batch_server = BatchServer()
     yield batch_server
     batch_server.close()
+
+
+def standing(session_id: str, *, allowed: bool, spent: str = "0.0123", cap: str | None = "0.05") -> dict[str, Any]:
+    """An answer of GET /api/sessions/{id}/budget."""
+    remaining = None if cap is None else ("0" if not allowed else "0.0377")
+    budget_id = None if cap is None else "00000000-0000-4000-8000-0000000000b1"
+    return {
+        "session_id": session_id,
+        "allowed": allowed,
+        "spent": spent,
+        "cap": cap,
+        "remaining": remaining,
+        "budget_id": budget_id,
+    }
 
 
 def usage(i: int, **extra: Any) -> dict[str, Any]:
@@ -185,6 +215,13 @@ class EmbeddedCallmeter:
 
     def get(self, path: str) -> Any:
         with urllib.request.urlopen(f"{self.url}{path}", timeout=10) as answer:
+            return json.loads(answer.read())
+
+    def post(self, path: str, body: Any) -> Any:
+        request = urllib.request.Request(
+            f"{self.url}{path}", data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
             return json.loads(answer.read())
 
     def stop(self) -> None:

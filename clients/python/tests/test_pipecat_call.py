@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from pipecat.audio.vad.vad_analyzer import VADAnalyzer, VADParams
-from pipecat.frames.frames import EndFrame, ErrorFrame, InputAudioRawFrame, LLMFullResponseEndFrame
+from pipecat.frames.frames import EndFrame, ErrorFrame, InputAudioRawFrame, LLMFullResponseEndFrame, TTSSpeakFrame
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.observers.service_metrics_observer import ServiceMetricsObserver, ServiceUsageRecord
 from pipecat.pipeline.llm_switcher import LLMSwitcher
@@ -144,8 +144,10 @@ def list_price(record: ServiceUsageRecord) -> Decimal:
     return stored(tokens / MILLION)
 
 
-async def run_call(stub: OpenAIStub, client: AsyncCallmeter, session_id: str) -> list[ServiceUsageRecord]:
-    """Three turns of the caller; returns what Pipecat reported as usage."""
+def voice_pipeline(
+    stub: OpenAIStub, client: AsyncCallmeter, session_id: str, user_id: str = USER, **meter_options: Any
+) -> tuple[PipelineWorker, Answers, list[ServiceUsageRecord]]:
+    """The example's pipeline, metered by a CallmeterObserver (given meter_options); and what Pipecat reported."""
     stt = OpenAISTTService(
         api_key="stub-key", base_url=stub.base_url("openai"), settings=OpenAISTTService.Settings(model="whisper-1")
     )
@@ -176,19 +178,33 @@ async def run_call(stub: OpenAIStub, client: AsyncCallmeter, session_id: str) ->
     reported: list[ServiceUsageRecord] = []
     service_metrics = ServiceMetricsObserver()
     service_metrics.add_event_handler("on_service_usage", lambda _, record: reported.append(record))
-    meter = CallmeterObserver(client, session_id=session_id, user_id=USER, service_metrics=service_metrics)
+    meter = CallmeterObserver(
+        client, session_id=session_id, user_id=user_id, service_metrics=service_metrics, **meter_options
+    )
     answers = Answers(tts, [primary, fallback])
     worker = PipelineWorker(
         Pipeline([stt, user_aggregator, llm, tts, assistant_aggregator]),
         params=PipelineParams(audio_out_sample_rate=24000, enable_metrics=True, enable_usage_metrics=True),
         observers=[meter, service_metrics, answers],
     )
-    started = asyncio.Event()
-    worker.add_event_handler("on_pipeline_started", lambda *_: started.set())
+    return worker, answers, reported
+
+
+async def started(worker: PipelineWorker) -> asyncio.Task[None]:
+    """Runs the pipeline; returns its run once it started."""
+    ready = asyncio.Event()
+    worker.add_event_handler("on_pipeline_started", lambda *_: ready.set())
     runner = WorkerRunner(handle_sigint=False)
     await runner.add_workers(worker)
     running = asyncio.create_task(runner.run())
-    await asyncio.wait_for(started.wait(), 30)
+    await asyncio.wait_for(ready.wait(), 30)
+    return running
+
+
+async def run_call(stub: OpenAIStub, client: AsyncCallmeter, session_id: str) -> list[ServiceUsageRecord]:
+    """Three turns of the caller; returns what Pipecat reported as usage."""
+    worker, answers, reported = voice_pipeline(stub, client, session_id)
+    running = await started(worker)
     outcomes = []
     for _ in range(3):
         await worker.queue_frames(a_sentence())
@@ -251,3 +267,120 @@ async def test_a_pipecat_calls_total_is_the_exact_price_of_the_usage_pipecat_rep
         "cache_write_tokens": "512",
         "output_tokens": "90",
     }
+
+
+# The per-call caps: a tenant of its own, an agent per test (a cap covers one agent's calls).
+CAP_USER = "tenant-pipecat-cap"
+ANSWERED = {
+    "prompt_tokens": 1400,
+    "completion_tokens": 42,
+    "total_tokens": 1442,
+    "prompt_tokens_details": {"cached_tokens": 1024},
+}
+GOODBYE = "This call has reached its limit. Goodbye."
+
+
+def per_call_cap(callmeter: Any, agent_id: str, amount: str) -> str:
+    """A per-call cap on every call of the agent; returns its budget id."""
+    cap = {"name": f"{agent_id} per call", "user_id": CAP_USER, "agent_id": agent_id, "per_call": True}
+    return callmeter.post("/api/budgets", {**cap, "period": "none", "amount": amount})["id"]
+
+
+async def talk_until_hung_up(
+    worker: PipelineWorker, answers: Answers, running: asyncio.Task[None], hung_up: list[Any], turns: int
+) -> int:
+    """Speaks up to `turns` sentences, each answered before the next, until the call hangs up; returns the answered."""
+    answered = 0
+    for _ in range(turns):
+        if running.done() or hung_up:
+            break
+        await worker.queue_frames(a_sentence())
+        outcome = asyncio.ensure_future(answers.outcomes.get())
+        done, _ = await asyncio.wait({outcome, running}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+        assert done, "neither an answer nor the end of the call within 60 s"
+        if outcome in done:
+            answered += 1
+        else:
+            outcome.cancel()
+    return answered
+
+
+def subset_sums(values: list[Decimal]) -> set[Decimal]:
+    sums = {Decimal(0)}
+    for value in values:
+        sums |= {total + value for total in sums}
+    return sums
+
+
+async def test_a_pipeline_whose_call_passes_its_per_call_cap_is_told_once_and_hangs_up(callmeter):
+    budget_id = per_call_cap(callmeter, "capped-bot", "0.001")
+    stub = OpenAIStub({"openai": [ANSWERED] * 6}, answer="Sunny and warm. About 24 degrees.", transcript="Weather?")
+    await stub.start()
+    standings: list[Any] = []
+    pipeline: list[PipelineWorker] = []
+
+    async def hang_up(standing: Any) -> None:
+        standings.append(standing)
+        await pipeline[0].queue_frames([TTSSpeakFrame(GOODBYE), EndFrame()])
+
+    try:
+        async with AsyncCallmeter(callmeter.url, flush_interval=0.2, cap_check_interval=0.5) as client:
+            call = await client.start_session("pipecat-cap-1", CAP_USER, "capped-bot")
+            worker, answers, reported = voice_pipeline(stub, client, call["id"], CAP_USER, on_cap_reached=hang_up)
+            pipeline.append(worker)
+            running = await started(worker)
+            answered = await talk_until_hung_up(worker, answers, running, standings, turns=6)
+            # The hang-up ends the pipeline: the test never sends an EndFrame of its own.
+            await asyncio.wait_for(running, 60)
+            await client.flush()
+            checks = client.stats()["cap_checks"]
+            final = await client.session_budget(call["id"])
+            await client.end_session(call["id"])
+    finally:
+        await stub.stop()
+
+    assert len(standings) == 1
+    standing = standings[0]
+    assert (standing.session_id, standing.allowed, standing.cap, standing.remaining, standing.budget_id) == (
+        call["id"], False, Decimal("0.001"), Decimal(0), budget_id,
+    )
+    assert isinstance(standing.spent, Decimal) and standing.spent >= standing.cap
+    assert answered < 6
+    assert ("openai", "speech", GOODBYE) in [(v, kind, body.get("input")) for v, kind, body in stub.requests]
+    assert checks >= 1
+    # The spend the callback was given is the exact cost of the call's usage stored when it was read; the call's
+    # standing afterwards is its whole stored cost.
+    breakdown = breakdown_once_stored(callmeter, call["id"], len(reported))
+    assert breakdown["event_count"] == len(reported)
+    assert standing.spent in subset_sums([Decimal(event["total_cost"]) for event in breakdown["events"]])
+    assert (final.allowed, final.spent) == (False, Decimal(breakdown["total_cost"]))
+
+
+async def test_a_call_under_its_per_call_cap_is_never_told(callmeter):
+    per_call_cap(callmeter, "roomy-bot", "1.00")
+    stub = OpenAIStub({"openai": [ANSWERED] * 3}, answer="Sunny and warm. About 24 degrees.", transcript="Weather?")
+    await stub.start()
+    standings: list[Any] = []
+    try:
+        async with AsyncCallmeter(callmeter.url, flush_interval=0.2, cap_check_interval=0.5) as client:
+            call = await client.start_session("pipecat-cap-2", CAP_USER, "roomy-bot")
+            options = {"on_cap_reached": standings.append}
+            worker, answers, reported = voice_pipeline(stub, client, call["id"], CAP_USER, **options)
+            running = await started(worker)
+            answered = await talk_until_hung_up(worker, answers, running, standings, turns=3)
+            await client.flush()
+            # The last usage's standing is read after it settled (the watch's SETTLE_S), then the call ends.
+            await asyncio.sleep(3)
+            await worker.queue_frame(EndFrame())
+            await asyncio.wait_for(running, 60)
+            checks = client.stats()["cap_checks"]
+            final = await client.session_budget(call["id"])
+    finally:
+        await stub.stop()
+
+    assert answered == 3
+    assert standings == []
+    assert checks >= 2  # it was watched: read after the usage was sent, and again once it was stored
+    breakdown = breakdown_once_stored(callmeter, call["id"], len(reported))
+    assert (final.allowed, final.cap, final.spent) == (True, Decimal("1.00"), Decimal(breakdown["total_cost"]))
+    assert final.remaining == Decimal("1.00") - final.spent

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { CapWatcher, sessionBudgetOf, type CapCallback, type SessionBudget, type SessionBudgetAnswer } from './caps.ts';
 import { DEAD_LETTER_FILE, DeadLetterFile, deadLetter, type DeadLetter } from './dead-letters.ts';
 import { usageBody, type RecordFields, type UsageBody } from './records.ts';
 import { MemoryPending, SpoolPending, type Pending } from './spool.ts';
@@ -35,6 +36,8 @@ export interface CallmeterStats {
   readonly rejected: number;
   readonly authErrors: number;
   readonly retries: number;
+  /** Reads of a watched call's standing (GET /api/sessions/{id}/budget). */
+  readonly capChecks: number;
 }
 
 /** record() refused an event: maxQueue events already wait to be sent. */
@@ -80,6 +83,8 @@ export interface CallmeterOptions {
   readonly authBackoffCapMs?: number;
   /** Attempts of a session call (default 8). */
   readonly sessionAttempts?: number;
+  /** A watched call's standing is read at most this often, after its usage was sent (default 2,000 ms). */
+  readonly capCheckIntervalMs?: number;
 }
 
 export interface Session {
@@ -170,6 +175,7 @@ export class Callmeter {
   // Counters a worker can read (or export): events the server took, events moved to the dead letters,
   // answers refusing the credentials, and batch attempts to be retried.
   private readonly spooled: boolean;
+  private readonly caps: CapWatcher;
   rejectedCount = 0;
   sentCount = 0;
   authErrorCount = 0;
@@ -191,7 +197,13 @@ export class Callmeter {
       backoffCapMs: options.backoffCapMs ?? 10_000,
       authBackoffCapMs: options.authBackoffCapMs ?? 60_000,
       sessionAttempts: options.sessionAttempts ?? 8,
+      capCheckIntervalMs: options.capCheckIntervalMs ?? 2000,
     };
+    this.caps = new CapWatcher(
+      (sessionId) => this.readBudget(sessionId),
+      this.options.capCheckIntervalMs,
+      this.options.logger,
+    );
     this.pending = options.spoolDir ? new SpoolPending(options.spoolDir) : new MemoryPending();
     const deadLetters =
       options.deadLetterFile ?? (options.spoolDir ? path.join(options.spoolDir, DEAD_LETTER_FILE) : null);
@@ -249,6 +261,7 @@ export class Callmeter {
       rejected: this.rejectedCount,
       authErrors: this.authErrorCount,
       retries: this.retryCount,
+      capChecks: this.caps.checks,
     };
   }
 
@@ -268,6 +281,7 @@ export class Callmeter {
   async close(timeoutMs = 30_000): Promise<boolean> {
     if (this.stopping.signal.aborted) return this.pending.size === 0;
     clearInterval(this.timer);
+    this.caps.close();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
     await Promise.race([this.flush(), deadline]);
@@ -305,8 +319,42 @@ export class Callmeter {
     return this.call('PATCH', `/api/sessions/${encodeURIComponent(sessionId)}`, fields);
   }
 
+  /** Ends the session (COMPLETED or FAILED); its cap is watched no more. */
   endSession(sessionId: string, status: 'COMPLETED' | 'FAILED' = 'COMPLETED'): Promise<Session> {
+    this.caps.unwatch(sessionId);
     return this.updateSession(sessionId, { status });
+  }
+
+  /** GET /api/sessions/{id}/budget: the call's spend against its per-call cap, and whether it may go on. */
+  async sessionBudget(sessionId: string): Promise<SessionBudget> {
+    const answer = await this.call('GET', `/api/sessions/${encodeURIComponent(sessionId)}/budget`, undefined);
+    return sessionBudgetOf(answer as unknown as SessionBudgetAnswer);
+  }
+
+  /**
+   * Calls onCapReached(standing) once, when the call's standing turns `allowed: false` (its per-call cap
+   * reached, or a blocking budget of its scope spent). The standing is read after this client's usage of
+   * the call was acknowledged, at most every capCheckIntervalMs, apart from the batches: never in the way
+   * of usage; a failed read is logged and retried. It stops once the callback ran, at endSession(), or at
+   * the returned unwatch.
+   */
+  watchCap(sessionId: string, onCapReached: CapCallback): () => void {
+    this.caps.watch(sessionId, onCapReached);
+    return () => this.caps.unwatch(sessionId);
+  }
+
+  /** One read of the standing for the watch: a failure throws, and the watch retries it later. */
+  private async readBudget(sessionId: string): Promise<SessionBudget> {
+    const path = `/api/sessions/${encodeURIComponent(sessionId)}/budget`;
+    const response = await this.request('GET', path, undefined);
+    const text = await response.text();
+    if (response.status !== 200)
+      throw new CallmeterError(
+        `GET ${path}: ${response.status} ${text.slice(0, 500)}`,
+        response.status,
+        detailOf(text),
+      );
+    return sessionBudgetOf(JSON.parse(text) as SessionBudgetAnswer);
   }
 
   private async call(method: string, path: string, body: unknown): Promise<Session> {
@@ -334,7 +382,7 @@ export class Callmeter {
     return fetch(`${this.base}${path}`, {
       method,
       headers: this.headers,
-      body: JSON.stringify(body),
+      body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), this.stopping.signal]),
     });
   }
@@ -434,6 +482,8 @@ export class Callmeter {
       // No answer for an item: it stays and goes again under its id.
     });
     this.sentCount += done.length;
+    const settled = new Set(done);
+    this.caps.sent(part.filter(([seq]) => settled.has(seq)).map(([, body]) => String(body.session_id)));
     this.pending.remove(done);
     const kept = await this.dead(dead);
     if (refusedRights.length > 0) this.authFailed(403, refusedRights[0]);

@@ -1,4 +1,5 @@
 import { voice, type metrics } from '@livekit/agents';
+import type { CapCallback } from './caps.ts';
 import { CONSOLE_LOGGER, QueueFullError, type Callmeter, type Logger } from './client.ts';
 import {
   countersOf,
@@ -42,17 +43,30 @@ export function runOf(session: voice.AgentSession): string {
  * value reached: a snapshot seen again is the same event id, counted once by the server; an older one
  * adds nothing; one the client could not queue is carried by the next. Without it (older versions), each
  * metric of `metrics_collected` is one event keyed by the metric's own ids.
+ *
+ * With `onCapReached`, the call's standing is watched once its usage is sent (Callmeter.watchCap) until the
+ * session closes, and onCapReached(standing) runs once when the call reached its per-call cap: the place to
+ * say goodbye and close the session.
  */
 export class UsageForwarder {
   /** What was forwarded: per run, kind, provider and model, the totals reached (LiveKit's counters, exact). */
   readonly forwarded = new Map<string, Counters>();
   private readonly seenMetrics = new Set<string>();
+  private unwatchCap: (() => void) | null = null;
 
   constructor(
-    readonly client: Pick<Callmeter, 'record'>,
-    readonly call: { readonly sessionId: string; readonly userId: string; readonly agentId?: string },
+    readonly client: Pick<Callmeter, 'record'> & Partial<Pick<Callmeter, 'watchCap'>>,
+    readonly call: {
+      readonly sessionId: string;
+      readonly userId: string;
+      readonly agentId?: string;
+      readonly onCapReached?: CapCallback;
+    },
     private readonly logger: Logger = CONSOLE_LOGGER,
-  ) {}
+  ) {
+    if (call.onCapReached !== undefined && client.watchCap === undefined)
+      throw new TypeError('onCapReached needs a client with watchCap (a Callmeter)');
+  }
 
   /** Forwards a snapshot of LiveKit's running totals; returns the ids of the events it recorded. */
   onUsage(usage: Usage, options: { readonly run?: string; readonly timestamp?: number } = {}): string[] {
@@ -110,6 +124,8 @@ export class UsageForwarder {
   }
 
   private record(provider: string, model: string, key: string, timestamp: number | undefined, fields: EventFields) {
+    if (this.call.onCapReached !== undefined && this.unwatchCap === null)
+      this.unwatchCap = this.client.watchCap!(this.call.sessionId, this.call.onCapReached);
     try {
       return this.client.record({
         sessionId: this.call.sessionId,
@@ -132,18 +148,28 @@ export class UsageForwarder {
 
   /**
    * Subscribes to an AgentSession (before its start()): `session_usage_updated` where LiveKit has it,
-   * else `metrics_collected`. Returns the unsubscribe.
+   * else `metrics_collected`; and, with onCapReached, to its close, after which the cap is watched no more.
+   * Returns the unsubscribe.
    */
   attach(session: voice.AgentSession): () => void {
+    const closed = () => this.unwatchCap?.();
+    if (this.call.onCapReached !== undefined) session.on(voice.AgentSessionEventTypes.Close, closed);
+    const detachCap = () => session.off(voice.AgentSessionEventTypes.Close, closed);
     if (EMITS_USAGE) {
       const listener = (event: voice.SessionUsageUpdatedEvent) =>
         void this.onUsage(event.usage, { run: runOf(session), timestamp: event.createdAt });
       session.on(voice.AgentSessionEventTypes.SessionUsageUpdated, listener);
-      return () => session.off(voice.AgentSessionEventTypes.SessionUsageUpdated, listener);
+      return () => {
+        detachCap();
+        session.off(voice.AgentSessionEventTypes.SessionUsageUpdated, listener);
+      };
     }
     const listener = (event: voice.MetricsCollectedEvent) => void this.onMetrics(event.metrics);
     session.on(voice.AgentSessionEventTypes.MetricsCollected, listener);
-    return () => session.off(voice.AgentSessionEventTypes.MetricsCollected, listener);
+    return () => {
+      detachCap();
+      session.off(voice.AgentSessionEventTypes.MetricsCollected, listener);
+    };
   }
 
   /** What was forwarded for a run, per `kind|provider|model`, in LiveKit's counters (durations in seconds). */

@@ -17,6 +17,9 @@ export class BatchServer {
   readonly refusedKeys = new Set<string>();
   readonly authorizations: (string | undefined)[] = [];
   hangMs = 1500;
+  /** GET /api/sessions/{id}/budget: the paths read, and the answers in turn ('hang': allowed, after hangMs); the last stays. */
+  readonly budgetReads: string[] = [];
+  readonly budgetAnswers: Step[] = [];
   private readonly server = http.createServer((request, response) => void this.handle(request, response));
 
   async start(): Promise<string> {
@@ -30,13 +33,14 @@ export class BatchServer {
   }
 
   private async handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>[];
     const answer = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
       response.writeHead(status, { 'content-type': 'application/json', ...headers });
       response.end(JSON.stringify(payload));
     };
+    if (request.method === 'GET') return this.budget(request.url ?? '', answer);
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>[];
     if (request.url === '/api/sessions/') return answer(201, { id: 'session-1', ...body });
     this.batches.push(body);
     this.authorizations.push(request.headers.authorization);
@@ -57,7 +61,26 @@ export class BatchServer {
     if (step === 'hang') await new Promise((resolve) => setTimeout(resolve, this.hangMs));
     if (!response.destroyed) answer(200, answers);
   }
+
+  private async budget(url: string, answer: (status: number, payload: unknown) => void): Promise<void> {
+    this.budgetReads.push(url);
+    const step = this.budgetAnswers.length > 1 ? this.budgetAnswers.shift() : this.budgetAnswers[0];
+    if (step === undefined) return answer(404, { detail: 'Not Found' });
+    if (step !== 'hang') return answer(step.status, step.body);
+    await new Promise((resolve) => setTimeout(resolve, this.hangMs));
+    answer(200, standing(url.split('/')[3]!, true));
+  }
 }
+
+/** An answer of GET /api/sessions/{id}/budget. */
+export const standing = (sessionId: string, allowed: boolean, spent = '0.0123') => ({
+  session_id: sessionId,
+  allowed,
+  spent,
+  cap: '0.05',
+  remaining: allowed ? '0.0377' : '0',
+  budget_id: '00000000-0000-4000-8000-0000000000b1',
+});
 
 export const usage = (i: number, userId = 'user-1') => ({
   sessionId: 'session-1',

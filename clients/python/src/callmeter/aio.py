@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ._caps import CapCallback, SessionBudget, on_running_loop
 from .client import Callmeter
 
 
@@ -27,7 +28,7 @@ class AsyncCallmeter:
         return self.sync.pending
 
     def stats(self) -> dict[str, int]:
-        """The counters (sent, rejected, dead_letters, auth_errors, retries, pending); see Callmeter.stats."""
+        """The counters (sent, rejected, dead_letters, auth_errors, retries, cap_checks, pending): Callmeter.stats."""
         return self.sync.stats()
 
     def set_api_key(self, api_key: str | None) -> None:
@@ -48,6 +49,20 @@ class AsyncCallmeter:
 
     async def end_session(self, session_id: str, status: str = "COMPLETED") -> dict[str, Any]:
         return await asyncio.to_thread(self.sync.end_session, session_id, status)
+
+    async def session_budget(self, session_id: str) -> SessionBudget:
+        """The call's standing against its per-call cap (Callmeter.session_budget)."""
+        return await asyncio.to_thread(self.sync.session_budget, session_id)
+
+    def watch_cap(self, session_id: str, on_cap_reached: CapCallback) -> None:
+        """
+        Callmeter.watch_cap, with on_cap_reached run on the event loop running here (a coroutine function
+        awaited in a task there), once, when the call's standing turns `allowed: false`.
+        """
+        self.sync.watch_cap(session_id, on_running_loop(on_cap_reached))
+
+    def unwatch_cap(self, session_id: str) -> None:
+        self.sync.unwatch_cap(session_id)
 
     async def flush(self, timeout: float | None = None) -> bool:
         return await asyncio.to_thread(self.sync.flush, timeout)

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import httpx
 
+from ._caps import CapCallback, CapWatcher, SessionBudget
 from ._dead_letters import DEAD_LETTER_FILE, DeadLetterFile, dead_letter
 from ._pending import MemoryPending, Pending, QueueFull, SpoolPending
 from ._records import usage_body
@@ -117,6 +118,7 @@ class Callmeter:
     and resends an unanswered batch with the same event ids, which the server counts once. An event
     leaves the queue only when the server took it, or refused it for what it holds and it is in the
     dead letters; refused credentials (401, 403) keep every event and are retried until fixed.
+    A call given to watch_cap() is told once that it reached its per-call cap (cap_check_interval).
     """
 
     def __init__(
@@ -136,6 +138,7 @@ class Callmeter:
         backoff_cap: float = 10.0,
         auth_backoff_cap: float = 60.0,
         session_attempts: int = 8,
+        cap_check_interval: float = 2.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         if not 1 <= batch_size <= MAX_BATCH:
@@ -168,6 +171,7 @@ class Callmeter:
         self.sent_count = 0
         self.auth_error_count = 0
         self.retry_count = 0
+        self._caps = CapWatcher(self._read_budget, cap_check_interval)
         self._thread = threading.Thread(target=self._run, name="callmeter-sender", daemon=True)
         self._thread.start()
 
@@ -221,7 +225,7 @@ class Callmeter:
         return self._dead_letters.read() if self._dead_letters is not None else list(self._memory_dead_letters)
 
     def stats(self) -> dict[str, int]:
-        """The counters and gauges in one dict, for a worker's metrics."""
+        """The counters and gauges in one dict, for a worker's metrics (cap_checks: reads of a call's standing)."""
         return {
             "pending": self.pending,
             "sent": self.sent_count,
@@ -229,6 +233,7 @@ class Callmeter:
             "dead_letters": self.dead_letter_count,
             "auth_errors": self.auth_error_count,
             "retries": self.retry_count,
+            "cap_checks": self._caps.checks,
         }
 
     def set_api_key(self, api_key: str | None) -> None:
@@ -262,6 +267,7 @@ class Callmeter:
             self._closing = True
             self._wake.notify_all()
         self._thread.join(5.0)
+        self._caps.close()
         left = len(self._pending)
         if left and not isinstance(self._pending, SpoolPending):
             log.error("callmeter: %d usage events were not sent before close; they are lost", left)
@@ -304,8 +310,37 @@ class Callmeter:
         return self._call("PATCH", f"/api/sessions/{session_id}", fields)
 
     def end_session(self, session_id: str, status: str = "COMPLETED") -> dict[str, Any]:
-        """Ends the session (COMPLETED or FAILED)."""
+        """Ends the session (COMPLETED or FAILED); its cap is watched no more."""
+        self._caps.unwatch(session_id)
         return self._call("PATCH", f"/api/sessions/{session_id}", {"status": status})
+
+    # -- caps ------------------------------------------------------------------------------------
+
+    def session_budget(self, session_id: str) -> SessionBudget:
+        """GET /api/sessions/{id}/budget: the call's spend against its per-call cap, and whether it may go on."""
+        return SessionBudget.from_answer(self._call("GET", f"/api/sessions/{session_id}/budget", None))
+
+    def watch_cap(self, session_id: str, on_cap_reached: CapCallback) -> None:
+        """
+        Calls on_cap_reached(standing) once, when the call's standing turns `allowed: false` (its per-call
+        cap reached, or a blocking budget of its scope spent). The standing is read after this client's
+        usage of the call was acknowledged, at most every cap_check_interval seconds, on a thread of its own
+        (where the callback runs): never in the way of usage, and a failed read is logged and retried. It
+        stops once the callback ran, or at end_session() or unwatch_cap().
+        """
+        self._caps.watch(session_id, on_cap_reached)
+
+    def unwatch_cap(self, session_id: str) -> None:
+        """Stops watching the call's cap (end_session() does it too)."""
+        self._caps.unwatch(session_id)
+
+    def _read_budget(self, session_id: str) -> SessionBudget:
+        """One read of the standing for the watch: a failure raises, and the watch retries it later."""
+        path = f"/api/sessions/{session_id}/budget"
+        response = self._http.get(path)
+        if response.status_code != 200:
+            raise CallmeterError(f"GET {path}: {response.status_code} {_detail(response)}", response.status_code)
+        return SessionBudget.from_answer(response.json())
 
     def _call(self, method: str, path: str, body: Any) -> dict[str, Any]:
         backoff = Backoff(*self._backoff)
@@ -445,6 +480,8 @@ class Callmeter:
             # No answer for an item: it stays and goes again under its id.
         self.sent_count += len(done)
         self._pending.remove(done)
+        settled = set(done)
+        self._caps.sent(body["session_id"] for seq, body in part if seq in settled)
         kept = self._dead(dead)
         if forbidden:
             self._auth_failed(403, forbidden[0])
@@ -510,4 +547,4 @@ def _detail(response: httpx.Response) -> Any:
         return response.text[:500]
 
 
-__all__ = ["AuthError", "Callmeter", "CallmeterError", "QueueFull", "Rejected"]
+__all__ = ["AuthError", "Callmeter", "CallmeterError", "QueueFull", "Rejected", "SessionBudget"]

@@ -33,6 +33,7 @@ from typing import Any
 
 from livekit.agents.voice import events as lk_events
 
+from ._caps import CapCallback, watch_cap
 from ._livekit_usage import Counters, counters_of, event_fields, metric_usage
 from ._pending import QueueFull
 from .aio import AsyncCallmeter
@@ -49,7 +50,11 @@ _Key = tuple[str, str, str, str]  # run, kind, provider, model
 
 
 class UsageForwarder:
-    """Forwards an AgentSession's usage to callmeter: attach(session), or on_usage()/on_metrics() by hand."""
+    """
+    Forwards an AgentSession's usage to callmeter: attach(session), or on_usage()/on_metrics() by hand.
+    With on_cap_reached, the call's standing is watched once its usage is sent (Callmeter.watch_cap), and
+    on_cap_reached(standing) runs once, on the session's event loop, when the call reached its per-call cap.
+    """
 
     def __init__(
         self,
@@ -58,11 +63,14 @@ class UsageForwarder:
         session_id: str,
         user_id: str,
         agent_id: str | None = None,
+        on_cap_reached: CapCallback | None = None,
     ) -> None:
         self.client = client
         self.session_id = session_id
         self.user_id = user_id
         self.agent_id = agent_id
+        self.on_cap_reached = on_cap_reached
+        self._cap_watched = False
         # What was forwarded: per run, kind, provider and model, the totals reached.
         self.forwarded: dict[_Key, Counters] = {}
         self._seen_metrics: set[str] = set()
@@ -127,6 +135,10 @@ class UsageForwarder:
     def _record(
         self, provider: str, model: str, key: str, timestamp: float | None, fields: dict[str, Any]
     ) -> str | None:
+        if self.on_cap_reached is not None and not self._cap_watched:
+            # Here, on the session's loop, which the callback is then delivered on.
+            self._cap_watched = True
+            watch_cap(self.client, self.session_id, self.on_cap_reached)
         try:
             return self.client.record(
                 session_id=self.session_id,
@@ -145,8 +157,11 @@ class UsageForwarder:
     def attach(self, session: Any) -> None:
         """
         Subscribes to an AgentSession: `session_usage_updated` where LiveKit has it (each run of the
-        session's totals told apart by its start time), else `metrics_collected`.
+        session's totals told apart by its start time), else `metrics_collected`; and to its `close`,
+        after which the call's cap is watched no more.
         """
+        if self.on_cap_reached is not None:
+            session.on("close", lambda _event: self.client.unwatch_cap(self.session_id))
         if EMITS_USAGE:
             session.on(
                 USAGE_EVENT,
@@ -186,15 +201,18 @@ async def meter_job(
     agent_id: str | None = None,
     session: Any = None,
     session_data: dict[str, Any] | None = None,
+    on_cap_reached: CapCallback | None = None,
 ) -> UsageForwarder:
     """
     For the usual worker entrypoint: creates the callmeter session of the job's room, forwards the
-    AgentSession's usage (when given; else call attach() later, before session.start()), and on the
-    job's shutdown ends the session, flushes, and logs when LiveKit's own totals differ from what was
-    forwarded.
+    AgentSession's usage (when given; else call attach() later, before session.start()), calls
+    on_cap_reached(standing) once if the call reaches its per-call cap, and on the job's shutdown ends
+    the session, flushes, and logs when LiveKit's own totals differ from what was forwarded.
     """
     created = await client.start_session(ctx.room.name, user_id, agent_id, session_data)
-    forwarder = UsageForwarder(client, session_id=created["id"], user_id=user_id, agent_id=agent_id)
+    forwarder = UsageForwarder(
+        client, session_id=created["id"], user_id=user_id, agent_id=agent_id, on_cap_reached=on_cap_reached
+    )
     if session is not None:
         forwarder.attach(session)
 

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from pipecat.frames.frames import MetricsFrame
+from pipecat.frames.frames import CancelFrame, EndFrame, MetricsFrame
 from pipecat.metrics.metrics import LLMUsageMetricsData, MetricsData, STTUsageMetricsData, TTSUsageMetricsData
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 
+from ._caps import CapCallback, watch_cap
 from ._pending import QueueFull
 from ._records import event_id_for
 from .aio import AsyncCallmeter
@@ -65,6 +66,10 @@ class CallmeterObserver(BaseObserver):
     A piece of work's key is its session, its usage less the time (kind, processor, model, counts) and
     which occurrence of that same usage it is (WorkKeys), so both sources, a frame or record handed in
     again, and the same call replayed all give the same event id.
+
+    With on_cap_reached, the call's standing is watched once its usage is sent (Callmeter.watch_cap) until
+    an EndFrame or CancelFrame passes, and on_cap_reached(standing) runs once, on the pipeline's event
+    loop, when the call reached its per-call cap: the place to say goodbye and end or cancel the pipeline.
     """
 
     def __init__(
@@ -75,6 +80,7 @@ class CallmeterObserver(BaseObserver):
         user_id: str,
         agent_id: str | None = None,
         service_metrics: ServiceMetricsObserver | None = None,
+        on_cap_reached: CapCallback | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(observe_every_push=False, **kwargs)
@@ -82,6 +88,9 @@ class CallmeterObserver(BaseObserver):
         self.session_id = session_id
         self.user_id = user_id
         self.agent_id = agent_id
+        self.on_cap_reached = on_cap_reached
+        self._cap_watched = False
+        self._ended = False
         self._keys = WorkKeys(session_id)
         self._recorded: set[str] = set()
         if service_metrics is not None:
@@ -98,6 +107,9 @@ class CallmeterObserver(BaseObserver):
     async def on_push_frame(self, data: FramePushed) -> None:
         if isinstance(data.frame, MetricsFrame):
             self.record_frame(data.frame)
+        elif isinstance(data.frame, (EndFrame, CancelFrame)) and self.on_cap_reached is not None:
+            self._ended = True
+            self.client.unwatch_cap(self.session_id)
 
     def record_frame(self, frame: MetricsFrame) -> list[str]:
         """Records the usage in one metrics frame; returns the event ids."""
@@ -125,6 +137,10 @@ class CallmeterObserver(BaseObserver):
             return None
         if key in self._recorded:
             return event_id_for(self.user_id, key)
+        if self.on_cap_reached is not None and not self._cap_watched and not self._ended:
+            # Here, on the pipeline's loop, which the callback is then delivered on.
+            self._cap_watched = True
+            watch_cap(self.client, self.session_id, self.on_cap_reached)
         try:
             event_id = self.client.record(
                 session_id=self.session_id,
