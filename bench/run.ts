@@ -23,6 +23,7 @@ import {
 } from './support/processes.ts';
 import { describeMachine, metricTable, ratioOf, writeResults, type Metric } from './support/results.ts';
 import { noisyNeighbour, type NoisyNeighbourOptions } from './load/noisy-neighbour.ts';
+import { budgetAlerts, type BudgetAlertOptions } from './load/budget-alerts.ts';
 
 /**
  * npm run bench — one command, one machine, one run: every figure beside a baseline measured in the
@@ -59,6 +60,13 @@ const NOISY_NEIGHBOUR = (folder: string): NoisyNeighbourOptions => ({
   agents: CI ? 20 : Math.min(CAPS.agentCaps.agentsPerTenant, CAPS.agentCaps.numbersPerTenant),
   keys: CI ? 5 : CAPS.auth.keysPerTenant,
   noisyEventsPerS: 20,
+});
+const BUDGETS = (folder: string): BudgetAlertOptions => ({
+  dataDir: path.join(folder, 'budgets'),
+  // The full run holds the most budgets one tenant may (10,000); CI a part.
+  budgets: CI ? 500 : 10_000,
+  events: CI ? 10_000 : 100_000,
+  probes: CI ? 10 : 50,
 });
 const PROBE_USER = 'bench-probe';
 
@@ -134,6 +142,7 @@ async function freshness(ingestUrl: string, queryUrl: string, count: number): Pr
 /** Phases that can run alone (BENCH_PHASE), each in a folder of its own. */
 const PHASES_ALONE: Record<string, ((folder: string) => Promise<Metric[]>) | undefined> = {
   'noisy-neighbour': (folder) => noisyNeighbour(NOISY_NEIGHBOUR(folder)),
+  budgets: (folder) => budgetAlerts(BUDGETS(folder)),
   'redis-memory': async (folder) =>
     redisMemoryMetrics(await redisMemory(path.join(folder, 'redis-memory'), REDIS_EVENTS)),
 };
@@ -400,6 +409,8 @@ async function main(): Promise<void> {
 
     say('noisy neighbour: a steady tenant beside one holding the most of every allowance');
     metrics.push(...(await noisyNeighbour(NOISY_NEIGHBOUR(folder))));
+    say('budgets: storing beside a tenant holding its most budgets, and the alert latency');
+    metrics.push(...(await budgetAlerts(BUDGETS(folder))));
     metrics.push({ name: 'bare_koa_requests_per_s', value: bareResult.events_per_s, unit: 'requests/s' });
     metrics.push({ name: 'bare_koa_4_connections_requests_per_s', value: bareFew.events_per_s, unit: 'requests/s' });
     metrics.push({ name: 'raw_kafka_send_batch_events_per_s', value: raw.events_per_s, unit: 'events/s' });

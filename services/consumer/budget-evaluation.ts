@@ -6,7 +6,14 @@ import { existingMessages } from '../shared/clickhouse/tables/webhook-deliveries
 import { Exact } from '../shared/exact-decimal.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { StoredAnnouncement } from '../shared/redis/stored-announcements.ts';
-import { callSpends, periodBounds, periodSpends, thresholdsOf, type Budgets } from '../domain/budgets/index.ts';
+import {
+  callSpends,
+  periodBoundsAt,
+  periodSpends,
+  thresholdsOf,
+  type Budgets,
+  type Threshold,
+} from '../domain/budgets/index.ts';
 import { messageIdOf, type EmitWebhookEvent } from '../domain/webhooks/index.ts';
 
 /** How often the tenants whose usage was stored are evaluated: a crossing is sent this soon after it is stored. */
@@ -52,6 +59,8 @@ export class BudgetEvaluation {
   private sessions = new Set<string>();
   private readonly fired = new Set<string>();
   private readonly seen = new Map<string, Seen>();
+  /** Each budget version's thresholds as money, lowest first: read once, not on every turn. */
+  private readonly thresholds = new Map<string, { version: number; list: Threshold[] }>();
   /** Budgets raised (or changed) since they were last evaluated, with the amount before. */
   private readonly changed = new Map<string, string>();
   private timer: NodeJS.Timeout | null = null;
@@ -123,21 +132,28 @@ export class BudgetEvaluation {
     const nowMs = this.now();
     const resets: { budget: BudgetRecord; start: number; end: number }[] = [];
     const live = new Set<string>();
+    const boundsOf = periodBoundsAt(nowMs);
+    const before = new Map<number, ReturnType<typeof periodBoundsAt>>();
     for (const budget of this.deps.budgets.all()) {
       live.add(budget.id);
-      const bounds = periodBounds(budget, nowMs);
+      const bounds = boundsOf(budget);
       const seen = this.seen.get(budget.id);
       if (seen !== undefined && seen.version !== budget.version && seen.amount !== budget.amount) {
         this.changed.set(budget.id, seen.amount);
         this.tenants.add(budget.user_id);
       }
       if (bounds !== null && seen?.start !== bounds.start) {
-        const previous = periodBounds(budget, bounds.start - 1)!;
-        resets.push({ budget, ...previous });
+        let previousOf = before.get(bounds.start - 1);
+        if (previousOf === undefined) before.set(bounds.start - 1, (previousOf = periodBoundsAt(bounds.start - 1)));
+        resets.push({ budget, ...previousOf(budget)! });
       }
       this.seen.set(budget.id, { start: bounds?.start ?? null, version: budget.version, amount: budget.amount });
     }
-    for (const id of this.seen.keys()) if (!live.has(id)) this.seen.delete(id);
+    for (const id of this.seen.keys())
+      if (!live.has(id)) {
+        this.seen.delete(id);
+        this.thresholds.delete(id);
+      }
     if (resets.length === 0) return;
     const exhaustedIds = resets.map(({ budget, start }) =>
       messageIdOf('budget.exhausted', budget.user_id, crossingKey(budget, start, budget.amount, 'budget.exhausted')),
@@ -207,7 +223,15 @@ export class BudgetEvaluation {
     context: Record<string, string | null>,
     reached: WebhookEventType,
   ): Promise<void> {
-    const crossings: { type: WebhookEventType; threshold: string; key: string }[] = thresholdsOf(budget)
+    let known = this.thresholds.get(budget.id);
+    if (known?.version !== budget.version) {
+      known = { version: budget.version, list: thresholdsOf(budget) };
+      this.thresholds.set(budget.id, known);
+    }
+    // Below its lowest threshold (and its amount), a budget has nothing to fire: most budgets, most turns.
+    const lowest = known.list[0]!.amount;
+    if (spent.lt(lowest) && spent.lt(budget.amount)) return;
+    const crossings: { type: WebhookEventType; threshold: string; key: string }[] = known.list
       .filter((threshold) => spent.gte(threshold.amount))
       .map((threshold) => ({
         type: 'budget.threshold_crossed',

@@ -17,6 +17,19 @@ export function periodBounds(budget: Pick<BudgetRecord, 'period' | 'time_zone'>,
   return { start: startOfLocalDay(first, budget.time_zone), end: startOfLocalDay(next, budget.time_zone) };
 }
 
+/**
+ * periodBounds at one instant for many budgets: computed once per period kind and zone (a zone's
+ * calendar costs several Intl calls, and a tenant may hold thousands of budgets of a few kinds).
+ */
+export function periodBoundsAt(atMs: number) {
+  const known = new Map<string, { start: number; end: number } | null>();
+  return (budget: Pick<BudgetRecord, 'period' | 'time_zone'>) => {
+    const key = `${budget.period}\u0000${budget.time_zone}`;
+    if (!known.has(key)) known.set(key, periodBounds(budget, atMs));
+    return known.get(key)!;
+  };
+}
+
 /** One threshold of a budget as money: `label` as written (`90%`, `20.00`), `amount` what crossing it means. */
 export interface Threshold {
   readonly label: string;

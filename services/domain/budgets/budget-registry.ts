@@ -5,16 +5,25 @@ import type { Logger } from '../../shared/logger.ts';
 
 /** How often each process reads the budgets again: another process's change reaches it this late at most. */
 export const BUDGETS_REFRESH_MS = 2_000;
+/**
+ * How far back each refresh reads the versions stored: far more than a refresh's interval, so that a
+ * version stored late (an insert in flight, a writer behind, clocks apart) is still read; every minute
+ * the whole table is read again all the same.
+ */
+const REFRESH_OVERLAP_MS = 60_000;
+const FULL_READ_EVERY = 30;
 
 /**
- * The budgets as this process knows them: read from the budgets table every BUDGETS_REFRESH_MS, and at
- * once for a change made here (which the store may not show yet). One instance per process, shared by
- * the routes, the session gate and the evaluation.
+ * The budgets as this process knows them: read from the budgets table every BUDGETS_REFRESH_MS (what
+ * changed lately; every minute all of it), and at once for a change made here, the highest version of
+ * each winning. Indexed by tenant, so that a tenant's thousands cost a lookup, not a scan, on every
+ * evaluation, gate and route. One instance per process, shared by the routes, the gate and the evaluation.
  */
 export class Budgets {
-  private stored = new Map<string, BudgetRecord>();
-  private readonly noted = new Map<string, BudgetRecord>();
+  private readonly latestById = new Map<string, BudgetRecord>();
+  private readonly byTenant = new Map<string, Map<string, BudgetRecord>>();
   private timer: NodeJS.Timeout | null = null;
+  private refreshes = 0;
 
   constructor(
     private readonly ch: ClickHouse,
@@ -33,31 +42,33 @@ export class Budgets {
   }
 
   async refresh(): Promise<void> {
-    this.stored = new Map((await readBudgets(this.ch)).map((budget) => [budget.id, budget]));
+    const full = this.refreshes++ % FULL_READ_EVERY === 0;
+    for (const budget of await readBudgets(this.ch, full ? null : Date.now() - REFRESH_OVERLAP_MS)) this.note(budget);
   }
 
+  /** A version of a budget, kept if it is the newest known. */
   note(budget: BudgetRecord): void {
-    this.noted.set(budget.id, budget);
+    if ((this.latestById.get(budget.id)?.version ?? 0) > budget.version) return;
+    this.latestById.set(budget.id, budget);
+    let tenant = this.byTenant.get(budget.user_id);
+    if (tenant === undefined) this.byTenant.set(budget.user_id, (tenant = new Map()));
+    if (budget.deleted_at === null) tenant.set(budget.id, budget);
+    else tenant.delete(budget.id);
   }
 
   /** The latest version of a budget (a deleted one included), or null. */
   latest(id: string): BudgetRecord | null {
-    const stored = this.stored.get(id);
-    const noted = this.noted.get(id);
-    if (noted === undefined) return stored ?? null;
-    if (stored !== undefined && stored.version >= noted.version) {
-      this.noted.delete(id);
-      return stored;
-    }
-    return noted;
+    return this.latestById.get(id) ?? null;
   }
 
-  /** Every budget not deleted, of one tenant or of all, oldest first. */
+  /** Every budget not deleted, of one tenant or of all, in the order this process first learned of them. */
   all(userId: string | null = null): BudgetRecord[] {
-    const ids = new Set([...this.stored.keys(), ...this.noted.keys()]);
-    return [...ids]
-      .map((id) => this.latest(id)!)
-      .filter((budget) => budget.deleted_at === null && (userId === null || budget.user_id === userId))
-      .sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    if (userId !== null) return [...(this.byTenant.get(userId)?.values() ?? [])];
+    return [...this.byTenant.values()].flatMap((tenant) => [...tenant.values()]);
+  }
+
+  /** How many budgets a tenant holds. */
+  count(userId: string): number {
+    return this.byTenant.get(userId)?.size ?? 0;
   }
 }

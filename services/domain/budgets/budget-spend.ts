@@ -2,7 +2,7 @@ import type { BudgetRecord } from '../../../schemas/records/budget.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import { Exact } from '../../shared/exact-decimal.ts';
-import { periodBounds } from './budget-math.ts';
+import { periodBoundsAt } from './budget-math.ts';
 
 /** A period budget's spend so far in its current period. */
 export interface PeriodSpend {
@@ -39,8 +39,9 @@ export async function periodSpends(
 ): Promise<Map<string, PeriodSpend>> {
   const spends = new Map<string, PeriodSpend>();
   const groups = new Map<string, { user: string; start: number; end: number; budgets: BudgetRecord[] }>();
+  const boundsOf = periodBoundsAt(nowMs);
   for (const budget of budgets) {
-    const bounds = periodBounds(budget, nowMs);
+    const bounds = boundsOf(budget);
     if (bounds === null) continue;
     if (budget.filter.model !== undefined) {
       spends.set(budget.id, { ...bounds, spent: await modelSpend(ch, budget, bounds.start, bounds.end) });
@@ -60,8 +61,14 @@ export async function periodSpends(
       format: 'JSONEachRow',
     });
     const rows = await result.json<SpendRow>();
+    // An agent's budget looks at its agent's rows only: thousands of agents' budgets, each a lookup.
+    const byAgent = new Map<string, SpendRow[]>();
+    for (const row of rows) byAgent.set(row.agent_id, [...(byAgent.get(row.agent_id) ?? []), row]);
+    const zero = new Exact(0);
     for (const budget of group.budgets) {
-      const spent = Exact.sum(0, ...rows.filter((row) => covers(budget, row)).map((row) => row.cost));
+      const candidates = budget.agent_id === null ? rows : (byAgent.get(budget.agent_id) ?? []);
+      const covered = candidates.filter((row) => covers(budget, row));
+      const spent = covered.length === 0 ? zero : Exact.sum(0, ...covered.map((row) => row.cost));
       spends.set(budget.id, { spent, start: group.start, end: group.end });
     }
   }

@@ -73,7 +73,7 @@ export function createBudgetService({ budgets, sink, reads, now = Date.now }: Bu
       ];
       const filter = filterOf(body.filter, problems);
       if (problems.length > 0) throw AppError.validation(problems);
-      if (budgets.all(body.user_id).length >= MAX_BUDGETS_PER_TENANT)
+      if (budgets.count(body.user_id) >= MAX_BUDGETS_PER_TENANT)
         throw AppError.of(
           'CONFLICT',
           `User ${body.user_id} has ${MAX_BUDGETS_PER_TENANT} budgets, the most one user may hold: delete one first`,
@@ -102,7 +102,9 @@ export function createBudgetService({ budgets, sink, reads, now = Date.now }: Bu
 
     list: (caller: Caller, userId: string | undefined) => {
       if (userId !== undefined) assertActsFor(caller.tenant, userId, 'read budgets');
-      return views(budgets.all(userId ?? caller.tenant));
+      const oldestFirst = (a: BudgetRecord, b: BudgetRecord) =>
+        a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1;
+      return views(budgets.all(userId ?? caller.tenant).sort(oldestFirst));
     },
 
     get: async (id: string, caller: Caller) => (await views([find(id, caller)]))[0]!,

@@ -35,14 +35,22 @@ export function budgetRow(budget: BudgetRecord, recordId: string): BudgetRow {
   };
 }
 
-/** The latest version of every budget (deleted ones included). */
-export async function readBudgets(ch: ClickHouse): Promise<BudgetRecord[]> {
+/**
+ * The latest version of every budget (deleted ones included), or, with `storedSinceMs`, of the budgets
+ * with a version stored since then (a refresh reads what changed, not every budget again).
+ */
+export async function readBudgets(ch: ClickHouse, storedSinceMs: number | null = null): Promise<BudgetRecord[]> {
+  const changed =
+    storedSinceMs === null
+      ? ''
+      : `WHERE id IN (SELECT id FROM ${tableName(ch, 'budgets')} WHERE stored_at >= fromUnixTimestamp64Milli(toInt64({since:Int64}), 'UTC'))`;
   const result = await ch.client.query({
     query: `SELECT toString(id) AS budget_id, argMax(tuple(name, user_id, agent_id, per_call, toString(amount), period,
         time_zone, thresholds, action, filter_service, filter_provider, filter_model,
         toUnixTimestamp64Milli(created_at), toUnixTimestamp64Milli(updated_at),
         toUnixTimestamp64Milli(deleted_at)), version) AS latest, max(version) AS top
-      FROM ${tableName(ch, 'budgets')} GROUP BY id`,
+      FROM ${tableName(ch, 'budgets')} ${changed} GROUP BY id`,
+    ...(storedSinceMs === null ? {} : { query_params: { since: storedSinceMs } }),
     format: 'JSONEachRow',
   });
   type Latest = [

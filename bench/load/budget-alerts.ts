@@ -1,0 +1,171 @@
+import { performance } from 'node:perf_hooks';
+import path from 'node:path';
+import { WebhookReceiver } from '../../test/support/webhook-receiver.ts';
+import { percentile } from '../queries/measure.ts';
+import { createSessions, eventCount } from '../support/callmeter-api.ts';
+import { say, sleep, startServer, type Server } from '../support/processes.ts';
+import { ratioOf, type Metric } from '../support/results.ts';
+
+/**
+ * The budgets phase, in the embedded process (`npm start`): how fast usage is stored with a tenant
+ * holding `budgets` budgets (each evaluated whenever the tenant's usage is stored) against the same load
+ * with none, each in a fresh process; and the alert latency, from the 201 of the event that passes a
+ * per-call cap to the signed `call.cap_reached` webhook at a receiver on loopback, one probe at a time.
+ */
+export interface BudgetAlertOptions {
+  readonly dataDir: string;
+  /** Budgets of the loaded tenant (10,000 in the full run: the most one tenant may hold). */
+  readonly budgets: number;
+  /** Usage events posted as fast as they are taken, in batches, for the storing rate. */
+  readonly events: number;
+  readonly probes: number;
+}
+
+const LOADED = 'bench-budgets';
+const PROBED = 'bench-alerts';
+const BATCH = 500;
+const CONCURRENCY = 4;
+const WEBHOOK_ENV = { WEBHOOK_ALLOW_PRIVATE: '1' };
+
+const post = (url: string, route: string, body: unknown) =>
+  fetch(`${url}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+
+async function createBudgets(url: string, count: number): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      // Agents' monthly budgets far above what the load spends: evaluated on every batch, never fired.
+      const response = await post(url, '/api/budgets', {
+        name: `agent ${i}`,
+        user_id: LOADED,
+        agent_id: `agent-${i}`,
+        amount: '1000000',
+        thresholds: ['50%', '90%', '100%'],
+      });
+      if (response.status !== 201) throw new Error(`budget ${i} answered ${response.status}: ${await response.text()}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+}
+
+/** Events stored per second, from the first post to the summary counting them all. */
+async function storingRate(server: Server, events: number): Promise<number> {
+  const sessions = await createSessions(server.url, LOADED, 20);
+  const started = performance.now();
+  let sent = 0;
+  const worker = async () => {
+    while (sent < events) {
+      const size = Math.min(BATCH, events - sent);
+      const first = sent;
+      sent += size;
+      const batch = Array.from({ length: size }, (_, k) => ({
+        session_id: sessions[(first + k) % sessions.length]!.id,
+        user_id: LOADED,
+        provider: 'resemble',
+        event_type: 'tts_characters',
+        quantity: 1 + ((first + k) % 100),
+      }));
+      // A 503 (the journal's backlog is full) is retried as a worker would: the store is what is measured.
+      for (;;) {
+        const response = await post(server.url, '/api/usage/events/batch', batch);
+        if (response.status === 503) {
+          await response.text();
+          await sleep(20);
+          continue;
+        }
+        if (response.status !== 200 && response.status !== 207)
+          throw new Error(`a batch answered ${response.status}: ${await response.text()}`);
+        break;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  while ((await eventCount(server.url, LOADED)) < events) await sleep(50);
+  return Math.round(events / ((performance.now() - started) / 1000));
+}
+
+/** From the 201 of an event passing a per-call cap to its webhook at the receiver, per probe (ms, sorted). */
+async function alertLatencies(server: Server, probes: number): Promise<number[]> {
+  const receiver = await new WebhookReceiver().listen();
+  try {
+    const endpoint = await post(server.url, '/api/webhooks', {
+      url: receiver.url('/alerts'),
+      user_id: PROBED,
+      events: ['call.cap_reached'],
+    });
+    if (endpoint.status !== 201) throw new Error(`the webhook answered ${endpoint.status}`);
+    receiver.expectSecrets('/alerts', [((await endpoint.json()) as { secret: string }).secret]);
+    const cap = await post(server.url, '/api/budgets', {
+      name: 'probe cap',
+      user_id: PROBED,
+      per_call: true,
+      amount: '0.001',
+    });
+    if (cap.status !== 201) throw new Error(`the cap answered ${cap.status}`);
+    const latencies: number[] = [];
+    for (const session of await createSessions(server.url, PROBED, probes)) {
+      // 100 characters of Resemble cost 0.004: past the cap with one event.
+      const response = await post(server.url, '/api/usage/events', {
+        session_id: session.id,
+        user_id: PROBED,
+        provider: 'resemble',
+        event_type: 'tts_characters',
+        quantity: 100,
+      });
+      if (response.status !== 201) throw new Error(`a probe answered ${response.status}`);
+      const acknowledged = performance.now();
+      const arrived = () => receiver.accepted('/alerts').find((request) => request.body.includes(session.id));
+      while (arrived() === undefined) {
+        if (performance.now() - acknowledged > 30_000) throw new Error('no alert within 30 s');
+        await sleep(5);
+      }
+      if (!arrived()!.verified) throw new Error('an alert whose signature did not verify');
+      latencies.push(performance.now() - acknowledged);
+    }
+    return latencies.sort((a, b) => a - b);
+  } finally {
+    await receiver.close();
+  }
+}
+
+export async function budgetAlerts(options: BudgetAlertOptions): Promise<Metric[]> {
+  const rates: number[] = [];
+  let latencies: number[] = [];
+  for (const budgets of [0, options.budgets]) {
+    const server = await startServer('services/main.ts', {
+      DATA_DIR: path.join(options.dataDir, `budgets-${budgets}`),
+      ...WEBHOOK_ENV,
+    });
+    try {
+      say(`budgets: ${budgets.toLocaleString('en-US')} budgets of one tenant, ${options.events} events stored`);
+      await createBudgets(server.url, budgets);
+      rates.push(await storingRate(server, options.events));
+      if (budgets > 0) {
+        say(`budgets: alert latency, ${options.probes} probes beside the tenant's ${budgets} budgets`);
+        latencies = await alertLatencies(server, options.probes);
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+  const [none, many] = rates as [number, number];
+  return [
+    { name: 'budgets_none_stored_events_per_s', value: none, unit: 'events/s' },
+    {
+      name: 'budgets_loaded_stored_events_per_s',
+      value: many,
+      unit: 'events/s',
+      baseline: none,
+      ratio: ratioOf(many, none),
+      target: '>= 0.9',
+    },
+    { name: 'budgets_count', value: options.budgets, unit: 'budgets' },
+    { name: 'alert_latency_p50_ms', value: Math.round(percentile(latencies, 50)), unit: 'ms' },
+    { name: 'alert_latency_p95_ms', value: Math.round(percentile(latencies, 95)), unit: 'ms', target: '<= 1000' },
+  ];
+}
