@@ -69,12 +69,34 @@ describe('registering a webhook URL', () => {
 
 describe('the lookup a delivery connects through', () => {
   const lookup = (resolve: Resolve, hostname = 'hooks.example.com') =>
-    new Promise<{ error: NodeJS.ErrnoException | null; address: string; family: number }>((done) =>
+    new Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family: unknown }>((done) =>
       checkedLookup(resolve)(hostname, {}, (error, address, family) => done({ error, address, family })),
     );
 
   it('hands the socket the address it checked', async () => {
     expect(await lookup(resolvingTo('93.184.215.14'))).toEqual({ error: null, address: '93.184.215.14', family: 4 });
+  });
+
+  it('hands every checked address when Node asks for all (autoSelectFamily, Node 20’s default)', async () => {
+    const all = await new Promise<unknown>((done) =>
+      checkedLookup(resolvingTo('93.184.215.14'))('hooks.example.com', { all: true }, (error, addresses) =>
+        done({ error, addresses }),
+      ),
+    );
+    expect(all).toEqual({ error: null, addresses: [{ address: '93.184.215.14', family: 4 }] });
+  });
+
+  it('refuses, inside a real request, a name resolving to a refused address (not a malformed lookup)', async () => {
+    const { default: http } = await import('node:http');
+    const error = await new Promise<NodeJS.ErrnoException>((done) => {
+      const request = http.request('http://rebinding.example/', {
+        agent: false,
+        lookup: checkedLookup(resolvingTo('127.0.0.1')),
+      });
+      request.on('error', done);
+      request.end();
+    });
+    expect(error.code).toBe('EWEBHOOKADDRESS');
   });
 
   it('refuses a name that resolves (now: DNS rebinding) to a refused address', async () => {

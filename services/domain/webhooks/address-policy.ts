@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 /**
@@ -68,15 +68,14 @@ export async function webhookUrlProblem(
   return addresses.length === 0 ? `has a host name that does not resolve (${host})` : null;
 }
 
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string, family: number) => void;
-
 /**
  * A `lookup` for http.request: resolves the name, refuses it if any address is refused, and hands the
- * socket the address it checked, so that the connection goes to that address and no second resolution
- * (DNS rebinding) can send it elsewhere.
+ * socket the addresses it checked, so that the connection goes to one of them and no second resolution
+ * (DNS rebinding) can send it elsewhere. Node asks for every address (`all: true`) when it tries the
+ * families in turn (autoSelectFamily, on by default since Node 20), else for one.
  */
-export function checkedLookup(resolve: Resolve = resolveAll) {
-  return (hostname: string, _options: unknown, callback: LookupCallback): void => {
+export function checkedLookup(resolve: Resolve = resolveAll): LookupFunction {
+  return (hostname, options, callback): void => {
     resolve(hostname).then(
       (addresses) => {
         const refused = addresses.find(({ address }) => refusedRange(address) !== null);
@@ -90,7 +89,8 @@ export function checkedLookup(resolve: Resolve = resolveAll) {
           callback(error, '', 0);
           return;
         }
-        callback(null, addresses[0]!.address, addresses[0]!.family);
+        if (options?.all === true) callback(null, [...addresses]);
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
       },
       (error: NodeJS.ErrnoException) => callback(error, '', 0),
     );
