@@ -7,12 +7,12 @@ import {
   createWebhookEmitter,
   createWebhookMetrics,
   DeliveryWorker,
-  disableEndpoint,
   MemoryDeliveryClaims,
   RedisDeliveryClaims,
   type EmitWebhookEvent,
   type WebhookEndpoints,
 } from '../domain/webhooks/index.ts';
+import { disableEndpoint } from './webhook-disable.ts';
 
 export interface WebhookDeliveryDeps {
   readonly config: Config;

@@ -90,6 +90,8 @@ describe.each(oneProcessModes('budgets'))('budgets, alerts and caps on $name', (
     for (const body of [
       { amount: '-1' },
       { amount: 'ten' },
+      { amount: 5e-324 },
+      { amount: '0.0000000000000000001' },
       { time_zone: 'Mars/Olympus' },
       { thresholds: ['0%'] },
       { thresholds: ['lots'] },

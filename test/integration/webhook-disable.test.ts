@@ -12,11 +12,11 @@ import {
   createWebhookEmitter,
   createWebhookMetrics,
   DeliveryWorker,
-  disableEndpoint,
   MemoryDeliveryClaims,
   newWebhookSecret,
   WebhookEndpoints,
 } from '../../services/domain/webhooks/index.ts';
+import { disableEndpoint } from '../../services/consumer/webhook-disable.ts';
 import { freePort } from '../../infra/local/free-port.ts';
 import { eventually, isolate, testConfig } from '../support/harness.ts';
 

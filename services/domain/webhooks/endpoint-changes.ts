@@ -1,11 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import type { AuditRecord } from '../../../schemas/records/api-key.ts';
 import type { WebhookEndpointRecord } from '../../../schemas/records/webhook-endpoint.ts';
-import type { ClickHouse } from '../../shared/clickhouse/client.ts';
-import { insertRows } from '../../shared/clickhouse/insert-rows.ts';
-import { auditRow } from '../../shared/clickhouse/tables/audit-log.ts';
-import { webhookEndpointRow } from '../../shared/clickhouse/tables/webhook-endpoints.ts';
-import type { WebhookEndpoints } from './endpoint-registry.ts';
 import { newWebhookSecret } from './signature.ts';
 
 /** How long the previous secret keeps signing after a rotation: receivers have this long to switch. */
@@ -30,40 +23,4 @@ export function rotatedEndpoint(endpoint: WebhookEndpointRecord, nowMs: number):
 /** What an audit entry says of an endpoint: everything but its secrets. */
 export function auditedEndpoint({ secrets: _secrets, ...endpoint }: WebhookEndpointRecord): Record<string, unknown> {
   return endpoint;
-}
-
-/**
- * Disables an endpoint that failed for days: its next version and the audit entry (`webhook_disabled`,
- * actor `webhook-delivery`) are stored by the delivering process itself, which writes ClickHouse (it is
- * the consumer, which has no producer of records when Kafka carries them); the insert tokens make a
- * repeat of the same change a no-op.
- */
-export async function disableEndpoint(
-  writes: ClickHouse,
-  endpoints: WebhookEndpoints,
-  endpoint: WebhookEndpointRecord,
-  reason: string,
-  nowMs = Date.now(),
-): Promise<void> {
-  const at = new Date(nowMs).toISOString();
-  const disabled: WebhookEndpointRecord = {
-    ...endpoint,
-    disabled_at: at,
-    disabled_reason: reason,
-    version: endpoint.version + 1,
-  };
-  const recordId = randomUUID();
-  const audit: AuditRecord = {
-    id: recordId,
-    action: 'webhook_disabled',
-    subject_id: endpoint.id,
-    actor_key_id: DELIVERY_ACTOR_ID,
-    user_id: endpoint.user_id,
-    at,
-    detail: JSON.stringify(auditedEndpoint(disabled)),
-  };
-  const token = `webhook-disabled:${endpoint.id}:${disabled.version}`;
-  await insertRows(writes, 'webhookEndpoints', [webhookEndpointRow(disabled, recordId)], token);
-  await insertRows(writes, 'auditLog', [auditRow(audit, recordId)], token);
-  endpoints.note(disabled);
 }

@@ -3,7 +3,7 @@ export { refusedRange, webhookUrlProblem, type Resolve } from './address-policy.
 export { MemoryDeliveryClaims, RedisDeliveryClaims, type DeliveryClaims } from './delivery-claims.ts';
 export { DeliveryWorker, type DeliverySettings } from './delivery-worker.ts';
 export { createWebhookEmitter, type EmitResult, type EmitWebhookEvent, type WebhookEvent } from './emit-event.ts';
-export { auditedEndpoint, disableEndpoint, rotatedEndpoint, ROTATION_OVERLAP_MS } from './endpoint-changes.ts';
+export { auditedEndpoint, DELIVERY_ACTOR_ID, rotatedEndpoint, ROTATION_OVERLAP_MS } from './endpoint-changes.ts';
 export { WebhookEndpoints } from './endpoint-registry.ts';
 export { messageIdOf } from './message-id.ts';
 export { nextAttemptAt, retryCeilingMs, RETRY_WINDOW_MS, DISABLE_AFTER_MS } from './retry-schedule.ts';

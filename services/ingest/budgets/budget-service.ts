@@ -70,6 +70,7 @@ export function createBudgetService({ budgets, sink, reads, now = Date.now }: Bu
           ? [valueError(['period'], 'period "none" is for a per-call cap (per_call: true)', period)]
           : []),
         ...thresholdProblems(body.thresholds ?? ['100%']),
+        ...amountProblems(body.amount),
       ];
       const filter = filterOf(body.filter, problems);
       if (problems.length > 0) throw AppError.validation(problems);
@@ -111,7 +112,10 @@ export function createBudgetService({ budgets, sink, reads, now = Date.now }: Bu
 
     async update(id: string, body: BudgetPatchBody, caller: Caller): Promise<BudgetView> {
       const budget = find(id, caller);
-      const problems = body.thresholds === undefined ? [] : thresholdProblems(body.thresholds);
+      const problems = [
+        ...(body.thresholds === undefined ? [] : thresholdProblems(body.thresholds)),
+        ...(body.amount === undefined ? [] : amountProblems(body.amount)),
+      ];
       const filter = body.filter === undefined ? budget.filter : filterOf(body.filter, problems);
       if (problems.length > 0) throw AppError.validation(problems);
       const changed: BudgetRecord = {
@@ -173,6 +177,13 @@ function viewOf(
 
 function valueError(loc: (string | number)[], message: string, input: unknown): ValidationItem {
   return { type: 'value_error', loc: ['body', ...loc], msg: `Value error, ${message}`, input, ctx: { error: {} } };
+}
+
+/** Money is kept to 18 decimals (Decimal(38, 18)): an amount finer than that is refused, never rounded. */
+function amountProblems(amount: string): ValidationItem[] {
+  return new Exact(amount).decimalPlaces() > 18
+    ? [valueError(['amount'], 'an amount has at most 18 decimals', amount)]
+    : [];
 }
 
 /** A threshold of 0, or a percentage above 1000 %, says nothing a budget can act on. */
