@@ -58,6 +58,8 @@ export async function expectStoredExactlyOnce({
   const rowIds = acknowledged.length + voids + 2 * (made.size - voids);
 
   const get = async <T>(route: string) => (await call<T>(url, 'GET', route, undefined, { 'x-user-id': user })).body;
+  // Not drained in time is not the end of the check: the per-phase table below says where the
+  // missing events were born, and the per-event check names them.
   await eventually(
     async () =>
       expect(await get<{ event_count: number; total_cost: string }>('/api/costs/summary')).toMatchObject({
@@ -66,6 +68,8 @@ export async function expectStoredExactlyOnce({
       }),
     180_000,
     500,
+  ).catch((error: unknown) =>
+    process.stdout.write(`the summary did not reach the acknowledged events within 180 s: ${String(error)}\n`),
   );
   await new Promise((resolve) => setTimeout(resolve, 3_000));
 
@@ -108,6 +112,11 @@ export async function expectStoredExactlyOnce({
   // in one rollup, or an id missing from usage_event_ids_by_user (the exactly-once lookup), shows here.
   const tableTotals = await totals();
   process.stdout.write(`stored totals: ${JSON.stringify(tableTotals)}\n`);
+  const missing = events.filter((event) => (stored.get(event.id) ?? 0) !== (event.acknowledged ? 1 : 0));
+  if (missing.length > 0)
+    process.stdout.write(
+      `events stored other than acknowledged: ${JSON.stringify(missing.slice(0, 20).map((e) => ({ id: e.id, phase: e.phase, acknowledged: e.acknowledged, stored: stored.get(e.id) ?? 0 })))}\n`,
+    );
   expect(tableTotals).toEqual(expectedTotals(counted.length, expectedTotal.toFixed(), rowIds));
   for (const [eventId, correction] of made)
     expect(correctionRows.get(eventId)?.sort(), `${correction.kind} of ${eventId}`).toEqual(
