@@ -2,6 +2,7 @@ import type { BudgetRecord } from '../../../schemas/records/budget.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { readBudgets } from '../../shared/clickhouse/tables/budgets.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { refreshEvery } from '../../shared/refresh-every.ts';
 
 /** How often each process reads the budgets again: another process's change reaches it this late at most. */
 export const BUDGETS_REFRESH_MS = 2_000;
@@ -22,7 +23,6 @@ const FULL_READ_EVERY = 30;
 export class Budgets {
   private readonly latestById = new Map<string, BudgetRecord>();
   private readonly byTenant = new Map<string, Map<string, BudgetRecord>>();
-  private timer: NodeJS.Timeout | null = null;
   private refreshes = 0;
 
   constructor(
@@ -32,13 +32,7 @@ export class Budgets {
 
   async start(): Promise<() => void> {
     await this.refresh();
-    const tick = () =>
-      this.refresh().catch((error: unknown) => this.log.warn({ err: error }, 'budgets_refresh_failed'));
-    this.timer = setInterval(tick, BUDGETS_REFRESH_MS);
-    this.timer.unref();
-    return () => {
-      if (this.timer !== null) clearInterval(this.timer);
-    };
+    return refreshEvery(BUDGETS_REFRESH_MS, () => this.refresh(), this.log, 'budgets_refresh_failed');
   }
 
   async refresh(): Promise<void> {

@@ -2,6 +2,7 @@ import type { WebhookEndpointRecord, WebhookEventType } from '../../../schemas/r
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { readWebhookEndpoints } from '../../shared/clickhouse/tables/webhook-endpoints.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { refreshEvery } from '../../shared/refresh-every.ts';
 
 /** How often each process reads the endpoints again: another process's change reaches it this late at most. */
 export const ENDPOINTS_REFRESH_MS = 2_000;
@@ -14,7 +15,6 @@ export const ENDPOINTS_REFRESH_MS = 2_000;
 export class WebhookEndpoints {
   private stored = new Map<string, WebhookEndpointRecord>();
   private readonly noted = new Map<string, WebhookEndpointRecord>();
-  private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly ch: ClickHouse,
@@ -23,13 +23,7 @@ export class WebhookEndpoints {
 
   async start(): Promise<() => void> {
     await this.refresh();
-    const tick = () =>
-      this.refresh().catch((error: unknown) => this.log.warn({ err: error }, 'webhook_endpoints_refresh_failed'));
-    this.timer = setInterval(tick, ENDPOINTS_REFRESH_MS);
-    this.timer.unref();
-    return () => {
-      if (this.timer !== null) clearInterval(this.timer);
-    };
+    return refreshEvery(ENDPOINTS_REFRESH_MS, () => this.refresh(), this.log, 'webhook_endpoints_refresh_failed');
   }
 
   async refresh(): Promise<void> {

@@ -11,6 +11,7 @@ import {
   type TenantSettings,
 } from '../../shared/clickhouse/tables/tenant-settings.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { refreshEvery } from '../../shared/refresh-every.ts';
 import { periodOf } from '../../shared/validation/billing-period.ts';
 
 /** How often each ingest process reads the closed months again: another process's close reaches it this late at most. */
@@ -31,7 +32,6 @@ export class ClosedPeriods {
   private zones = new Map<string, TenantSettings>();
   /** Time zones set here, which a read may not show yet. */
   private readonly notedZones = new Map<string, TenantSettings>();
-  private timer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly reads: ClickHouse,
@@ -39,14 +39,8 @@ export class ClosedPeriods {
   ) {}
 
   start(): () => void {
-    const tick = () =>
-      this.refresh().catch((error: unknown) => this.log.warn({ err: error }, 'closed_periods_refresh_failed'));
-    void tick();
-    this.timer = setInterval(tick, CLOSED_PERIODS_REFRESH_MS);
-    this.timer.unref();
-    return () => {
-      if (this.timer !== null) clearInterval(this.timer);
-    };
+    this.refresh().catch((error: unknown) => this.log.warn({ err: error }, 'closed_periods_refresh_failed'));
+    return refreshEvery(CLOSED_PERIODS_REFRESH_MS, () => this.refresh(), this.log, 'closed_periods_refresh_failed');
   }
 
   async refresh(): Promise<void> {
