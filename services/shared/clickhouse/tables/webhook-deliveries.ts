@@ -96,13 +96,7 @@ export async function insertAttempt(ch: ClickHouse, attempt: DeliveryAttempt): P
 
 /** Whether any delivery of this message was ever written (an emit of it again is then a no-op). */
 export async function messageExists(ch: ClickHouse, messageId: string): Promise<boolean> {
-  const result = await ch.client.query({
-    query: `SELECT count() AS n FROM ${tableName(ch, 'webhookDeliveries')} WHERE message_id = {message:String}`,
-    query_params: { message: messageId },
-    format: 'JSONEachRow',
-  });
-  const [row] = await result.json<{ n: string | number }>();
-  return Number(row?.n ?? 0) > 0;
+  return (await existingMessages(ch, [messageId])).has(messageId);
 }
 
 /** The pending deliveries to these endpoints due by `nowMs`, the longest-waiting first. */
