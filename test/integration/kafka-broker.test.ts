@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Producer } from 'kafkajs';
+import net from 'node:net';
+import { Kafka, logLevel, type Consumer, type ISocketFactory, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BatchingProducer, createIdempotentProducer } from '../../services/shared/kafka/batching-producer.ts';
 import { createKafka } from '../../services/shared/kafka/client.ts';
 import { ensureTopics, topicSpecs } from '../../services/shared/kafka/topics.ts';
 import { createLogger } from '../../services/shared/logger.ts';
@@ -64,5 +66,51 @@ describe('the real Kafka broker', () => {
       });
     });
     expect(received).toEqual(values);
+  });
+
+  it('stores a publish sent after one whose answer was lost, though it has as many records for the same partition', async () => {
+    // The broker appends the first publish and its answer never arrives: kafkajs then takes back the
+    // sequence numbers it used, and a producer that kept them would send the next batch of one record
+    // with the first one's numbers, which the broker acknowledges as a duplicate without appending it.
+    let answersLost = false;
+    const lossy: ISocketFactory = ({ host, port, onConnect }) => {
+      const socket = net.connect({ host, port }, onConnect);
+      const emit = socket.emit.bind(socket);
+      socket.emit = ((event: string, ...args: unknown[]) => {
+        if (event === 'data' && answersLost) return (socket.destroy(new Error('answer lost')), true);
+        return emit(event, ...args);
+      }) as typeof socket.emit;
+      return socket;
+    };
+    const client = new Kafka({
+      clientId: `lossy-${isolation.suffix}`,
+      brokers: [...config.kafka!.brokers],
+      logLevel: logLevel.NOTHING,
+      socketFactory: lossy,
+      retry: { retries: 1, initialRetryTime: 50, maxRetryTime: 100 },
+      connectionTimeout: 1_000,
+    });
+    const first = createIdempotentProducer(client);
+    await first.connect();
+    const publisher = new BatchingProducer(first, createLogger('silent'), {
+      renew: () => createIdempotentProducer(client),
+    });
+    const admin = kafka.admin();
+    await admin.connect();
+    const topic = topics.usage.name;
+    const key = randomUUID();
+    const stored = async () => (await admin.fetchTopicOffsets(topic)).reduce((sum, { high }) => sum + Number(high), 0);
+    const before = await stored();
+
+    answersLost = true;
+    await expect(publisher.publish(topic, [{ key, value: 'answer lost', headers: {} }])).rejects.toMatchObject({
+      code: 'DEPENDENCY_UNAVAILABLE',
+    });
+    answersLost = false;
+    expect(await stored()).toBe(before + 1);
+    await publisher.publish(topic, [{ key, value: 'the next one', headers: {} }]);
+    expect(await stored()).toBe(before + 2);
+
+    await Promise.allSettled([publisher.close(), admin.disconnect()]);
   });
 });

@@ -83,30 +83,42 @@ describe('BatchingProducer', () => {
     expect(sent.map((records) => records.length)).toEqual([20]);
   });
 
-  it('renews the producer when the broker lost its sequence state, so sends work again after the 503', async () => {
-    const outOfOrder = () =>
-      Object.assign(new Error('Out of order sequence number'), {
-        name: 'KafkaJSNonRetriableError',
-        cause: Object.assign(new Error('Out of order sequence number'), { type: 'OUT_OF_ORDER_SEQUENCE_NUMBER' }),
-      });
-    const stale = fakeBroker(() => outOfOrder());
-    const fresh = fakeBroker();
-    let renewals = 0;
+  it('never sends again with a producer whose send failed: a fresh one takes over, and until one connects every publish is a 503', async () => {
+    const failed = fakeBroker(() => new Error('Connection error: answer lost'));
     let disconnected = 0;
-    const stuck = Object.assign(stale.producer, { disconnect: async () => void (disconnected += 1) });
-    const publisher = new BatchingProducer(stuck, log, {
-      maxBatchBytes: MAX,
-      renew: () => ((renewals += 1), Object.assign(fresh.producer, { connect: async () => undefined })),
-    });
+    const first = Object.assign(failed.producer, { disconnect: async () => void (disconnected += 1) });
+    const fresh = fakeBroker();
+    let connectable = false;
+    let renewals = 0;
+    const renew = () =>
+      Object.assign(fakeBroker().producer, fresh.producer, {
+        connect: async () => {
+          renewals += 1;
+          if (!connectable) throw new Error('Connection error: ECONNREFUSED');
+        },
+        disconnect: async () => undefined,
+      });
+    const publisher = new BatchingProducer(first, log, { maxBatchBytes: MAX, renew });
     await expect(publisher.publish('t', [makeRecord()])).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
-    expect([renewals, disconnected]).toEqual([1, 1]);
-    await expect(publisher.publish('t', [makeRecord()])).resolves.toBeUndefined();
-    expect(fresh.sent.flat()).toHaveLength(1);
-    const plain = new BatchingProducer(fakeBroker(() => new Error('connection refused')).producer, log, {
-      renew: () => ((renewals += 1), fresh.producer),
+    await expect(publisher.publish('t', [makeRecord()])).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
+    expect([renewals, disconnected, fresh.sent.length]).toEqual([2, 0, 0]);
+    connectable = true;
+    await expect(publisher.publish('t', [makeRecord({ value: 'renewed' })])).resolves.toBeUndefined();
+    expect([renewals, disconnected, fresh.sent]).toEqual([3, 1, [['renewed']]]);
+  });
+
+  it('keeps its producer after a record too large: the broker appended nothing of that request', async () => {
+    const { sent, producer } = fakeBroker();
+    let renewals = 0;
+    const publisher = new BatchingProducer(producer, log, {
+      maxBatchBytes: MAX,
+      renew: () => ((renewals += 1), producer),
     });
-    await expect(plain.publish('t', [makeRecord()])).rejects.toMatchObject({ code: 'DEPENDENCY_UNAVAILABLE' });
-    expect(renewals).toBe(1);
+    await expect(publisher.publish('t', [makeRecord({ value: 'x'.repeat(MAX) })])).rejects.toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+    });
+    await publisher.publish('t', [makeRecord({ value: 'after' })]);
+    expect([renewals, sent]).toEqual([0, [['after']]]);
   });
 
   it('answers a record the broker refuses as too large with 413, alone, and goes on', async () => {

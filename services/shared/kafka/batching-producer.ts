@@ -4,7 +4,7 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { MicroBatcher } from '../micro-batcher.ts';
 import type { EncodedRecord } from './encoded-record.ts';
-import { chunkByBytes, isProducerStateLost, isRecordTooLarge, outgoingBytes, type Outgoing } from './record-size.ts';
+import { chunkByBytes, isRecordTooLarge, outgoingBytes, type Outgoing } from './record-size.ts';
 
 /**
  * Bytes of records in one sendBatch. The broker refuses a partition's batch over message.max.bytes
@@ -16,8 +16,8 @@ export const DEFAULT_MAX_BATCH_BYTES = 1_000_000;
 export interface BatchingProducerOptions {
   readonly maxBatchBytes?: number;
   /**
-   * Makes a fresh producer when the broker has lost this one's idempotence state (see
-   * isProducerStateLost); without it such a producer would answer 503 until the process restarts.
+   * Makes a fresh producer after a failed send (see `send`). Without it a failed send's producer is
+   * used again: only for tests of batching, never where an acknowledgement means the record is kept.
    */
   readonly renew?: () => Producer;
 }
@@ -47,6 +47,8 @@ type WholeOrNot = Outgoing & { readonly whole: boolean };
 export class BatchingProducer {
   private readonly batcher: MicroBatcher<WholeOrNot>;
   private producer: Producer;
+  /** A send failed and no fresh producer could be made yet: this one may not send again. */
+  private stale = false;
 
   constructor(
     producer: Producer,
@@ -89,6 +91,8 @@ export class BatchingProducer {
   }
 
   private async send(outgoing: readonly Outgoing[], renew: (() => Producer) | undefined): Promise<void> {
+    if (this.stale && renew !== undefined && !(await this.renewProducer(renew)))
+      throw unavailable(new Error('no fresh Kafka producer could be connected after a failed send'));
     try {
       await this.producer.sendBatch({ acks: -1, topicMessages: groupByTopic(outgoing) });
     } catch (error) {
@@ -99,28 +103,45 @@ export class BatchingProducer {
         });
       }
       this.log.warn({ err: error, records: outgoing.length }, 'kafka_send_failed');
+      // A failed send is never followed by another from the same producer. kafkajs takes back the
+      // sequence numbers of a request that failed, though the broker may have appended it (its
+      // answer lost or timed out): the producer's next batch of as many records for that partition
+      // would carry the same numbers, and the broker acknowledges it as a duplicate without
+      // appending it, an acknowledged record lost. Batches of another size fail with
+      // OUT_OF_ORDER_SEQUENCE_NUMBER instead, for good. A new producer id has no such history.
       // The requests still get their 503 and retry; retried records are deduplicated downstream by id.
-      if (renew !== undefined && isProducerStateLost(error)) await this.renewProducer(renew);
-      throw AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable; nothing was stored. Retry the request.', {
-        cause: error,
-        headers: { 'Retry-After': '1' },
-      });
+      if (renew !== undefined) {
+        this.stale = true;
+        await this.renewProducer(renew);
+      }
+      throw unavailable(error);
     }
   }
 
-  private async renewProducer(renew: () => Producer): Promise<void> {
+  /** Connects a fresh producer in place of the one in use; false (and still stale) when it cannot. */
+  private async renewProducer(renew: () => Producer): Promise<boolean> {
     const stale = this.producer;
     const fresh = renew();
     try {
       await fresh.connect();
     } catch (error) {
       this.log.warn({ err: error }, 'kafka_producer_renew_failed');
-      return;
+      await fresh.disconnect().catch(() => undefined);
+      return false;
     }
     this.producer = fresh;
+    this.stale = false;
     this.log.warn({}, 'kafka_producer_renewed');
     await stale.disconnect().catch(() => undefined);
+    return true;
   }
+}
+
+function unavailable(cause: unknown): AppError {
+  return AppError.of('DEPENDENCY_UNAVAILABLE', 'Kafka is unavailable; nothing was stored. Retry the request.', {
+    cause,
+    headers: { 'Retry-After': '1' },
+  });
 }
 
 function groupByTopic(outgoing: readonly Outgoing[]): TopicMessages[] {

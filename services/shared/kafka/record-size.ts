@@ -40,22 +40,6 @@ export function isRecordTooLarge(error: unknown): boolean {
   return hasErrorType(error, TOO_LARGE);
 }
 
-/**
- * The broker no longer accepts this producer's sequence numbers (a batch it appended while the
- * client saw the request fail, around a broker restart): every later send of this producer fails
- * the same way, so only a new producer id gets it going again.
- */
-const PRODUCER_STATE_LOST = new Set([
-  'OUT_OF_ORDER_SEQUENCE_NUMBER',
-  'UNKNOWN_PRODUCER_ID',
-  'INVALID_PRODUCER_EPOCH',
-  'INVALID_PRODUCER_ID_MAPPING',
-]);
-
-export function isProducerStateLost(error: unknown): boolean {
-  return hasErrorType(error, PRODUCER_STATE_LOST);
-}
-
 function hasErrorType(error: unknown, types: ReadonlySet<string>): boolean {
   for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 5; depth++) {
     const { type, cause } = current as { type?: unknown; cause?: unknown };
