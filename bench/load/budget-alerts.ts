@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
+import { startClickHouseHttp } from '../../test/support/clickhouse-http-process.ts';
 import { WebhookReceiver } from '../../test/support/webhook-receiver.ts';
 import { percentile } from '../queries/measure.ts';
+import { startBackingServices } from '../support/backing-services.ts';
 import { createSessions, eventCount } from '../support/callmeter-api.ts';
 import { say, sleep, startServer, type Server } from '../support/processes.ts';
 import { ratioOf, type Metric } from '../support/results.ts';
@@ -11,6 +13,10 @@ import { ratioOf, type Metric } from '../support/results.ts';
  * holding `budgets` budgets (each evaluated whenever the tenant's usage is stored) against the same load
  * with none, each in a fresh process; and the alert latency, from the 201 of the event that passes a
  * per-call cap to the signed `call.cap_reached` webhook at a receiver on loopback, one probe at a time.
+ * The alert latency again through Kafka: an ingest process and KAFKA_CONSUMERS consumer processes of one
+ * group over a broker and redis-server of their own and one ClickHouse database over HTTP (the scale-out
+ * test's endpoint over the embedded engine: no ClickHouse server runs here), each probe's call on a
+ * partition of whichever consumer owns it.
  */
 export interface BudgetAlertOptions {
   readonly dataDir: string;
@@ -26,6 +32,7 @@ const PROBED = 'bench-alerts';
 const BATCH = 500;
 const CONCURRENCY = 4;
 const WEBHOOK_ENV = { WEBHOOK_ALLOW_PRIVATE: '1' };
+const KAFKA_CONSUMERS = 2;
 
 const post = (url: string, route: string, body: unknown) =>
   fetch(`${url}${route}`, {
@@ -133,6 +140,43 @@ async function alertLatencies(server: Server, probes: number): Promise<number[]>
   }
 }
 
+/** The alert latency through Kafka with KAFKA_CONSUMERS consumer processes (ms, sorted). */
+async function kafkaAlertLatencies(folder: string, probes: number): Promise<number[]> {
+  const backing = await startBackingServices(folder, 'bench-alerts');
+  const clickhouse = await startClickHouseHttp(path.join(folder, 'clickhouse'));
+  const servers: Server[] = [];
+  try {
+    const env = { ...backing.env, CLICKHOUSE_URL: clickhouse.url, ...WEBHOOK_ENV };
+    // The first process makes the database and the topics; the others then find them made.
+    servers.push(
+      await startServer('services/main.ts', {
+        ...env,
+        SERVICES: 'consumer',
+        DATA_DIR: path.join(folder, 'consumer-1'),
+      }),
+    );
+    for (let i = 2; i <= KAFKA_CONSUMERS; i += 1)
+      servers.push(
+        await startServer('services/main.ts', {
+          ...env,
+          SERVICES: 'consumer',
+          DATA_DIR: path.join(folder, `consumer-${i}`),
+        }),
+      );
+    const ingest = await startServer('services/main.ts', {
+      ...env,
+      SERVICES: 'ingest',
+      DATA_DIR: path.join(folder, 'ingest'),
+    });
+    servers.push(ingest);
+    say(`budgets: alert latency through Kafka, ${KAFKA_CONSUMERS} consumer processes, ${probes} probes`);
+    return await alertLatencies(ingest, probes);
+  } finally {
+    await Promise.allSettled(servers.map((server) => server.stop()));
+    await Promise.allSettled([clickhouse.stop(), backing.stop()]);
+  }
+}
+
 export async function budgetAlerts(options: BudgetAlertOptions): Promise<Metric[]> {
   const rates: number[] = [];
   let latencies: number[] = [];
@@ -153,6 +197,7 @@ export async function budgetAlerts(options: BudgetAlertOptions): Promise<Metric[
       await server.stop();
     }
   }
+  const kafkaLatencies = await kafkaAlertLatencies(path.join(options.dataDir, 'kafka'), options.probes);
   const [none, many] = rates as [number, number];
   return [
     { name: 'budgets_none_stored_events_per_s', value: none, unit: 'events/s' },
@@ -167,5 +212,13 @@ export async function budgetAlerts(options: BudgetAlertOptions): Promise<Metric[
     { name: 'budgets_count', value: options.budgets, unit: 'budgets' },
     { name: 'alert_latency_p50_ms', value: Math.round(percentile(latencies, 50)), unit: 'ms' },
     { name: 'alert_latency_p95_ms', value: Math.round(percentile(latencies, 95)), unit: 'ms', target: '<= 1000' },
+    { name: 'alert_latency_kafka_consumers', value: KAFKA_CONSUMERS, unit: 'processes' },
+    { name: 'alert_latency_kafka_p50_ms', value: Math.round(percentile(kafkaLatencies, 50)), unit: 'ms' },
+    {
+      name: 'alert_latency_kafka_p95_ms',
+      value: Math.round(percentile(kafkaLatencies, 95)),
+      unit: 'ms',
+      target: '<= 1000',
+    },
   ];
 }

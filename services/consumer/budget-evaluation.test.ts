@@ -31,18 +31,25 @@ const budget: BudgetRecord = {
 function harness(spent: string) {
   const outbox = new Set<string>();
   const emitted: WebhookEvent[] = [];
-  const state = { spent };
+  const state = { spent, recentCalls: [] as string[], subscribed: true };
   const client = {
     query: async ({ query, query_params }: { query: string; query_params: Record<string, unknown> }) => ({
       json: async () =>
         query.includes('webhook_deliveries')
           ? (query_params.ids as string[]).filter((id) => outbox.has(id)).map((id) => ({ id }))
-          : [{ agent_id: '', provider: 'deepgram', service: 'stt', cost: state.spent }],
+          : query.includes('DISTINCT')
+            ? state.recentCalls.map((session) => ({ session }))
+            : query.includes('GROUP BY session')
+              ? (query_params.sessions as string[])
+                  .filter((session) => state.recentCalls.includes(session))
+                  .map((session) => ({ session, agent_id: '', cost: state.spent }))
+              : [{ agent_id: '', provider: 'deepgram', service: 'stt', cost: state.spent }],
     }),
   };
   const reads = { client, database: 'db', cluster: null, embedded: true } as unknown as ClickHouse;
   const emit = async (event: WebhookEvent) => {
     const id = messageIdOf(event.type, event.user_id, event.idempotency_key);
+    if (!state.subscribed) return { message_id: id, endpoints: 0, duplicate: false };
     const duplicate = outbox.has(id);
     outbox.add(id);
     if (!duplicate) emitted.push(event);
@@ -106,5 +113,37 @@ describe('budget evaluation', () => {
     evaluation.touched({ tenants: ['tenant-1'], sessions: [] });
     await evaluation.evaluate();
     expect(emitted).toEqual([]);
+  });
+
+  it('evaluates a budget as soon as it learns of it, and a new per-call cap against the calls stored lately', async () => {
+    nowMs = Date.parse('2026-11-27T12:00:00Z');
+    const { reads, emit, emitted, state } = harness('12');
+    state.recentCalls = ['call-1'];
+    const list: BudgetRecord[] = [];
+    const evaluation = new BudgetEvaluation({ budgets: registry(list), reads, emit, log, now });
+    await evaluation.evaluate();
+    // Created after the usage was stored, and no usage since: nothing is announced, it fires anyway.
+    list.push(budget, { ...budget, id: 'cap-1', per_call: true, period: 'none', amount: '5', thresholds: ['100%'] });
+    await evaluation.evaluate();
+    await evaluation.evaluate();
+    expect(emitted.map((event) => [event.type, event.data.session_id ?? null])).toEqual([
+      ['budget.threshold_crossed', null],
+      ['budget.exhausted', null],
+      ['budget.threshold_crossed', 'call-1'],
+      ['call.cap_reached', 'call-1'],
+    ]);
+  });
+
+  it('fires again on a later turn what nobody was subscribed to when it was first reached', async () => {
+    nowMs = Date.parse('2026-11-27T12:00:00Z');
+    const { reads, emit, emitted, state } = harness('12');
+    state.subscribed = false;
+    const evaluation = new BudgetEvaluation({ budgets: registry([budget]), reads, emit, log, now });
+    await evaluation.evaluate();
+    expect(emitted).toEqual([]);
+    state.subscribed = true;
+    evaluation.touched({ tenants: ['tenant-1'], sessions: [] });
+    await evaluation.evaluate();
+    expect(emitted.map((event) => event.type)).toEqual(['budget.threshold_crossed', 'budget.exhausted']);
   });
 });

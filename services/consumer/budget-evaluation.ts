@@ -10,6 +10,7 @@ import {
   callSpends,
   periodBoundsAt,
   periodSpends,
+  recentCalls,
   thresholdsOf,
   type Budgets,
   type Threshold,
@@ -20,6 +21,11 @@ import { messageIdOf, type EmitWebhookEvent } from '../domain/webhooks/index.ts'
 export const EVALUATION_INTERVAL_MS = 250;
 /** Keys fired that this process remembers, so that it does not ask the outbox about them again. */
 const FIRED_KEPT = 100_000;
+/**
+ * How far back a per-call cap this process has just learned of looks for calls: those with usage stored
+ * in this window are checked against it at once, not only when their next usage is stored.
+ */
+export const RECENT_CALLS_MS = 10 * 60_000;
 
 export interface BudgetEvaluationDeps {
   readonly budgets: Budgets;
@@ -63,6 +69,8 @@ export class BudgetEvaluation {
   private readonly thresholds = new Map<string, { version: number; list: Threshold[] }>();
   /** Budgets raised (or changed) since they were last evaluated, with the amount before. */
   private readonly changed = new Map<string, string>();
+  /** Per-call caps new to this process or changed: checked against the tenant's recent calls on the next turn. */
+  private readonly capsToCheck = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private readonly now: () => number;
@@ -138,9 +146,14 @@ export class BudgetEvaluation {
       live.add(budget.id);
       const bounds = boundsOf(budget);
       const seen = this.seen.get(budget.id);
-      if (seen !== undefined && seen.version !== budget.version && seen.amount !== budget.amount) {
+      if (seen !== undefined && seen.version !== budget.version && seen.amount !== budget.amount)
         this.changed.set(budget.id, seen.amount);
+      // A budget learned of (created, changed, or known anew after a restart) is evaluated at once: what
+      // was stored before this process knew it, or before a kill -9 cut an evaluation short, is not
+      // announced again.
+      if (seen?.version !== budget.version) {
         this.tenants.add(budget.user_id);
+        if (budget.per_call) this.capsToCheck.add(budget.id);
       }
       if (bounds !== null && seen?.start !== bounds.start) {
         let previousOf = before.get(bounds.start - 1);
@@ -202,8 +215,12 @@ export class BudgetEvaluation {
           });
       }
     }
+    let recent: string[] | null = null;
     for (const cap of budgets.filter((budget) => budget.per_call)) {
-      for (const call of await callSpends(this.deps.reads, cap, sessions)) {
+      const fresh = this.capsToCheck.has(cap.id);
+      if (fresh) recent ??= await recentCalls(this.deps.reads, tenant, nowMs - RECENT_CALLS_MS);
+      const calls = fresh ? [...new Set([...sessions, ...recent!])] : sessions;
+      for (const call of await callSpends(this.deps.reads, cap, calls)) {
         await this.fire(
           cap,
           call.spent,
@@ -212,6 +229,7 @@ export class BudgetEvaluation {
           'call.cap_reached',
         );
       }
+      this.capsToCheck.delete(cap.id);
     }
   }
 
@@ -269,6 +287,9 @@ export class BudgetEvaluation {
         ...data,
       },
     });
+    // Nobody subscribed (or this process does not know the endpoint yet): emitted again on a later
+    // turn, so that an endpoint registered since receives it.
+    if (!result.duplicate && result.endpoints === 0) return;
     if (!result.duplicate) this.alerts.inc({ type });
     if (this.fired.size >= FIRED_KEPT) this.fired.clear();
     this.fired.add(key);

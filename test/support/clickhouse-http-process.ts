@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from '../../infra/local/free-port.ts';
-import { eventually } from './harness.ts';
+import { eventually } from './eventually.ts';
 
 const SERVER = path.resolve(import.meta.dirname, 'clickhouse-http/server.ts');
 

@@ -57,18 +57,7 @@ export function testConfig(isolation: Isolation, overrides: Record<string, strin
   return loadConfig(serviceEnv(isolation, overrides));
 }
 
-/** Polls until check() stops throwing, for at most timeoutMs; the last failure is rethrown. */
-export async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000, intervalMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    }
-  }
-}
+export { eventually } from './eventually.ts';
 
 /** Deletes this file's Redis keys only (a FLUSHDB would wipe the other files' keys too). */
 export async function flushPrefix(redis: Redis, prefix: string): Promise<number> {

@@ -138,3 +138,18 @@ export async function callSpends(
     spent: new Exact(row.cost),
   }));
 }
+
+/**
+ * The calls of a tenant with usage stored since `sinceMs`: those a per-call cap this process has just
+ * learned of (created, changed, or known anew after a restart) is checked against.
+ */
+export async function recentCalls(ch: ClickHouse, userId: string, sinceMs: number): Promise<string[]> {
+  const result = await ch.client.query({
+    query: `SELECT DISTINCT toString(session_id) AS session
+      FROM ${tableName(ch, 'usageEvents')}
+      WHERE user_id = {user:String} AND stored_at >= fromUnixTimestamp64Milli({since:Int64})`,
+    query_params: { user: userId, since: sinceMs },
+    format: 'JSONEachRow',
+  });
+  return (await result.json<{ session: string }>()).map((row) => row.session);
+}

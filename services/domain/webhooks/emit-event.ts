@@ -26,7 +26,7 @@ export interface WebhookEvent {
 export interface EmitResult {
   /** The `webhook-id` every attempt of every endpoint carries. */
   readonly message_id: string;
-  /** The endpoints it was queued for; 0 when it was a repeat, or nobody subscribes. */
+  /** The endpoints it was queued for; 0 when it was a repeat, or nobody subscribes (then nothing was queued). */
   readonly endpoints: number;
   /** The key was emitted before: nothing was queued. */
   readonly duplicate: boolean;
@@ -51,10 +51,13 @@ export interface EmitterDeps {
 export function createWebhookEmitter({ ch, endpoints, now = Date.now }: EmitterDeps): EmitWebhookEvent {
   return async ({ type, user_id, data, idempotency_key }) => {
     const message_id = messageIdOf(type, user_id, idempotency_key);
+    const receiving = endpoints.receiving(type, user_id);
+    // Nobody to send it to: nothing is queued, and nothing asked of the store (most tenants have no endpoint).
+    if (receiving.length === 0) return { message_id, endpoints: 0, duplicate: false };
     if (await messageExists(ch, message_id)) return { message_id, endpoints: 0, duplicate: true };
     const at = now();
     const body = JSON.stringify({ type, timestamp: new Date(at).toISOString(), data });
-    const states: DeliveryState[] = endpoints.receiving(type, user_id).map((endpoint) => ({
+    const states: DeliveryState[] = receiving.map((endpoint) => ({
       endpoint_id: endpoint.id,
       message_id,
       user_id,
