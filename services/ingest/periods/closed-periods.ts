@@ -27,6 +27,8 @@ export const CLOSED_PERIODS_REFRESH_MS = 2_000;
  */
 export class ClosedPeriods {
   private latest = new Map<string, PeriodVersion>();
+  /** The tenants with any month closed or reopened: only their usage needs its month computed (in its zone). */
+  private tenantsWithPeriods = new Set<string>();
   /** Changes made here, which a read may not show yet. */
   private readonly noted = new Map<string, PeriodVersion>();
   private zones = new Map<string, TenantSettings>();
@@ -49,11 +51,13 @@ export class ClosedPeriods {
       readTenantSettings(this.reads, null),
     ]);
     this.latest = this.withNoted(latestVersions(versions));
+    this.tenantsWithPeriods = new Set([...this.latest.values()].map((version) => version.user_id));
     this.zones = this.withNotedZones(settings);
   }
 
   /** The closed month an instant of this tenant lies in (in its time zone), or null. */
   closedAt(userId: string, instantMs: number): ClosedPeriod | null {
+    if (!this.tenantsWithPeriods.has(userId)) return null;
     return closedOnly(this.latest.get(key(userId, periodOf(instantMs, this.timeZoneOf(userId)))));
   }
 
@@ -105,6 +109,7 @@ export class ClosedPeriods {
     const name = key(version.user_id, version.period);
     this.noted.set(name, version);
     this.latest.set(name, version);
+    this.tenantsWithPeriods.add(version.user_id);
   }
 
   /** The zones read, each replaced by a change made here that the read does not show yet. */
