@@ -32,7 +32,8 @@ function harness(subscribed: string[]) {
   const outbox = new Set<string>();
   const sent: WebhookEvent[] = [];
   const calls = { emit: 0, receiving: 0 };
-  const state = { failing: false };
+  // queuedFor 0: the endpoint went between the look and the emit, and the outbox took no row.
+  const state = { failing: false, queuedFor: 1 };
   const deps: UnpricedNoticesDeps = {
     endpoints: {
       receiving: (_type, userId) => {
@@ -45,6 +46,7 @@ function harness(subscribed: string[]) {
       await new Promise((resolve) => setTimeout(resolve, 1));
       if (state.failing) throw new Error('outbox insert failed');
       const message_id = messageIdOf(event.type, event.user_id, event.idempotency_key);
+      if (state.queuedFor === 0) return { message_id, endpoints: 0, duplicate: false };
       const duplicate = outbox.has(message_id);
       outbox.add(message_id);
       if (!duplicate) sent.push(event);
@@ -157,6 +159,17 @@ describe('UnpricedNotices', () => {
     state.failing = true;
     await expect(notices.noteStored([makeStoredUsage()])).resolves.toBeUndefined();
     state.failing = false;
+    const next = makeStoredUsage({ session_id: 'call-2' });
+    await notices.noteStored([next]);
+    expect(sent.map((event) => event.data)).toEqual([unpricedEvent(next).data]);
+  });
+
+  it('emits again on the next row when the message was queued for no endpoint', async () => {
+    const { deps, sent, state } = harness(['tenant-1']);
+    const notices = new UnpricedNotices(deps);
+    state.queuedFor = 0;
+    await notices.noteStored([makeStoredUsage()]);
+    state.queuedFor = 1;
     const next = makeStoredUsage({ session_id: 'call-2' });
     await notices.noteStored([next]);
     expect(sent.map((event) => event.data)).toEqual([unpricedEvent(next).data]);

@@ -101,7 +101,9 @@ export class UnpricedNotices {
     const emitted = this.deps
       .emit(unpricedEvent(row))
       .then(
-        () => {
+        ({ duplicate, endpoints }) => {
+          // Queued for nobody (the endpoint went in the meantime): the kind's next row is announced.
+          if (!duplicate && endpoints === 0) return;
           if (this.emitted.size >= EMITTED_KEPT) this.emitted.clear();
           this.emitted.add(key);
         },
