@@ -28,6 +28,7 @@ import { WebhookEndpoints } from './domain/webhooks/index.ts';
 import { Budgets } from './domain/budgets/index.ts';
 import { BudgetEvaluation } from './consumer/budget-evaluation.ts';
 import { startWebhookDelivery } from './consumer/webhook-delivery.ts';
+import { UnpricedNotices } from './consumer/usage/unpriced-notices.ts';
 
 /** A read waits at most this long for the journal: behind a stalled writer it answers from what is stored. */
 const JOURNAL_WAIT_MS = 10_000;
@@ -100,9 +101,28 @@ async function main(): Promise<void> {
   shutdown.add('tenant-rates', async () => tenantRates.stop());
   // One copy of the budgets per process: ingest's routes change them and act on them, the consumer evaluates them.
   const budgets = new Budgets(infra.clickhouseIngestReads, log.child({ component: 'budgets' }));
+  // One copy of the webhook endpoints per process: ingest's routes change it, the consumer's delivery sends to it.
+  const webhookEndpoints = new WebhookEndpoints(infra.clickhouseIngestReads, log.child({ component: 'webhooks' }));
+  const runsConsumer = config.services.includes('consumer');
+  if (config.services.includes('ingest') || runsConsumer) {
+    const stopEndpoints = await webhookEndpoints.start();
+    shutdown.add('webhook-endpoints', async () => stopEndpoints());
+  }
+  // Before the consumer, which emits from its first round on (usage.unpriced), and so stopped after it.
+  const webhooks = runsConsumer
+    ? startWebhookDelivery({ config, infra, endpoints: webhookEndpoints, log, shutdown })
+    : null;
+  const unpriced =
+    webhooks === null
+      ? null
+      : new UnpricedNotices({
+          endpoints: webhookEndpoints,
+          emit: webhooks.emit,
+          log: log.child({ component: 'webhooks' }),
+        });
   let evaluation: BudgetEvaluation | null = null;
   let consumer: Awaited<ReturnType<typeof startConsumer>> | null = null;
-  if (config.services.includes('consumer')) {
+  if (runsConsumer) {
     consumer = await startConsumer({
       infra,
       log,
@@ -119,17 +139,10 @@ async function main(): Promise<void> {
       claimTtlSeconds: config.usageClaimTtlSeconds,
       journal,
       journalMinFreeBytes: config.journalMinFreeBytes,
+      unpriced,
     });
   }
   const journalSink: RecordSink | null = journal === null ? null : journalRecordSink(journal);
-  // One copy of the webhook endpoints per process: ingest's routes change it, the consumer's delivery sends to it.
-  const webhookEndpoints = new WebhookEndpoints(infra.clickhouseIngestReads, log.child({ component: 'webhooks' }));
-  if (config.services.includes('ingest') || consumer !== null) {
-    const stopEndpoints = await webhookEndpoints.start();
-    shutdown.add('webhook-endpoints', async () => stopEndpoints());
-  }
-  const webhooks =
-    consumer === null ? null : startWebhookDelivery({ config, infra, endpoints: webhookEndpoints, log, shutdown });
   if (config.services.includes('ingest') || config.services.includes('query') || consumer !== null) {
     const stopBudgets = await budgets.start();
     shutdown.add('budgets', async () => stopBudgets());

@@ -20,6 +20,7 @@ import { releaseClaims } from './steps/release-claims.ts';
 import { routeRecords, type TableEntry, type UsageOrigin } from './steps/route-records.ts';
 import { storeDeadLetters, type DeadLetterDeps } from './steps/store-dead-letters.ts';
 import type { EventClaims } from './usage/event-claims.ts';
+import type { UnpricedNotices } from './usage/unpriced-notices.ts';
 import { UnpricedWarnings } from './usage/unpriced-warnings.ts';
 import { usageRows, type DecidedUsage, type UsageGroup } from './usage/usage-rows.ts';
 
@@ -57,6 +58,8 @@ export interface RecordWriterDeps {
   readonly deadLetterTopic: DeadLetterDeps['topic'];
   /** The batches planned when the views were rebuilt after a crash, not yet committed past (see writeRound). */
   readonly pendingReplays?: Pick<PendingReplays, 'has' | 'id'>;
+  /** Told each round's stored usage before the round is committed, for the usage.unpriced webhook; absent: none. */
+  readonly unpriced?: Pick<UnpricedNotices, 'noteStored'> | null;
 }
 
 type Decided = DecidedUsage<UsageOrigin<RoundItem>>;
@@ -65,7 +68,7 @@ type Decided = DecidedUsage<UsageOrigin<RoundItem>>;
  * What the storing loop's store step runs for a round of any source, in named steps (steps/): decode →
  * route → decide the usage rows (claim, look up, price) → insert, one insert per table carrying the
  * round's token, so that a replay of the same round stores nothing new → release the claims → live
- * usage → announce → dead letters.
+ * usage → announce → the first unpriced usage of its kind as a webhook → dead letters.
  */
 export function createRecordWriter({
   ch,
@@ -78,13 +81,15 @@ export function createRecordWriter({
   announcements = null,
   deadLetterTopic,
   pendingReplays,
+  unpriced = null,
 }: RecordWriterDeps) {
   const unpricedWarnings = new UnpricedWarnings(log);
   const decided = new DecidedRounds<Decided>(MAX_DECIDED_ROUNDS);
   const replayedAfterRebuild = (token: string) => pendingReplays?.has(token) === true;
 
   /**
-   * Steps 2 to 7: the records of a round's batches, one insert per table under the round's token.
+   * Steps 2 to 7, and the unpriced notices before the round is committed: the records of a round's
+   * batches, one insert per table under the round's token.
    *
    * A batch planned before the views were rebuilt may be in the source tables already, wholly or in
    * part, while a view's deduplication log may or may not know its token (a crash does not keep the
@@ -109,6 +114,7 @@ export function createRecordWriter({
     await recordLiveUsage(liveUsage, stored.usage);
     unpricedWarnings.noteStored(stored.usage);
     await announceStored(announcements, stored, log);
+    await unpriced?.noteStored(stored.usage);
     return refused.map(({ item, reason }) => ({ item: item.origin, reason }));
   }
 

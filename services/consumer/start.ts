@@ -15,6 +15,7 @@ import type { TenantRateCard } from '../domain/pricing/index.ts';
 import { PendingReplays } from './pending-replays.ts';
 import { rebuildViews } from './rebuild-views.ts';
 import { RedisEventClaims } from './usage/event-claims.ts';
+import type { UnpricedNotices } from './usage/unpriced-notices.ts';
 import { createRecordWriter, type RecordWriter } from './record-writer.ts';
 import { plannedRoundReachedSources, startJournalRunner } from './journal-runner.ts';
 import type { RecordJournal } from '../domain/records/index.ts';
@@ -42,6 +43,8 @@ export interface ConsumerDeps {
   readonly journal?: RecordJournal | null;
   /** /readyz fails while the journal's disk has less free (JOURNAL_MIN_FREE_MB). */
   readonly journalMinFreeBytes?: number;
+  /** Emits `usage.unpriced` for what each round stored; absent: nothing is emitted. */
+  readonly unpriced?: UnpricedNotices | null;
 }
 
 export interface StartedConsumer {
@@ -73,6 +76,7 @@ export async function startConsumer({
   members = 1,
   journal = null,
   journalMinFreeBytes = 0,
+  unpriced = null,
 }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
   const card = () => tenantRates.current();
@@ -87,6 +91,7 @@ export async function startConsumer({
     catalogs,
     liveUsage,
     announcements,
+    unpriced,
   };
   if (infra.kafka === null) {
     // After a crash, or after a clean stop that left a round planned which may have failed in a view.

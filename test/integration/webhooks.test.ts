@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { freePort } from '../../infra/local/free-port.ts';
+import { UNPRICED_HINT } from '../../services/consumer/usage/unpriced-notices.ts';
 import { call } from '../support/api.ts';
+import { makeSessionBody, makeUsageEventBody } from '../support/bodies.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { eventually, isolate, oneProcessModes } from '../support/harness.ts';
 import { testAuthHeaders } from '../support/test-auth.ts';
@@ -219,6 +221,53 @@ describe.each(oneProcessModes('webhooks'))('webhooks on $name', (mode) => {
       expect(timedOut[0]!.error).toBe('no answer within 1500 ms');
       expect(timedOut[0]!.latency_ms).toBeGreaterThanOrEqual(1_400);
     });
+  });
+
+  it('sends usage.unpriced once for a tenant’s first unpriced provider and model, whatever the repeats and calls, and none for priced usage', async () => {
+    const user = 'webhooks-unpriced';
+    const created = await register(app.url, receiver.url('/unpriced'), { events: ['usage.unpriced'], user_id: user });
+    receiver.expectSecrets('/unpriced', [created.body.secret]);
+    const session = async () =>
+      (await call<{ id: string }>(app.url, 'POST', '/api/sessions/', makeSessionBody({ user_id: user }))).body.id;
+    const [first, second] = [await session(), await session()];
+    const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+    const usage = async (sessionId: string, body: Record<string, unknown>) => {
+      const posted = makeUsageEventBody(sessionId, { user_id: user, ...body });
+      expect((await call(app.url, 'POST', '/api/usage/events', posted)).status).toBe(201);
+      return posted as { event_id: string; timestamp: string };
+    };
+    const unpriced = { provider: 'nobody-prices-this', model: 'voice-1' };
+    const opening = await usage(first, { ...unpriced, timestamp: ago(60_000) });
+    await usage(first, { ...unpriced, timestamp: ago(50_000) });
+    await eventually(async () => expect(receiver.accepted('/unpriced')).toHaveLength(1));
+    // Once the first is sent: the same kind in another call, priced usage, then a second unpriced model.
+    await usage(second, { ...unpriced, timestamp: ago(40_000) });
+    await usage(second, { timestamp: ago(30_000) });
+    const otherModel = await usage(second, { ...unpriced, model: 'voice-2', timestamp: ago(20_000) });
+    await eventually(async () => expect(receiver.accepted('/unpriced')).toHaveLength(2));
+    const expected = (sessionId: string, model: string, posted: { event_id: string; timestamp: string }) => ({
+      type: 'usage.unpriced',
+      data: {
+        user_id: user,
+        provider: unpriced.provider,
+        model,
+        event_type: 'tts_characters',
+        session_id: sessionId,
+        event_id: posted.event_id,
+        first_seen_at: posted.timestamp,
+        hint: UNPRICED_HINT,
+      },
+    });
+    const got = receiver.accepted('/unpriced');
+    expect(got.every((request) => request.verified)).toBe(true);
+    const bodies = got.map((request) => JSON.parse(request.body) as { type: string; data: unknown });
+    expect(bodies.map(({ type, data }) => ({ type, data }))).toEqual([
+      expected(first, 'voice-1', opening),
+      expected(second, 'voice-2', otherModel),
+    ]);
+    // Nothing more on later rounds and deliveries.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(receiver.at('/unpriced')).toHaveLength(2);
   });
 
   it('counts attempts and the outbox’s oldest pending age in /metrics, and /readyz does not depend on them', async () => {
