@@ -109,11 +109,9 @@ export class BatchingProducer {
       // would carry the same numbers, and the broker acknowledges it as a duplicate without
       // appending it, an acknowledged record lost. Batches of another size fail with
       // OUT_OF_ORDER_SEQUENCE_NUMBER instead, for good. A new producer id has no such history.
+      // The new one is made before the next send, not here: this request's 503 waits for no connect.
       // The requests still get their 503 and retry; retried records are deduplicated downstream by id.
-      if (renew !== undefined) {
-        this.stale = true;
-        await this.renewProducer(renew);
-      }
+      if (renew !== undefined) this.stale = true;
       throw unavailable(error);
     }
   }
