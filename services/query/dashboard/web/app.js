@@ -3,6 +3,7 @@ import { h, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { AUTH_MODE, downloadCsv, getJson, headersOf } from './api.js';
+import { BudgetsPanel, capCell } from './budgets.js';
 import { drawTimeline } from './chart.js';
 import { openStream } from './live.js';
 import { column, money, tableOf, Table, TableSection } from './table.js';
@@ -216,7 +217,8 @@ function Breakdown({ session, identity, onClose }) {
 function Sessions({ identity, refresh, onOpen }) {
   const [page, setPage] = useState(1);
   const [list, setList] = useState(/** @type {Schemas['SessionList'] | null} */ (null));
-  const [costs, setCosts] = useState(/** @type {Record<string, string | null>} */ ({}));
+  // Each listed call's cost card: its cost, and its standing against its per-call cap.
+  const [cards, setCards] = useState(/** @type {Record<string, Schemas['SessionCostCard'] | null>} */ ({}));
   useEffect(() => {
     /** @type {Promise<Schemas['SessionList']>} */
     const listed = getJson(`/api/sessions/?page=${page}&limit=${PAGE_SIZE}`, identity);
@@ -227,12 +229,12 @@ function Sessions({ identity, refresh, onOpen }) {
           /** @type {Promise<Schemas['SessionCostCard']>} */
           const card = getJson(`/api/sessions/${s.id}/costs`, identity);
           return card.then(
-            /** @returns {[string, string | null]} */ (c) => [s.id, c.total_cost_exact],
-            /** @returns {[string, string | null]} */ () => [s.id, null],
+            /** @returns {[string, Schemas['SessionCostCard'] | null]} */ (c) => [s.id, c],
+            /** @returns {[string, Schemas['SessionCostCard'] | null]} */ () => [s.id, null],
           );
         }),
       );
-      setCosts(Object.fromEntries(entries));
+      setCards(Object.fromEntries(entries));
     });
   }, [page, refresh]);
   const pages = list ? Math.max(1, Math.ceil(list.total / PAGE_SIZE)) : 1;
@@ -247,7 +249,8 @@ function Sessions({ identity, refresh, onOpen }) {
         column('Status', (s) => s.status),
         column('Started', (s) => s.started_at ?? ''),
         column('Duration (s)', (s) => s.duration ?? '', true),
-        column('Cost', (s) => money(costs[s.id]), true),
+        column('Cost', (s) => money(cards[s.id]?.total_cost_exact), true),
+        column('Per-call cap', (s) => capCell(cards[s.id])),
       ])}
     >
       <div class="controls">
@@ -325,6 +328,7 @@ function Dashboard({ identity }) {
         Download CSV
       </button>
     </${TableSection}>
+    <${BudgetsPanel} identity=${identity} refresh=${refresh} />
     <${Sessions} identity=${identity} refresh=${refresh} onOpen=${setSelected} />
     ${selected && html`<${Breakdown} session=${selected} identity=${identity} onClose=${() => setSelected(null)} />`}
     <${TableSection}
