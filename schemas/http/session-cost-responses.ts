@@ -112,16 +112,14 @@ const capStandingSchema = closedObject(
   { title: 'CapStanding' },
 );
 
+const capStandingField = {
+  ...nullable(capStandingSchema),
+  description:
+    'the call against its lowest per-call cap, live usage included (docs/budgets.md#caps); null without a cap',
+} as const;
+
 const costStreamMessageSchema = closedObject(
-  {
-    ...BREAKDOWN_FIELDS,
-    status: oneOf(SESSION_STATUSES),
-    budget: {
-      ...nullable(capStandingSchema),
-      description:
-        'the call against its lowest per-call cap, live usage included (docs/budgets.md#caps); null without a cap',
-    },
-  },
+  { ...BREAKDOWN_FIELDS, status: oneOf(SESSION_STATUSES), budget: capStandingField },
   { title: 'CostStreamMessage' },
 );
 
@@ -148,6 +146,7 @@ const sessionCostCardSchema = closedObject(
     total_cost_exact: money,
     currency,
     live: { type: 'boolean' },
+    budget: capStandingField,
   },
   { title: 'SessionCostCard' },
 );
@@ -236,6 +235,7 @@ export const sessionCostCardResponse = {
     total_cost_exact: '0.02695',
     currency: 'USD',
     live: false,
+    budget: null,
   },
 } as const satisfies ResponseSchema;
 

@@ -4,7 +4,13 @@ import { Exact } from '../shared/exact-decimal.ts';
 import type { LiveUsageStore } from '../shared/redis/live-usage.ts';
 import { CostTally, money } from './cost-tally.ts';
 import { pendingLiveEntries } from './live-cost.ts';
-import { sessionEvents, sessionHead, sessionLines, type StoredUsageEvent } from './queries/session-costs.ts';
+import {
+  sessionEvents,
+  sessionHead,
+  sessionLines,
+  type SessionHead,
+  type StoredUsageEvent,
+} from './queries/session-costs.ts';
 import { itemKey, partsBySessionItem } from './queries/usage-parts.ts';
 
 /** The most events one breakdown lists; its totals always cover all of them. */
@@ -24,9 +30,19 @@ export async function costBreakdown(
   sessionId: string,
   callerId: string | null,
 ) {
+  return breakdownOf(ch, liveUsage, await findSession(ch, sessionId, callerId));
+}
+
+/** The session a cost answer is of; with x-user-id, another user's session is not found. */
+export async function findSession(ch: ClickHouse, sessionId: string, callerId: string | null): Promise<SessionHead> {
   const session = UUID.test(sessionId) ? await sessionHead(ch, sessionId.toLowerCase()) : null;
   if (session === null || (callerId !== null && callerId !== session.user_id))
     throw AppError.of('NOT_FOUND', 'Session not found');
+  return session;
+}
+
+/** The breakdown of a session found. */
+export async function breakdownOf(ch: ClickHouse, liveUsage: LiveUsageStore, session: SessionHead) {
   const [lines, parts] = await Promise.all([
     sessionLines(ch, session.user_id, session.id),
     partsBySessionItem(ch, session.user_id, session.id),

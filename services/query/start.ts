@@ -35,7 +35,7 @@ export interface QueryDeps {
   readonly config: Pick<Config, 'liveStreams' | 'auth' | 'queryCache' | 'usageExport'>;
   /** The process's one reader of the card and the tenants' entries: quotes price as the consumer does. */
   readonly tenantRates: TenantRateCard;
-  /** The process's one copy of the budgets: a call's cost stream measures it against its caps. */
+  /** The process's one copy of the budgets: a call's cost stream and cost card measure it against its caps. */
   readonly budgets: Pick<Budgets, 'all'>;
 }
 
@@ -65,7 +65,7 @@ export async function startQuery({
   // The views' own SELECTs, which an as-of read runs over the rows stored by then.
   const asOfSources = await loadAsOfSources(infra.clickhouseReads);
   const routes = [
-    ...costRoutes({ ch: reads, asOfSources, liveUsage, answers }),
+    ...costRoutes({ ch: reads, asOfSources, liveUsage, answers, budgets }),
     ...liveRoutes({ ch: reads, liveUsage, streams, budgets }),
     ...unpricedRoutes(reads),
     ...exportRoutes(reads),

@@ -120,8 +120,9 @@ describe('the dashboard in a browser', () => {
     ).sessions;
     const sessionRows = await Promise.all(
       sessions.map(async (s) => {
-        const card = await api<{ total_cost_exact: string }>(`/api/sessions/${s.id}/costs`);
-        return [s.room_name, s.status, s.started_at ?? '', String(s.duration ?? ''), `$${card.total_cost_exact}`];
+        const card = await api<{ total_cost_exact: string; budget: null }>(`/api/sessions/${s.id}/costs`);
+        expect(card.budget).toBeNull();
+        return [s.room_name, s.status, s.started_at ?? '', String(s.duration ?? ''), `$${card.total_cost_exact}`, ''];
       }),
     );
     await expect.poll(() => texts(page, '[data-testid="sessions-table"]')).toEqual(sessionRows);
@@ -168,6 +169,109 @@ describe('the dashboard in a browser', () => {
     await page.close();
   });
 
+  it('shows the tenant’s budgets with their exact spend, burn-down and projected exhaustion, and marks the call over its cap', async () => {
+    const tenant = 'dash-budgets';
+    const headers = { 'x-user-id': tenant };
+    const api = async <T>(route: string) => (await call<T>(app.url, 'GET', route, undefined, headers)).body;
+    const open = async (room: string) =>
+      (await post(app.url, '/api/sessions/', { room_name: room, user_id: tenant, agent_id: 'agent-c' })).id as string;
+    const [over, under] = [await open('room-over-cap'), await open('room-under-cap')];
+    // deepgram's speech to text is 0.0077 a minute: 10 minutes and 1, so 0.0847 for the tenant.
+    const minutes = (session: string, quantity: number) => ({
+      session_id: session,
+      user_id: tenant,
+      provider: 'deepgram',
+      event_type: 'stt_minutes',
+      quantity,
+    });
+    await post(app.url, '/api/usage/events/batch', [minutes(over, 10), minutes(under, 1)]);
+    const budget = (body: object) => post(app.url, '/api/budgets', { user_id: tenant, ...body });
+    // Spent is 0.0847 of 0.08470001: on course to run out within the month, whenever the test runs
+    // (but in its last third of a second); a float subtraction would show 1.0000000000287557e-8.
+    await budget({ name: 'month spend', amount: '0.08470001', period: 'month' });
+    await budget({ name: 'quiet agent', agent_id: 'agent-quiet', amount: '5', period: 'day' });
+    await budget({ name: 'deepgram week', amount: '0.05', period: 'week', filter: { provider: 'deepgram' } });
+    await budget({ name: 'call cap', amount: '0.05', per_call: true });
+
+    type Budget = { name: string; spent: string | null; remaining: string | null; period_start: string | null };
+    type Bounds = Budget & { period: string; period_end: string | null; projected_exhaustion_at: string | null };
+    const listed = await api<Bounds[]>(`/api/budgets?user_id=${tenant}`);
+    expect(listed.map((b) => [b.name, b.spent, b.remaining])).toEqual([
+      ['month spend', '0.0847', '0.00000001'],
+      ['quiet agent', '0', '5'],
+      ['deepgram week', '0.0847', '0'],
+      ['call cap', null, null],
+    ]);
+    expect((await api<{ allowed: boolean }>(`/api/sessions/${over}/budget`)).allowed).toBe(false);
+    expect((await api<{ allowed: boolean }>(`/api/sessions/${under}/budget`)).allowed).toBe(true);
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    const before = Date.now();
+    await page.goto(`${app.url}/dashboard?user_id=${tenant}&tz=UTC`);
+    const periodOf = (b: Bounds) =>
+      `${b.period} in UTC: ${b.period_start?.slice(0, 10)} until ${b.period_end?.slice(0, 10)}`;
+    // The burn-down in words, with the share of the period gone (measured below for the month) as `N`.
+    const gone = '% spent, N% of the period gone';
+    const expected = [
+      ['month spend', 'tenant', periodOf(listed[0]!), '$0.08470001', '$0.0847', '$0.00000001', `99.9${gone}`],
+      ['quiet agent', 'agent agent-quiet', periodOf(listed[1]!), '$5', '$0', '$5', `0${gone}`, 'not on course'],
+      [
+        'deepgram week',
+        'tenant, provider deepgram only',
+        periodOf(listed[2]!),
+        '$0.05',
+        '$0.0847',
+        '$0',
+        `100${gone}`,
+        'reached',
+      ],
+      ['call cap', 'per call (tenant)', 'each call', '$0.05', '', '', 'cap $0.05 per call', ''],
+    ];
+    const rows = () => texts(page, '[data-testid="budgets-table"]');
+    await expect
+      .poll(async () => (await rows()).map((row) => row.slice(0, 6)), { timeout: 15_000 })
+      .toEqual(expected.map((row) => row.slice(0, 6)));
+    const shown = await rows();
+    expect(shown.map((row) => row[6]!.replace(/[0-9.]+% of the period/, 'N% of the period'))).toEqual(
+      expected.map((row) => row[6]),
+    );
+    expect(shown.slice(1).map((row) => row[7])).toEqual(['not on course', 'reached', '']);
+
+    // The month's burn-down and projected exhaustion, measured in the page between `before` and now.
+    const bars = page.locator('[data-testid="burn-down"]');
+    expect(await bars.count()).toBe(3);
+    const month = bars.first();
+    expect([await month.getAttribute('data-spent'), await bars.nth(2).getAttribute('data-spent')]).toEqual([
+      '99.9',
+      '100',
+    ]);
+    const elapsed = Number(await month.getAttribute('data-elapsed'));
+    const projected = await page.locator('[data-testid="budgets-table"] time').getAttribute('datetime');
+    const after = Date.now();
+    const start = Date.parse(listed[0]!.period_start!);
+    const share = (at: number) => Math.floor(((at - start) / (Date.parse(listed[0]!.period_end!) - start)) * 1000) / 10;
+    expect(elapsed).toBeGreaterThanOrEqual(share(before));
+    expect(elapsed).toBeLessThanOrEqual(share(after));
+    const projectedAt = (at: number) => start + ((at - start) * 0.08470001) / 0.0847;
+    expect(Date.parse(projected!)).toBeGreaterThanOrEqual(Math.floor(projectedAt(before)));
+    expect(Date.parse(projected!)).toBeLessThanOrEqual(Math.ceil(projectedAt(after)) + 1);
+    expect(shown[0]![7]).toBe(`${projected!.slice(0, 10)} ${projected!.slice(11, 16)} UTC`);
+
+    // The calls: the one over its cap is marked, the one under it is not.
+    const callRow = (room: string) => page.locator('[data-testid="sessions-table"] tr', { hasText: room });
+    await expect.poll(() => callRow('room-over-cap').locator('[data-testid="over-cap"]').count()).toBe(1);
+    expect((await callRow('room-over-cap').locator('td').last().textContent())?.trim()).toBe(
+      'over cap $0.077 of $0.05',
+    );
+    expect(await callRow('room-under-cap').locator('[data-testid="over-cap"]').count()).toBe(0);
+    expect((await callRow('room-under-cap').locator('td').last().textContent())?.trim()).toBe('$0.0077 of $0.05');
+    await page.locator('[data-testid="budgets"]').screenshot({ path: path.join(ARTIFACTS, 'dashboard-budgets.png') });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('with AUTH_MODE=on reads with a bearer token, and shows only that tenant', async () => {
     const secured = await startCallmeter({
       DATA_DIR: isolate('dashboard-auth').dataDir,
@@ -205,6 +309,8 @@ describe('the dashboard in a browser', () => {
       await expect
         .poll(() => page.locator('[data-testid="tile-total"]').textContent(), { timeout: 15_000 })
         .toBe('$0.0077');
+      // Budgets are an admin route: a read key is told so, once.
+      await expect.poll(() => page.locator('[data-testid="budgets-forbidden"]').count()).toBe(1);
       expect(problems).toEqual([]);
       await page.close();
     } finally {

@@ -1740,6 +1740,19 @@ export interface components {
       /** @description exact decimal */
       cost_exact: string;
     };
+    /** CapStanding */
+    CapStanding: {
+      /** @description false once the call’s spend reached the cap */
+      allowed: boolean;
+      /** @description exact decimal */
+      spent: string;
+      /** @description exact decimal */
+      cap: string;
+      /** @description exact decimal */
+      remaining: string;
+      /** Format: uuid */
+      budget_id: string;
+    };
     /** SessionCostCard */
     SessionCostCard: {
       /** Format: uuid */
@@ -1752,6 +1765,8 @@ export interface components {
       /** @description ISO 4217, the rate card’s (USD) */
       currency: string;
       live: boolean;
+      /** @description the call against its lowest per-call cap, live usage included (docs/budgets.md#caps); null without a cap */
+      budget: components['schemas']['CapStanding'] | null;
     };
     /** LiveSessionCost */
     LiveSessionCost: {
@@ -1787,19 +1802,6 @@ export interface components {
       /** @description the summary’s live_cost at as_of */
       total_cost: string;
       sessions: components['schemas']['LiveSessionCost'][];
-    };
-    /** CapStanding */
-    CapStanding: {
-      /** @description false once the call’s spend reached the cap */
-      allowed: boolean;
-      /** @description exact decimal */
-      spent: string;
-      /** @description exact decimal */
-      cap: string;
-      /** @description exact decimal */
-      remaining: string;
-      /** Format: uuid */
-      budget_id: string;
     };
     /** CostStreamMessage */
     CostStreamMessage: {
@@ -6043,7 +6045,8 @@ export interface operations {
            *       ],
            *       "total_cost_exact": "0.02695",
            *       "currency": "USD",
-           *       "live": false
+           *       "live": false,
+           *       "budget": null
            *     }
            */
           'application/json': components['schemas']['SessionCostCard'];

@@ -26,6 +26,9 @@ const MAP = 'application/json; charset=utf-8';
  */
 export const DASHBOARD_FILES: Readonly<Record<string, { readonly file: () => string; readonly type: string }>> = {
   'app.js': { file: () => path.join(WEB, 'app.js'), type: JS },
+  'api.js': { file: () => path.join(WEB, 'api.js'), type: JS },
+  'table.js': { file: () => path.join(WEB, 'table.js'), type: JS },
+  'budgets.js': { file: () => path.join(WEB, 'budgets.js'), type: JS },
   'live.js': { file: () => path.join(WEB, 'live.js'), type: JS },
   'chart.js': { file: () => path.join(WEB, 'chart.js'), type: JS },
   'style.css': { file: () => path.join(WEB, 'style.css'), type: CSS },

@@ -1,4 +1,5 @@
 import type { BudgetRecord } from '../../../schemas/records/budget.ts';
+import type { Budgets } from '../../domain/budgets/index.ts';
 import { Exact } from '../../shared/exact-decimal.ts';
 
 /** What a call has spent, as its cost stream shows it (live usage included in the items). */
@@ -19,6 +20,16 @@ export interface CapStanding {
   readonly cap: string;
   readonly remaining: string;
   readonly budget_id: string;
+}
+
+/** The per-call caps that cover a call: its tenant's, for every agent or for the call's own. */
+export function capsOfCall(
+  budgets: Pick<Budgets, 'all'>,
+  call: { readonly user_id: string; readonly agent_id: string | null },
+): BudgetRecord[] {
+  return budgets
+    .all(call.user_id)
+    .filter((budget) => budget.per_call && (budget.agent_id === null || budget.agent_id === call.agent_id));
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   costSummaryQuery,
   costTimelineQuery,
 } from '../../../schemas/http/query-params.ts';
+import type { Budgets } from '../../domain/budgets/index.ts';
 import type { AsOfSources } from '../as-of.ts';
 import { readPointOf } from './as-of-param.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
@@ -47,6 +48,8 @@ export interface CostRoutesDeps {
   readonly liveUsage: LiveUsageStore;
   /** Where summary, timeline and by-agent answers are kept between stored batches; absent: read afresh. */
   readonly answers?: Answers;
+  /** The per-call caps a call's cost card measures it against. */
+  readonly budgets: Pick<Budgets, 'all'>;
   readonly now?: () => number;
 }
 
@@ -55,6 +58,7 @@ export function costRoutes({
   asOfSources,
   liveUsage,
   answers = READ_AFRESH,
+  budgets,
   now = Date.now,
 }: CostRoutesDeps): Route[] {
   /** The handle and "now" of a read, and the answers it may reuse: an as-of read is never cached. */
@@ -115,7 +119,7 @@ export function costRoutes({
     sessionCosts.get('/api/sessions/{session_id}/costs', {
       summary: 'The call page’s cost card: rows of provider, service, units and cost, and the total, as JSON numbers',
       response: sessionCostCardResponse,
-      handle: async ({ path, userId }) => sessionCostCard(ch, liveUsage, path.session_id, userId),
+      handle: async ({ path, userId }) => sessionCostCard(ch, liveUsage, budgets, path.session_id, userId),
     }),
   ];
 }

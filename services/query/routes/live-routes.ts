@@ -10,7 +10,7 @@ import { costBreakdown } from '../cost-breakdown.ts';
 import { liveCosts } from '../live/live-costs.ts';
 import { streamCaller, type LiveStreams } from '../live/live-streams.ts';
 import { sessionHead } from '../queries/session-costs.ts';
-import { capStanding } from '../live/call-cap.ts';
+import { capStanding, capsOfCall } from '../live/call-cap.ts';
 import type { Budgets } from '../../domain/budgets/index.ts';
 
 const routes = routeGroup({ tags: ['costs'], access: 'read' });
@@ -73,10 +73,8 @@ export function liveRoutes({ ch, liveUsage, streams, budgets, now = Date.now }: 
                 costBreakdown(ch, liveUsage, head.id, null),
                 sessionHead(ch, head.id),
               ]);
-              const caps = budgets
-                .all(head.user_id)
-                .filter((budget) => budget.per_call && (budget.agent_id === null || budget.agent_id === head.agent_id));
-              return { ...breakdown, status: latest?.status ?? head.status, budget: capStanding(caps, breakdown) };
+              const budget = capStanding(capsOfCall(budgets, head), breakdown);
+              return { ...breakdown, status: latest?.status ?? head.status, budget };
             },
             isFinal: (state) => ENDED.has(state.status),
             once: { event: 'cap_reached', when: (state) => state.budget?.allowed === false },

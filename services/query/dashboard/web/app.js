@@ -2,8 +2,11 @@
 import { h, render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
+import { AUTH_MODE, downloadCsv, getJson, headersOf } from './api.js';
+import { BudgetsPanel, capCell } from './budgets.js';
 import { drawTimeline } from './chart.js';
 import { openStream } from './live.js';
+import { column, money, tableOf, Table, TableSection } from './table.js';
 
 /**
  * The API's answers, typed by their response schemas (generated from /openapi.json).
@@ -11,7 +14,7 @@ import { openStream } from './live.js';
  * @typedef {import('preact').ComponentChild} Child
  * @typedef {import('preact').ComponentChildren} Children
  * @typedef {import('./chart.js').GroupBy} GroupBy
- * @typedef {{ userId: string, token: string }} Caller who the page reads for
+ * @typedef {import('./api.js').Caller} Caller
  * @typedef {{ tz: string, period: string, start: string, end: string, groupBy: GroupBy }} View
  * @typedef {{
  *   summary?: Schemas['CostSummary'],
@@ -23,7 +26,6 @@ import { openStream } from './live.js';
  */
 
 const html = htm.bind(h);
-const AUTH_MODE = document.body.dataset.authMode === 'on' ? 'on' : 'off';
 const PAGE_SIZE = 20;
 const query = new URLSearchParams(location.search);
 
@@ -34,53 +36,6 @@ function initialIdentity() {
   const userId = query.get('user_id') ?? localStorage.getItem('callmeter.user_id') ?? '';
   const token = sessionStorage.getItem('callmeter.token') ?? '';
   return { userId, token };
-}
-
-/**
- * @param {Caller} identity
- * @returns {Record<string, string>}
- */
-function headersOf(identity) {
-  /** @type {Record<string, string>} */
-  const headers = {};
-  if (identity.userId) headers['x-user-id'] = identity.userId;
-  if (AUTH_MODE === 'on' && identity.token) headers.authorization = `Bearer ${identity.token}`;
-  return headers;
-}
-
-/**
- * A GET's JSON answer. T is the type the route's response schema gives it, inferred from where the
- * answer goes: the page trusts the API's answer and does not check it again at run time.
- * @template T
- * @param {string} path
- * @param {Caller} identity
- * @returns {Promise<T>}
- */
-async function getJson(path, identity) {
-  const response = await fetch(path, { headers: headersOf(identity) });
-  const text = await response.text();
-  /** @type {unknown} */
-  const body = text ? JSON.parse(text) : null;
-  if (!response.ok) {
-    const failed = /** @type {Schemas['ErrorDetail'] | Schemas['HTTPValidationError'] | null} */ (body);
-    throw new Error(`${path.split('?')[0]}: ${response.status} ${failed?.detail ?? text}`);
-  }
-  return /** @type {T} */ (body);
-}
-
-/**
- * @param {string} path
- * @param {Caller} identity
- * @param {string} name the file's name
- */
-async function downloadCsv(path, identity, name) {
-  const response = await fetch(path, { headers: { ...headersOf(identity), accept: 'text/csv' } });
-  if (!response.ok) throw new Error(`${name}: ${response.status}`);
-  const link = document.createElement('a');
-  link.href = URL.createObjectURL(await response.blob());
-  link.download = name;
-  link.click();
-  URL.revokeObjectURL(link.href);
 }
 
 const browserZone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
@@ -155,73 +110,8 @@ function Tile({ title, value, testId, live, children }) {
   </div>`;
 }
 
-const money = (/** @type {string | null | undefined} */ value) =>
-  value === undefined || value === null ? '…' : `$${value}`;
-
-/**
- * A table column: its header, a row's cell, and whether it holds numbers (right-aligned).
- * @template R
- * @typedef {{ label: string, value: (row: R) => Child, num: boolean }} Column
- */
-/**
- * @template R
- * @param {string} label
- * @param {(row: R) => Child} value
- * @returns {Column<R>}
- */
-const column = (label, value, num = false) => ({ label, value, num });
 const COST = column('Cost', (/** @type {{ total_cost: string }} */ row) => money(row.total_cost), true);
 const EVENTS = column('Events', (/** @type {{ event_count: number }} */ row) => row.event_count, true);
-
-/**
- * A table's rows and the columns that read them, typed together (the page's templates pass props untyped).
- * @template R
- * @param {R[]} rows
- * @param {Column<R>[]} columns
- */
-const tableOf = (rows, columns) => ({ rows, columns });
-
-/**
- * @template R
- * @typedef {{ caption: string, columns: Column<R>[], rows: R[], testId: string, onRow?: (row: R) => void }} TableProps
- */
-/**
- * @template R
- * @param {TableProps<R>} props
- */
-function Table({ caption, columns, rows, testId, onRow }) {
-  return html`<div class="scroll" tabindex="0" role="region" aria-label=${caption}>
-    <table data-testid=${testId}>
-      <caption>${caption}</caption>
-      <thead><tr>${columns.map((c) => html`<th scope="col" class=${c.num ? 'num' : ''}>${c.label}</th>`)}</tr></thead>
-      <tbody>
-        ${rows.length === 0 && html`<tr><td colspan=${columns.length} class="muted">Nothing yet</td></tr>`}
-        ${rows.map(
-          (row) => html`<tr>
-            ${columns.map((c, index) =>
-              index === 0 && onRow
-                ? html`<td><button class="secondary" onClick=${() => onRow(row)}>${c.value(row)}</button></td>`
-                : html`<td class=${c.num ? 'num' : ''}>${c.value(row)}</td>`,
-            )}
-          </tr>`,
-        )}
-      </tbody>
-    </table>
-  </div>`;
-}
-
-/** A section of the page that is one table under its heading (`${name}-title`); what follows the table comes as children. */
-/**
- * @template R
- * @param {TableProps<R> & { name: string, title: string, anchor?: string, children?: Children }} props
- */
-function TableSection({ name, title, anchor, children, ...table }) {
-  return html`<section aria-labelledby=${`${name}-title`} id=${anchor}>
-    <h2 id=${`${name}-title`}>${title}</h2>
-    <${Table} ...${table} />
-    ${children}
-  </section>`;
-}
 
 /**
  * @param {{
@@ -327,7 +217,8 @@ function Breakdown({ session, identity, onClose }) {
 function Sessions({ identity, refresh, onOpen }) {
   const [page, setPage] = useState(1);
   const [list, setList] = useState(/** @type {Schemas['SessionList'] | null} */ (null));
-  const [costs, setCosts] = useState(/** @type {Record<string, string | null>} */ ({}));
+  // Each listed call's cost card: its cost, and its standing against its per-call cap.
+  const [cards, setCards] = useState(/** @type {Record<string, Schemas['SessionCostCard'] | null>} */ ({}));
   useEffect(() => {
     /** @type {Promise<Schemas['SessionList']>} */
     const listed = getJson(`/api/sessions/?page=${page}&limit=${PAGE_SIZE}`, identity);
@@ -338,12 +229,12 @@ function Sessions({ identity, refresh, onOpen }) {
           /** @type {Promise<Schemas['SessionCostCard']>} */
           const card = getJson(`/api/sessions/${s.id}/costs`, identity);
           return card.then(
-            /** @returns {[string, string | null]} */ (c) => [s.id, c.total_cost_exact],
-            /** @returns {[string, string | null]} */ () => [s.id, null],
+            /** @returns {[string, Schemas['SessionCostCard'] | null]} */ (c) => [s.id, c],
+            /** @returns {[string, Schemas['SessionCostCard'] | null]} */ () => [s.id, null],
           );
         }),
       );
-      setCosts(Object.fromEntries(entries));
+      setCards(Object.fromEntries(entries));
     });
   }, [page, refresh]);
   const pages = list ? Math.max(1, Math.ceil(list.total / PAGE_SIZE)) : 1;
@@ -358,7 +249,8 @@ function Sessions({ identity, refresh, onOpen }) {
         column('Status', (s) => s.status),
         column('Started', (s) => s.started_at ?? ''),
         column('Duration (s)', (s) => s.duration ?? '', true),
-        column('Cost', (s) => money(costs[s.id]), true),
+        column('Cost', (s) => money(cards[s.id]?.total_cost_exact), true),
+        column('Per-call cap', (s) => capCell(cards[s.id])),
       ])}
     >
       <div class="controls">
@@ -436,6 +328,7 @@ function Dashboard({ identity }) {
         Download CSV
       </button>
     </${TableSection}>
+    <${BudgetsPanel} identity=${identity} refresh=${refresh} />
     <${Sessions} identity=${identity} refresh=${refresh} onOpen=${setSelected} />
     ${selected && html`<${Breakdown} session=${selected} identity=${identity} onClose=${() => setSelected(null)} />`}
     <${TableSection}
