@@ -1,8 +1,9 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { tableName } from '../shared/clickhouse/tables.ts';
 import { faultOnResponse, storedTotalsResponse, webhookEmittedResponse } from '../../schemas/http/fault-responses.ts';
+import { webhookDeliveryListSchema } from '../../schemas/http/webhooks.ts';
 import { WEBHOOK_EVENT_TYPES } from '../../schemas/records/webhook-endpoint.ts';
-import type { EmitWebhookEvent } from '../domain/webhooks/index.ts';
+import { deliveryLog, type EmitWebhookEvent } from '../domain/webhooks/index.ts';
 import { defineRoute, type Route } from '../shared/http/define-route.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { RecordJournal } from '../domain/records/index.ts';
@@ -20,6 +21,16 @@ const webhookEventBody = {
   required: ['type', 'user_id', 'data', 'idempotency_key'],
 } as const;
 
+/** Whose delivery log: the log route of ingest reads the outbox of its own ClickHouse, not this process's. */
+const deliveriesQuery = {
+  type: 'object',
+  properties: {
+    endpoint_id: { 'x-py': 'uuid' },
+    limit: { 'x-py': 'int', minimum: 1, maximum: 500, default: 50, description: 'messages, newest first' },
+  },
+  required: ['endpoint_id'],
+} as const;
+
 const faultQuery = {
   type: 'object',
   properties: { seconds: { 'x-py': 'int', minimum: 1, maximum: 300, default: 10 } },
@@ -32,7 +43,8 @@ const faultQuery = {
  * fails); the embedded journal refuses its writes as a full disk would; and what every table fed by
  * usage_events holds, to check each rollup against the raw events afterwards. The embedded engine
  * lives inside this process, so the suite cannot reach it from outside. And an event handed to the
- * webhooks' emit function, as budgets will, for the webhook tests (nothing else emits yet).
+ * webhooks' emit function, for the webhook tests, and an endpoint's delivery log as this process's
+ * outbox holds it, for the fault suite, whose ingest process has no view of that outbox.
  */
 export async function faultRoutes(
   ch: ClickHouse,
@@ -88,6 +100,17 @@ export async function faultRoutes(
             request: { body: webhookEventBody },
             response: webhookEmittedResponse,
             handle: async ({ body }) => emitWebhook(body),
+          }),
+          defineRoute({
+            method: 'GET',
+            path: '/_faults/webhook-deliveries',
+            access: 'admin',
+            summary:
+              "An endpoint's delivery log in this process's outbox, each message with its attempts (fault tests only)",
+            tags: ['faults'],
+            request: { query: deliveriesQuery },
+            response: { schema: webhookDeliveryListSchema },
+            handle: async ({ query }) => deliveryLog(ch, query.endpoint_id, query.limit),
           }),
         ];
   return [

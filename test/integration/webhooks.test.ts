@@ -141,6 +141,13 @@ describe.each(oneProcessModes('webhooks'))('webhooks on $name', (mode) => {
     });
     expect(log!.attempts.at(0)).toMatchObject({ attempt: 1, status_code: 503, ok: false, error: 'answered 503' });
     expect(log!.attempts.at(-1)).toMatchObject({ status_code: 204, ok: true });
+    // The fault suite reads the consumer's outbox through its fault route: the same log.
+    const faultLog = await call<Delivery[]>(
+      app.url,
+      'GET',
+      `/_faults/webhook-deliveries?endpoint_id=${created.body.id}`,
+    );
+    expect(faultLog.body).toEqual(await deliveries(app.url, created.body.id));
 
     const again = await call(
       app.url,

@@ -1,6 +1,7 @@
 /** The webhooks module's public surface (docs/webhooks.md): code outside services/domain/webhooks imports from here only. */
 export { refusedRange, webhookUrlProblem, type Resolve } from './address-policy.ts';
 export { MemoryDeliveryClaims, RedisDeliveryClaims, type DeliveryClaims } from './delivery-claims.ts';
+export { deliveryLog, type DeliveryView } from './delivery-log.ts';
 export { DeliveryWorker, type DeliverySettings } from './delivery-worker.ts';
 export { createWebhookEmitter, type EmitResult, type EmitWebhookEvent, type WebhookEvent } from './emit-event.ts';
 export { auditedEndpoint, DELIVERY_ACTOR_ID, rotatedEndpoint, ROTATION_OVERLAP_MS } from './endpoint-changes.ts';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { WebhookCreateBody, webhookDeliverySchema, webhookSchema } from '../../../schemas/http/webhooks.ts';
+import type { WebhookCreateBody, webhookSchema } from '../../../schemas/http/webhooks.ts';
 import type { WireOf } from '../../../schemas/http/response-parts.ts';
 import type { AuditRecord } from '../../../schemas/records/api-key.ts';
 import type { WebhookEndpointRecord } from '../../../schemas/records/webhook-endpoint.ts';
@@ -7,18 +7,16 @@ import type { Caller } from '../../shared/auth/access.ts';
 import { auditEnvelope } from '../../shared/auth/audit.ts';
 import { assertActsFor } from '../../shared/auth/tenant.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
-import {
-  insertDeliveryStates,
-  readDelivery,
-  readDeliveryLog,
-} from '../../shared/clickhouse/tables/webhook-deliveries.ts';
+import { insertDeliveryStates, readDelivery } from '../../shared/clickhouse/tables/webhook-deliveries.ts';
 import { AppError } from '../../shared/errors.ts';
 import { makeEnvelope, type RecordSink } from '../../domain/records/index.ts';
 import {
   auditedEndpoint,
+  deliveryLog,
   newWebhookSecret,
   rotatedEndpoint,
   webhookUrlProblem,
+  type DeliveryView,
   type Resolve,
   type WebhookEndpoints,
 } from '../../domain/webhooks/index.ts';
@@ -35,7 +33,6 @@ export interface WebhookServiceDeps {
 }
 
 export type WebhookView = WireOf<typeof webhookSchema>;
-export type DeliveryView = WireOf<typeof webhookDeliverySchema>;
 
 const NOT_FOUND = 'Webhook not found';
 
@@ -131,21 +128,7 @@ export function createWebhookService({
 
     async deliveries(id: string, caller: Caller, limit: number): Promise<DeliveryView[]> {
       find(id, caller);
-      return (await readDeliveryLog(outbox, id, limit)).map(({ state, attempts }) => ({
-        message_id: state.message_id,
-        type: state.type as DeliveryView['type'],
-        status: state.status,
-        created_at: new Date(state.created_ms).toISOString(),
-        next_attempt_at: state.next_attempt_ms === null ? null : new Date(state.next_attempt_ms).toISOString(),
-        attempts: attempts.map(({ attempt, at_ms, status_code, latency_ms, error, ok }) => ({
-          attempt,
-          at: new Date(at_ms).toISOString(),
-          status_code,
-          latency_ms,
-          error,
-          ok,
-        })),
-      }));
+      return deliveryLog(outbox, id, limit);
     },
 
     /**
