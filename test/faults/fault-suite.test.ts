@@ -12,11 +12,21 @@ import { LocalRedis } from '../../infra/local/redis.ts';
 import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { eventually } from '../support/harness.ts';
+import { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { AlertDriver } from './alert-driver.ts';
+import { arrangeBudgetAlerts, expectBudgetAlerts, firstAlertEmitted } from './budget-alerts.ts';
 import { createDriverSessions, inPhase, LoadDriver } from './load-driver.ts';
 import { expectStoredExactlyOnce } from './stored-exactly-once.ts';
 
 const USER = 'fault-tenant';
 const SESSIONS = 64;
+/**
+ * The alert driver's spend per second, and its budgets: the tenant's 10 % is reached about 6 s into the
+ * load, as the consumer kills begin, its amount at about 60 s; the call's cap at 44 s (its half at 22 s).
+ */
+const ALERT_RATE = new Exact('0.05');
+const ALERT_AMOUNT = ALERT_RATE.times(60);
+const ALERT_CAP = ALERT_RATE.times(44);
 let redisUrl = '';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -25,7 +35,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * and a consumer+query process, and a load driver whose events have known costs. Faults are
  * injected one after another while the load runs; afterwards every acknowledged event must be stored
  * exactly once, no refused one at all, and every cost view must equal the expected Decimal sums.
- * It runs its own broker and Redis, because it stops and restarts them.
+ * Beside the load, one call's usage crosses budget thresholds while the consumer that evaluates them is
+ * killed and the webhook receiver is down: every crossing must reach the receiver, fired once, signed,
+ * with the exact spend stored up to it. It runs its own broker and Redis, because it stops and restarts them.
  */
 describe('callmeter under faults', () => {
   const folder = mkdtempSync(path.join(os.tmpdir(), 'callmeter-faults-'));
@@ -34,6 +46,7 @@ describe('callmeter under faults', () => {
   let ingest: CallmeterProcess;
   let consumer: CallmeterProcess;
   let env: Record<string, string>;
+  const receiver = new WebhookReceiver();
   const startIngest = () =>
     startCallmeter({ ...env, SERVICES: 'ingest', DATA_DIR: path.join(folder, 'ingest') }, 120_000);
   const startConsumer = () =>
@@ -47,12 +60,18 @@ describe('callmeter under faults', () => {
     redis = await LocalRedis.create(path.join(folder, 'redis'));
     await Promise.all([kafka.start(), redis.start()]);
     redisUrl = redis.url;
+    await receiver.listen();
     env = {
       KAFKA_BROKERS: kafka.brokers,
       REDIS_URL: redis.url,
       KAFKA_GROUP_ID: 'faults',
       LOG_LEVEL: 'error',
       SHUTDOWN_TIMEOUT_MS: '5000',
+      // A receiver on loopback, polled often, retried from a short first pause up.
+      WEBHOOK_ALLOW_PRIVATE: '1',
+      WEBHOOK_POLL_MS: '200',
+      WEBHOOK_RETRY_BASE_MS: '200',
+      WEBHOOK_TIMEOUT_MS: '2000',
     };
     [ingest, consumer] = await Promise.all([startIngest(), startConsumer()]);
   }, 240_000);
@@ -71,19 +90,36 @@ describe('callmeter under faults', () => {
       }
     }
     await Promise.allSettled([ingest?.stop('SIGKILL'), consumer?.stop('SIGKILL')]);
-    await Promise.allSettled([kafka?.stop(), redis?.stop()]);
+    await Promise.allSettled([kafka?.stop(), redis?.stop(), receiver.close()]);
   });
 
-  it('stores every acknowledged event exactly once through kills, broker, Redis and ClickHouse outages', async () => {
+  it('stores every acknowledged event exactly once and fires every budget alert once through kills, broker, Redis and ClickHouse outages', async () => {
     const sessions = await createDriverSessions(ingest.url, USER, SESSIONS);
+    const alerts = await arrangeBudgetAlerts(ingest.url, consumer.url, receiver, {
+      amount: ALERT_AMOUNT,
+      cap: ALERT_CAP,
+    });
     const driver = new LoadDriver(() => ingest.url, sessions);
+    const alertDriver = new AlertDriver(
+      () => ingest.url,
+      alerts.target,
+      ALERT_RATE,
+      () => driver.phase,
+    );
+    const startedAt = Date.now();
     driver.start();
+    alertDriver.start();
     const phase = (name: string, fault: () => Promise<unknown>) => inPhase(driver, name, fault);
 
     await phase('none', () => sleep(2_000));
+    // The receiver refuses connections from the first kill until ingest is killed: the crossings before
+    // the amount's are emitted while it is down, and retried by the outbox until it is back.
+    const down = { from: Date.now(), to: 0 };
+    await receiver.close();
     await phase('consumer kill -9 (3 times)', async () => {
       for (let kill = 0; kill < 3; kill += 1) {
-        await sleep(1_500);
+        // The first lands as the consumer evaluates the budgets, just after it emitted its first alert.
+        await (kill === 0 ? firstAlertEmitted(consumer.url, alerts) : sleep(1_500));
         await consumer.stop('SIGKILL');
         consumer = await startConsumer();
       }
@@ -115,6 +151,8 @@ describe('callmeter under faults', () => {
         client.disconnect();
       }
     });
+    await receiver.listen(receiver.port);
+    down.to = Date.now();
     await phase('ingest kill -9', async () => {
       await ingest.stop('SIGKILL');
       await sleep(1_000);
@@ -135,7 +173,7 @@ describe('callmeter under faults', () => {
       expect(fault.status).toBe(200);
       await sleep(10_000);
     });
-    await driver.stop();
+    await Promise.all([driver.stop(), alertDriver.stop(ALERT_AMOUNT)]);
 
     await expectStoredExactlyOnce({
       url: consumer.url,
@@ -143,7 +181,15 @@ describe('callmeter under faults', () => {
       sessions,
       driver,
       diagnose: liveCounters,
-      totals: async () => (await call(consumer.url, 'GET', '/_faults/stored-totals')).body,
+      totals: async () => (await call(consumer.url, 'GET', `/_faults/stored-totals?user_id=${USER}`)).body,
+    });
+    await expectBudgetAlerts({
+      consumerUrl: consumer.url,
+      receiver,
+      setup: alerts,
+      driver: alertDriver,
+      startedAt,
+      down,
     });
   }, 600_000);
 });

@@ -14,6 +14,8 @@ export interface Received {
   readonly verified: boolean;
   /** The status the receiver answered it with. */
   readonly answered: number;
+  /** When it arrived (epoch ms). */
+  readonly at: number;
 }
 
 /** What one path answers: a status (503 while "down"), after an optional delay, or a redirect. */
@@ -105,6 +107,7 @@ export class WebhookReceiver {
         headers: req.headers,
         verified,
         answered: location === undefined ? status : 302,
+        at: Date.now(),
       });
       setTimeout(() => {
         if (res.destroyed) return;
