@@ -4,7 +4,7 @@ export const BUDGET_PERIODS = ['day', 'week', 'month', 'none'] as const;
 export const BUDGET_ACTIONS = ['notify', 'block'] as const;
 
 /** A threshold: a percentage of the amount (`90%`) or an amount of money (`20.00`). */
-export const THRESHOLD_PATTERN = '^(\\d{1,3}(\\.\\d{1,4})?%|\\d{1,12}(\\.\\d{1,18})?)$';
+export const THRESHOLD_PATTERN = '^(\\d{1,4}(\\.\\d{1,4})?%|\\d{1,12}(\\.\\d{1,18})?)$';
 
 /**
  * The whole state of a budget after a change (POST, PATCH, DELETE /api/budgets; docs/budgets.md):

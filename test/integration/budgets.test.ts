@@ -94,6 +94,7 @@ describe.each(oneProcessModes('budgets'))('budgets, alerts and caps on $name', (
       { amount: '0.0000000000000000001' },
       { time_zone: 'Mars/Olympus' },
       { thresholds: ['0%'] },
+      { thresholds: ['1001%'] },
       { thresholds: ['lots'] },
       { thresholds: [] },
       { per_call: true, period: 'month' },
@@ -103,6 +104,15 @@ describe.each(oneProcessModes('budgets'))('budgets, alerts and caps on $name', (
       { filter: { colour: 'red' } },
     ])
       expect(await bad(body), JSON.stringify(body)).toBe(422);
+    // The highest percentage a threshold may be, as documented.
+    const highest = await call<Budget>(app.url, 'POST', '/api/budgets', {
+      name: 'tenfold',
+      user_id: user,
+      amount: '1',
+      thresholds: ['1000%'],
+    });
+    expect(highest.status).toBe(201);
+    expect((await call(app.url, 'DELETE', `/api/budgets/${highest.body.id}`)).status).toBe(204);
     const listed = await call<Budget[]>(app.url, 'GET', `/api/budgets?user_id=${user}`);
     expect(listed.body.map((budget) => budget.id)).toEqual([created.body.id]);
     const renamed = await call<{ name: string; amount: string }>(app.url, 'PATCH', `/api/budgets/${created.body.id}`, {
