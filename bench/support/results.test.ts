@@ -30,5 +30,7 @@ describe('results files', () => {
     );
     expect(table[3]).toBe('| ingest_rss_mb | 498 MiB | 498 |  |  |  |  | 3 |');
     expect(table.at(-1)).toContain('exceeds 25 %');
+    const [once] = steadyTable(combineRounds([round(3323, 16698)])).slice(2);
+    expect(once).toBe('| ingest_single_events_per_s | 3323 events/s |  | 16698 | 0.2 |  | >= 0.4 | 1 |');
   });
 });

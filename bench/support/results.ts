@@ -64,8 +64,9 @@ export function metricTable(metrics: readonly Metric[]): string[] {
 
 /** Figures merged over rounds as a Markdown table: the median, the range, and a mark on unsteady ones. */
 export function steadyTable(metrics: readonly SteadyMetric[]): string[] {
-  const range = (min: number | undefined, max: number | undefined) =>
-    min === undefined || max === undefined ? '' : min === max ? `${min}` : `${min}–${max}`;
+  // A figure measured once has no range to show.
+  const range = (runs: number, min: number | undefined, max: number | undefined) =>
+    runs === 1 || min === undefined || max === undefined ? '' : min === max ? `${min}` : `${min}–${max}`;
   const mark = (spread: number | undefined) => (spread !== undefined && spread > SPREAD_FLAG ? ` ${FLAG}` : '');
   return [
     '| metric | value (median) | min–max | baseline | ratio (median) | ratio min–max | target | runs |',
@@ -75,10 +76,10 @@ export function steadyTable(metrics: readonly SteadyMetric[]): string[] {
         [
           m.name,
           `${m.value} ${m.unit}${mark(m.spread)}`,
-          range(m.min, m.max),
+          range(m.runs, m.min, m.max),
           m.baseline ?? '',
           m.ratio === undefined ? '' : `${m.ratio}${mark(m.ratio_spread)}`,
-          range(m.ratio_min, m.ratio_max),
+          range(m.runs, m.ratio_min, m.ratio_max),
           m.target ?? '',
           m.runs,
         ].join(' | '),
