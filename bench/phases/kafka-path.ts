@@ -1,0 +1,61 @@
+import path from 'node:path';
+import type { BenchSettings } from '../settings.ts';
+import { startBackingServices } from '../support/backing-services.ts';
+import { createSessions } from '../support/callmeter-api.ts';
+import { drive, say, startServer, type Server } from '../support/processes.ts';
+import type { SteadyMetric } from '../support/results.ts';
+import { combineRounds, inRounds } from '../support/rounds.ts';
+import { consumerRounds, type ConsumerRounds } from './consumer.ts';
+import { CLIENTS, ingestRound, rawTopic } from './kafka-ingest.ts';
+import { soak } from './soak.ts';
+
+const USER = 'bench';
+
+/**
+ * The Kafka path, over a broker and redis-server of the run's own: ingest's rounds (each beside the bare
+ * route and sendBatch), then the consumer's rounds (each draining the whole backlog the ingest rounds
+ * left, beside a raw insert), then the soak, once, on the last round's consumer.
+ */
+export async function kafkaPath(folder: string, settings: BenchSettings, bare: Server): Promise<SteadyMetric[]> {
+  say('starting the Kafka broker and redis-server');
+  const backing = await startBackingServices(folder, 'bench');
+  let ingest: Server | undefined;
+  let consumers: ConsumerRounds | undefined;
+  try {
+    ingest = await startServer('services/main.ts', {
+      ...backing.env,
+      SERVICES: 'ingest',
+      DATA_DIR: path.join(folder, 'ingest'),
+    });
+    const sessions = await createSessions(ingest.url, USER, 50);
+    say('ingest through Kafka: warming up');
+    const warmup = await drive({
+      url: ingest.url,
+      mode: 'single',
+      durationMs: settings.warmupMs,
+      connections: CLIENTS,
+      sessions,
+    });
+    const acknowledged = { events: warmup.events };
+    const round = { bare, ingest, sessions, brokers: backing.kafka.brokers, loadMs: settings.loadMs, acknowledged };
+    const topic = await rawTopic(backing.kafka.brokers);
+    const ingested = await inRounds(settings.runs, () => ingestRound({ ...round, rawTopic: topic }));
+
+    const rounds = consumerRounds({ folder, services: backing.env, user: USER, backlog: acknowledged.events });
+    consumers = rounds;
+    const consumed = await inRounds(settings.runs, (index) => rounds.round(index));
+
+    const soaked = await soak({
+      ingest,
+      consumer: rounds.consumer!,
+      sessions,
+      singleEventsPerS: ingested.find((m) => m.name === 'ingest_single_events_per_s')!.value,
+      soakMs: settings.soakMs,
+      probes: settings.probes,
+    });
+    return [...ingested, ...consumed, ...combineRounds([soaked])];
+  } finally {
+    await Promise.allSettled([ingest?.stop(), consumers?.consumer?.stop()]);
+    await backing.stop();
+  }
+}
