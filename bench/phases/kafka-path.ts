@@ -36,18 +36,24 @@ export async function kafkaPath(folder: string, settings: BenchSettings, bare: S
       connections: CLIENTS,
       sessions,
     });
-    const acknowledged = { events: warmup.events };
-    const round = { bare, ingest, sessions, brokers: backing.kafka.brokers, loadMs: settings.loadMs, acknowledged };
-    const topic = await rawTopic(backing.kafka.brokers);
-    const ingested = await inRounds(settings.runs, () => ingestRound({ ...round, rawTopic: topic }));
+    const round = {
+      bare,
+      ingest,
+      sessions,
+      brokers: backing.kafka.brokers,
+      rawTopic: await rawTopic(backing.kafka.brokers),
+      loadMs: settings.loadMs,
+      acknowledged: { events: warmup.events },
+    };
+    const ingested = await inRounds(settings.runs, () => ingestRound(round));
 
-    const rounds = consumerRounds({ folder, services: backing.env, user: USER, backlog: acknowledged.events });
-    consumers = rounds;
-    const consumed = await inRounds(settings.runs, (index) => rounds.round(index));
+    const drains = consumerRounds({ folder, services: backing.env, user: USER, backlog: round.acknowledged.events });
+    consumers = drains;
+    const consumed = await inRounds(settings.runs, (index) => drains.round(index));
 
     const soaked = await soak({
       ingest,
-      consumer: rounds.consumer!,
+      consumer: drains.consumer!,
       sessions,
       singleEventsPerS: ingested.find((m) => m.name === 'ingest_single_events_per_s')!.value,
       soakMs: settings.soakMs,
