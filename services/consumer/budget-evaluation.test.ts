@@ -58,7 +58,14 @@ function harness(spent: string) {
   return { reads, emit, emitted, state };
 }
 
-const registry = (list: BudgetRecord[]) => ({ all: () => list }) as unknown as Budgets;
+/** A registry over a list the test changes; `changes` grows with every budget added and every version. */
+const registry = (list: BudgetRecord[]) =>
+  ({
+    all: () => list,
+    get changes() {
+      return list.reduce((sum, budget) => sum + budget.version, list.length * 1_000);
+    },
+  }) as unknown as Budgets;
 
 describe('budget evaluation', () => {
   const log = createLogger('silent');
@@ -145,5 +152,34 @@ describe('budget evaluation', () => {
     evaluation.touched({ tenants: ['tenant-1'], sessions: [] });
     await evaluation.evaluate();
     expect(emitted.map((event) => event.type)).toEqual(['budget.threshold_crossed', 'budget.exhausted']);
+  });
+
+  it('walks the budgets again only when one was learned of or changed, or a period ended', async () => {
+    nowMs = Date.parse('2026-11-27T12:00:00Z');
+    const { reads, emit, emitted, state } = harness('12');
+    state.subscribed = true;
+    let walks = 0;
+    const list = [budget];
+    const counted = {
+      all: (tenant?: string) => {
+        if (tenant === undefined) walks += 1;
+        return list;
+      },
+      get changes() {
+        return list[0]!.version;
+      },
+    } as unknown as Budgets;
+    const evaluation = new BudgetEvaluation({ budgets: counted, reads, emit, log, now });
+    await evaluation.evaluate();
+    await evaluation.evaluate();
+    expect(walks).toBe(1);
+    list[0] = { ...budget, version: 2 };
+    await evaluation.evaluate();
+    nowMs = Date.parse('2026-11-28T00:00:01Z');
+    state.spent = '0';
+    await evaluation.evaluate();
+    expect(walks).toBe(3);
+    // The day's exhaustion is resolved once its period ended.
+    expect(emitted.map((event) => event.type).at(-1)).toBe('budget.resolved');
   });
 });

@@ -71,6 +71,8 @@ export class BudgetEvaluation {
   private readonly changed = new Map<string, string>();
   /** Per-call caps new to this process or changed: checked against the tenant's recent calls on the next turn. */
   private readonly capsToCheck = new Set<string>();
+  /** The registry's change count and the earliest period end when all budgets were last walked. */
+  private walked: { changes: number; until: number } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> = Promise.resolve();
   private readonly now: () => number;
@@ -138,6 +140,11 @@ export class BudgetEvaluation {
    */
   private async resolveResets(): Promise<void> {
     const nowMs = this.now();
+    // Nothing learned and no period ended since the last walk: every budget is as it was (10,000 of a
+    // tenant are not walked four times a second for nothing).
+    const changes = this.deps.budgets.changes;
+    if (this.walked !== null && this.walked.changes === changes && nowMs < this.walked.until) return;
+    let until = Number.POSITIVE_INFINITY;
     const resets: { budget: BudgetRecord; start: number; end: number }[] = [];
     const live = new Set<string>();
     const boundsOf = periodBoundsAt(nowMs);
@@ -145,6 +152,7 @@ export class BudgetEvaluation {
     for (const budget of this.deps.budgets.all()) {
       live.add(budget.id);
       const bounds = boundsOf(budget);
+      if (bounds !== null && bounds.end < until) until = bounds.end;
       const seen = this.seen.get(budget.id);
       if (seen !== undefined && seen.version !== budget.version && seen.amount !== budget.amount)
         this.changed.set(budget.id, seen.amount);
@@ -167,6 +175,7 @@ export class BudgetEvaluation {
         this.seen.delete(id);
         this.thresholds.delete(id);
       }
+    this.walked = { changes, until };
     if (resets.length === 0) return;
     const exhaustedIds = resets.map(({ budget, start }) =>
       messageIdOf('budget.exhausted', budget.user_id, crossingKey(budget, start, budget.amount, 'budget.exhausted')),

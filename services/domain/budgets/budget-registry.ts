@@ -24,6 +24,7 @@ export class Budgets {
   private readonly latestById = new Map<string, BudgetRecord>();
   private readonly byTenant = new Map<string, Map<string, BudgetRecord>>();
   private refreshes = 0;
+  private changeCount = 0;
 
   constructor(
     private readonly ch: ClickHouse,
@@ -42,12 +43,19 @@ export class Budgets {
 
   /** A version of a budget, kept if it is the newest known. */
   note(budget: BudgetRecord): void {
-    if ((this.latestById.get(budget.id)?.version ?? 0) > budget.version) return;
+    const known = this.latestById.get(budget.id)?.version ?? 0;
+    if (known > budget.version) return;
+    if (known < budget.version) this.changeCount += 1;
     this.latestById.set(budget.id, budget);
     let tenant = this.byTenant.get(budget.user_id);
     if (tenant === undefined) this.byTenant.set(budget.user_id, (tenant = new Map()));
     if (budget.deleted_at === null) tenant.set(budget.id, budget);
     else tenant.delete(budget.id);
+  }
+
+  /** Grows whenever a budget is learned of or a newer version of one: what was derived from them is stale. */
+  get changes(): number {
+    return this.changeCount;
   }
 
   /** The latest version of a budget (a deleted one included), or null. */

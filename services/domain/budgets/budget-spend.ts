@@ -64,12 +64,17 @@ export async function periodSpends(
     // An agent's budget looks at its agent's rows only: thousands of agents' budgets, each a lookup.
     const byAgent = new Map<string, SpendRow[]>();
     for (const row of rows) byAgent.set(row.agent_id, [...(byAgent.get(row.agent_id) ?? []), row]);
-    const zero = new Exact(0);
+    // One answer shared by every budget nothing of which was spent (most of a tenant's thousands).
+    const nothing: PeriodSpend = { spent: new Exact(0), start: group.start, end: group.end };
     for (const budget of group.budgets) {
-      const candidates = budget.agent_id === null ? rows : (byAgent.get(budget.agent_id) ?? []);
-      const covered = candidates.filter((row) => covers(budget, row));
-      const spent = covered.length === 0 ? zero : Exact.sum(0, ...covered.map((row) => row.cost));
-      spends.set(budget.id, { spent, start: group.start, end: group.end });
+      const candidates = budget.agent_id === null ? rows : byAgent.get(budget.agent_id);
+      const covered = candidates?.filter((row) => covers(budget, row)) ?? [];
+      spends.set(
+        budget.id,
+        covered.length === 0
+          ? nothing
+          : { spent: Exact.sum(0, ...covered.map((row) => row.cost)), start: group.start, end: group.end },
+      );
     }
   }
   return spends;

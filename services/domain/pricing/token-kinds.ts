@@ -27,6 +27,11 @@ function isPartOf(part: TokenKind, whole: TokenKind): boolean {
   return Object.entries(DIMENSIONS[whole]).every(([dimension, value]) => DIMENSIONS[part][dimension] === value);
 }
 
+/** Every (part, whole) of the nesting, parts in TOKEN_KINDS order: computed once, not per event. */
+const NESTING: readonly (readonly [TokenKind, TokenKind])[] = TOKEN_KINDS.flatMap((part) =>
+  TOKEN_KINDS.filter((whole) => isPartOf(part, whole)).map((whole) => [part, whole] as const),
+);
+
 /** A count that breaks the nesting: a part larger than what it is part of. */
 export class TokenCountError extends Error {
   constructor(
@@ -46,18 +51,18 @@ export class TokenCountError extends Error {
  * input.
  */
 export function tokenCountProblems(counts: TokenCounts): TokenCountError[] {
+  // Most events carry no token counts at all (minutes, characters): nothing can break the nesting.
+  if (TOKEN_KINDS.every((kind) => counts[kind] === undefined)) return [];
   const value = (kind: TokenKind) => new Exact(counts[kind] ?? 0);
   const problems: TokenCountError[] = [];
-  for (const part of TOKEN_KINDS) {
-    for (const whole of TOKEN_KINDS) {
-      if (isPartOf(part, whole) && counts[part] !== undefined && value(part).greaterThan(value(whole))) {
-        problems.push(
-          new TokenCountError(
-            part,
-            `${part} (${value(part).toFixed()}) is more than ${whole} (${value(whole).toFixed()}), which includes it`,
-          ),
-        );
-      }
+  for (const [part, whole] of NESTING) {
+    if (counts[part] !== undefined && value(part).greaterThan(value(whole))) {
+      problems.push(
+        new TokenCountError(
+          part,
+          `${part} (${value(part).toFixed()}) is more than ${whole} (${value(whole).toFixed()}), which includes it`,
+        ),
+      );
     }
   }
   const inputParts = value('cached_input_tokens')
