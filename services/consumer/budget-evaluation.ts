@@ -200,7 +200,8 @@ export class BudgetEvaluation {
     const spends = await periodSpends(this.deps.reads, budgets, nowMs);
     for (const budget of budgets) {
       const spend = spends.get(budget.id);
-      if (spend === undefined) continue;
+      // Nothing spent reaches no threshold (each is above 0), and resolves nothing unless it was raised.
+      if (spend === undefined || (spend.spent.isZero() && !this.changed.has(budget.id))) continue;
       const period = {
         period_start: new Date(spend.start).toISOString(),
         period_end: new Date(spend.end).toISOString(),
