@@ -1,6 +1,6 @@
 import type { BudgetRecord } from '../../../schemas/records/budget.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
-import { readBudgets } from '../../shared/clickhouse/tables/budgets.ts';
+import { budgetsSignature, readBudgets } from '../../shared/clickhouse/tables/budgets.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { refreshEvery } from '../../shared/refresh-every.ts';
 
@@ -25,6 +25,8 @@ export class Budgets {
   private readonly byTenant = new Map<string, Map<string, BudgetRecord>>();
   private refreshes = 0;
   private changeCount = 0;
+  /** The table's signature when it was last read (budgetsSignature). */
+  private signature = '';
 
   constructor(
     private readonly ch: ClickHouse,
@@ -38,7 +40,12 @@ export class Budgets {
 
   async refresh(): Promise<void> {
     const full = this.refreshes++ % FULL_READ_EVERY === 0;
+    // Nothing stored since the last read: the versions of the last minute are not read again (after a
+    // tenant made thousands, they would be, every refresh for a minute).
+    const signature = await budgetsSignature(this.ch);
+    if (!full && signature === this.signature) return;
     for (const budget of await readBudgets(this.ch, full ? null : Date.now() - REFRESH_OVERLAP_MS)) this.note(budget);
+    this.signature = signature;
   }
 
   /** A version of a budget, kept if it is the newest known. */

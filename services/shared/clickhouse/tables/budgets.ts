@@ -36,6 +36,19 @@ export function budgetRow(budget: BudgetRecord, recordId: string): BudgetRow {
 }
 
 /**
+ * What the table holds, in one short answer (its row count and latest store): unchanged, nothing was
+ * stored since the last look, and a refresh need not read the versions again.
+ */
+export async function budgetsSignature(ch: ClickHouse): Promise<string> {
+  const result = await ch.client.query({
+    query: `SELECT count() AS n, toString(max(stored_at)) AS at FROM ${tableName(ch, 'budgets')}`,
+    format: 'JSONEachRow',
+  });
+  const [row] = await result.json<{ n: number | string; at: string }>();
+  return `${row?.n ?? 0}@${row?.at ?? ''}`;
+}
+
+/**
  * The latest version of every budget (deleted ones included), or, with `storedSinceMs`, of the budgets
  * with a version stored since then (a refresh reads what changed, not every budget again).
  */
