@@ -58,7 +58,7 @@ export interface RecordWriterDeps {
   readonly deadLetterTopic: DeadLetterDeps['topic'];
   /** The batches planned when the views were rebuilt after a crash, not yet committed past (see writeRound). */
   readonly pendingReplays?: Pick<PendingReplays, 'has' | 'id'>;
-  /** Told each round's stored usage before the round is committed, for the usage.unpriced webhook; absent: none. */
+  /** Told each round's stored usage, for the usage.unpriced webhook (its emits run beside the rounds); absent: none. */
   readonly unpriced?: Pick<UnpricedNotices, 'noteStored'> | null;
 }
 
@@ -68,7 +68,7 @@ type Decided = DecidedUsage<UsageOrigin<RoundItem>>;
  * What the storing loop's store step runs for a round of any source, in named steps (steps/): decode →
  * route → decide the usage rows (claim, look up, price) → insert, one insert per table carrying the
  * round's token, so that a replay of the same round stores nothing new → release the claims → live
- * usage → announce → the first unpriced usage of its kind as a webhook → dead letters.
+ * usage → announce → the first unpriced usage of its kind as a webhook (not waited for) → dead letters.
  */
 export function createRecordWriter({
   ch,
@@ -88,7 +88,7 @@ export function createRecordWriter({
   const replayedAfterRebuild = (token: string) => pendingReplays?.has(token) === true;
 
   /**
-   * Steps 2 to 7, and the unpriced notices before the round is committed: the records of a round's
+   * Steps 2 to 7, and the unpriced notices handed over: the records of a round's
    * batches, one insert per table under the round's token.
    *
    * A batch planned before the views were rebuilt may be in the source tables already, wholly or in
@@ -114,7 +114,8 @@ export function createRecordWriter({
     await recordLiveUsage(liveUsage, stored.usage);
     unpricedWarnings.noteStored(stored.usage);
     await announceStored(announcements, stored, log);
-    await unpriced?.noteStored(stored.usage);
+    // Not awaited: the webhook's emits never hold up the round (unpriced-notices.ts bounds them).
+    void unpriced?.noteStored(stored.usage);
     return refused.map(({ item, reason }) => ({ item: item.origin, reason }));
   }
 

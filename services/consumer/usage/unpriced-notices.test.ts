@@ -3,6 +3,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { messageIdOf, type WebhookEvent } from '../../domain/webhooks/index.ts';
 import {
   firstUnpriced,
+  MAX_PENDING_EMITS,
   UNPRICED_HINT,
   UnpricedNotices,
   unpricedEvent,
@@ -173,5 +174,20 @@ describe('UnpricedNotices', () => {
     const next = makeStoredUsage({ session_id: 'call-2' });
     await notices.noteStored([next]);
     expect(sent.map((event) => event.data)).toEqual([unpricedEvent(next).data]);
+  });
+
+  it('queues at most MAX_PENDING_EMITS emits at once, and announces a kind left out on its next row', async () => {
+    const { deps, calls } = harness(['tenant-1']);
+    const notices = new UnpricedNotices(deps);
+    const invented = Array.from({ length: MAX_PENDING_EMITS + 5 }, (_, i) =>
+      makeStoredUsage({ model: `made-up-${i}` }),
+    );
+    const first = notices.noteStored(invented);
+    // A second round while the first one's emits still wait: nothing more is queued.
+    await notices.noteStored([makeStoredUsage({ model: 'made-up-late' })]);
+    await first;
+    expect(calls.emit).toBe(MAX_PENDING_EMITS);
+    await notices.noteStored([makeStoredUsage({ model: 'made-up-late' })]);
+    expect(calls.emit).toBe(MAX_PENDING_EMITS + 1);
   });
 });

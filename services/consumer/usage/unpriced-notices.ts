@@ -6,6 +6,11 @@ import type { EmitWebhookEvent, WebhookEndpoints, WebhookEvent } from '../../dom
 const TYPE: WebhookEventType = 'usage.unpriced';
 /** Keys this process knows are in the outbox: past this many it forgets them all and asks the outbox again. */
 const EMITTED_KEPT = 100_000;
+/**
+ * Emits waiting in this process at most: a tenant inventing models by the thousand gets this many
+ * queued, and the rest are announced on their kind's next unpriced row, never a backlog without end.
+ */
+export const MAX_PENDING_EMITS = 1_000;
 /** What the receiver can do about it (docs/pricing.md#tenant-rates, docs/corrections.md#repricing). */
 export const UNPRICED_HINT =
   'Nothing prices this usage, so it is stored at cost 0. Price it for the tenant with POST /api/rates ' +
@@ -63,7 +68,8 @@ export interface UnpricedNoticesDeps {
 
 /**
  * `usage.unpriced` once per tenant, provider, model and event type, ever: the consumer hands over each
- * round's stored rows before it commits the round. Only a tenant that an endpoint receives the type for
+ * round's stored rows and goes on (a round never waits for its emits: one tenant's invented models must
+ * not hold up every tenant's storing). Only a tenant that an endpoint receives the type for
  * is emitted for (asked in memory, once per tenant and round), and a key this process has emitted is not
  * emitted again, so a tenant without such an endpoint, or whose kinds were all announced, costs no query.
  * The outbox sends a key once (its webhook-id is derived from it): a replay, a restart or another
@@ -74,6 +80,7 @@ export class UnpricedNotices {
   private readonly emitted = new Set<string>();
   /** Emits under way, so that two rounds of this process stored at once emit a key once. */
   private readonly emitting = new Map<string, Promise<void>>();
+  private pending = 0;
 
   constructor(private readonly deps: UnpricedNoticesDeps) {}
 
@@ -87,7 +94,14 @@ export class UnpricedNotices {
       return known;
     };
     // One after another, as budget alerts are: a flood of made-up models is a flood of queries otherwise.
-    for (const row of fresh) if (received(row.user_id)) await this.emitOnce(row);
+    const queued = fresh.filter((row) => received(row.user_id)).slice(0, MAX_PENDING_EMITS - this.pending);
+    this.pending += queued.length;
+    for (const row of queued)
+      try {
+        await this.emitOnce(row);
+      } finally {
+        this.pending -= 1;
+      }
   }
 
   private keyOf(row: StoredUsage): string {
