@@ -1,8 +1,9 @@
-import { voice, initializeLogger, type metrics } from '@livekit/agents';
+import { voice, initializeLogger } from '@livekit/agents';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Callmeter, type SessionBudget } from '@callmeter/client';
 import { UsageForwarder } from '@callmeter/client/livekit';
 import { BatchServer, standing, usage } from './batch-server.ts';
+import { makeLlmMetric } from './llm-metrics.ts';
 
 const PATH = '/api/sessions/session-1/budget';
 const logged: string[] = [];
@@ -107,21 +108,7 @@ describe('the per-call cap watch', () => {
   });
 });
 
-const llmMetric: metrics.LLMMetrics = {
-  type: 'llm_metrics',
-  label: 'openai.LLM',
-  requestId: 'req-1',
-  timestamp: 1_800_000_000_000,
-  durationMs: 400,
-  ttftMs: 100,
-  cancelled: false,
-  completionTokens: 30,
-  promptTokens: 120,
-  promptCachedTokens: 64,
-  totalTokens: 150,
-  tokensPerSecond: 50,
-  metadata: { modelName: 'gpt-4o-mini', modelProvider: 'openai' },
-};
+const llmMetric = makeLlmMetric(1, 'gpt-4o-mini', { timestamp: 1_800_000_000_000 });
 
 describe('the LiveKit forwarder’s onCapReached with a real AgentSession', () => {
   it('runs once when the call passes its cap, on the session’s usage, and its hang-up runs', async () => {

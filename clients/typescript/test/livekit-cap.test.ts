@@ -1,10 +1,11 @@
-import { voice, initializeLogger, type metrics } from '@livekit/agents';
+import { voice, initializeLogger } from '@livekit/agents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Callmeter, type SessionBudget } from '@callmeter/client';
 import { UsageForwarder } from '@callmeter/client/livekit';
 import { call } from '../../../test/support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../../../test/support/callmeter-process.ts';
 import { eventually, isolate } from '../../../test/support/harness.ts';
+import { makeLlmMetric } from './llm-metrics.ts';
 
 // The LiveKit forwarder's onCapReached against callmeter itself (the embedded process, as `npm start` runs
 // it): a per-call cap of the tenant, the call's usage made by a real voice.AgentSession's usage collector
@@ -23,21 +24,7 @@ const PRICES = [
 ] as const;
 const CAP = '0.0005';
 
-const llmMetric: metrics.LLMMetrics = {
-  type: 'llm_metrics',
-  label: 'openai.LLM',
-  requestId: 'req-1',
-  timestamp: Date.now(),
-  durationMs: 400,
-  ttftMs: 100,
-  cancelled: false,
-  completionTokens: 30,
-  promptTokens: 120,
-  promptCachedTokens: 64,
-  totalTokens: 150,
-  tokensPerSecond: 50,
-  metadata: { modelName: MODEL.model, modelProvider: MODEL.provider },
-};
+const llmMetric = makeLlmMetric(1, MODEL.model, { timestamp: Date.now() });
 
 const logger = { warn: () => undefined, error: () => undefined };
 

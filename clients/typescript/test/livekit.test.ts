@@ -5,6 +5,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Callmeter } from '@callmeter/client';
 import { EMITS_USAGE, UsageForwarder, runOf } from '@callmeter/client/livekit';
 import { BatchServer } from './batch-server.ts';
+import { makeLlmMetric } from './llm-metrics.ts';
 
 const CALL = { sessionId: 'session-1', userId: 'user-1', agentId: 'agent-1' };
 const quiet = { warn: () => undefined, error: () => undefined };
@@ -12,21 +13,6 @@ const IDS = ['event_id', 'session_id', 'user_id', 'agent_id', 'timestamp'];
 const strip = (body: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(body).filter(([k]) => !IDS.includes(k)));
 
-const llmMetric = (i = 1, model = 'gpt-4o-mini'): metrics.LLMMetrics => ({
-  type: 'llm_metrics',
-  label: 'openai.LLM',
-  requestId: `req-${i}`,
-  timestamp: 1_800_000_000_000 + i,
-  durationMs: 400,
-  ttftMs: 100,
-  cancelled: false,
-  completionTokens: 30,
-  promptTokens: 120,
-  promptCachedTokens: 64,
-  totalTokens: 150,
-  tokensPerSecond: 50,
-  metadata: { modelName: model, modelProvider: 'openai' },
-});
 const realtime: metrics.RealtimeModelMetrics = {
   type: 'realtime_model_metrics',
   label: 'openai.realtime',
@@ -153,7 +139,7 @@ describe('the LiveKit forwarder with @livekit/agents', () => {
     session.on(voice.AgentSessionEventTypes.SessionUsageUpdated, (event) => snapshots.push(event));
     const first = new UsageForwarder(meter, CALL);
     first.attach(session);
-    for (const metric of [llmMetric(1), stt, llmMetric(2)]) collected(session, metric);
+    for (const metric of [makeLlmMetric(1), stt, makeLlmMetric(2)]) collected(session, metric);
     await meter.flush();
     const stored = new Map(server.stored);
     expect(stored.size).toBe(3);
@@ -219,7 +205,7 @@ describe('the LiveKit forwarder with @livekit/agents', () => {
 
   it('falls back to metrics_collected where the running totals are not emitted: one event per metric', async () => {
     const forwarder = new UsageForwarder(meter, CALL);
-    for (const metric of [llmMetric(), realtime, stt, tts]) expect(forwarder.onMetrics(metric)).not.toBeNull();
+    for (const metric of [makeLlmMetric(), realtime, stt, tts]) expect(forwarder.onMetrics(metric)).not.toBeNull();
     const vad: metrics.VADMetrics = {
       type: 'vad_metrics',
       label: 'silero',
@@ -229,7 +215,7 @@ describe('the LiveKit forwarder with @livekit/agents', () => {
       inferenceCount: 3,
     };
     expect(forwarder.onMetrics(vad)).toBeNull();
-    expect(forwarder.onMetrics(llmMetric(7))).toBe(forwarder.onMetrics(llmMetric(7)));
+    expect(forwarder.onMetrics(makeLlmMetric(7))).toBe(forwarder.onMetrics(makeLlmMetric(7)));
     await meter.flush();
     const bodies = server.batches.flat();
     expect(bodies.slice(0, 4).map(strip)).toEqual([
