@@ -41,14 +41,14 @@ export function benchSettings(env: Readonly<Record<string, string | undefined>>)
     runs,
     loadMs: ci ? 5_000 : 20_000,
     warmupMs: ci ? 2_000 : 10_000,
-    soakMs: ci ? 20_000 : 300_000,
+    soakMs: ci ? 12_000 : 300_000,
     probes: ci ? 30 : 200,
     queryEvents: ci ? 1_000_000 : 10_000_000,
     redisEvents: Number(env.BENCH_REDIS_EVENTS ?? 10_000_000),
     pricing: ci ? { rounds: 9, perRound: 10_000 } : { rounds: 15, perRound: 20_000 },
     noisyNeighbour: (folder) => ({
       dataDir: path.join(folder, 'noisy-neighbour'),
-      measureMs: ci ? 8_000 : 30_000,
+      measureMs: ci ? 5_000 : 30_000,
       // The full run holds the most of every per-tenant cap (their defaults); CI a part of each.
       rateEntries: ci ? 200 : caps.rateEntriesPerTenant,
       agents: ci ? 20 : Math.min(caps.agentCaps.agentsPerTenant, caps.agentCaps.numbersPerTenant),

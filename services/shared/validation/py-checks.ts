@@ -24,13 +24,19 @@ export const PY_CHECKS: Readonly<Record<PyCheck, (value: string) => PyError | nu
   'date-or-datetime': dateOrDateTimeError,
 };
 
+/** Names found valid: building a formatter costs about 0.3 ms, and a tenant names the same few zones. */
+const knownZones = new Set<string>();
+const KNOWN_ZONES_KEPT = 1_000;
+
 export function isIanaTimeZone(name: string): boolean {
+  if (knownZones.has(name)) return true;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
   } catch {
     return false;
   }
+  if (knownZones.size < KNOWN_ZONES_KEPT) knownZones.add(name);
+  return true;
 }
 
 /** pydantic's `datetime` parse of a string, which also takes a bare date; year 0 is out of range. */
