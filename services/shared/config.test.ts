@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       password: null,
       readLimits: { maxExecutionTimeS: 20, maxResultBytes: 268435456 },
       readConnections: 2,
+      embeddedMemory: { limitBytes: 1024 * 1024 * 1024, cacheBytes: 64 * 1024 * 1024 },
     });
     expect(config.queryCache).toEqual({ maxAgeMs: 30_000, maxBytes: 64 * 1024 * 1024 });
     expect(config.dataDir).toMatch(/\/data$/);
@@ -46,6 +47,18 @@ describe('loadConfig', () => {
       loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_READ_CONNECTIONS: '16' }).clickhouse.readConnections,
     ).toBe(16);
     expect(() => loadConfig({ CLICKHOUSE_READ_CONNECTIONS: '0' })).toThrow(/CLICKHOUSE_READ_CONNECTIONS/);
+  });
+
+  it('sizes the embedded engine for a laptop unless CLICKHOUSE_EMBEDDED_MEMORY_MB and _CACHE_MB say otherwise', () => {
+    const mib = 1024 * 1024;
+    expect(
+      loadConfig({ CLICKHOUSE_EMBEDDED_MEMORY_MB: '16384', CLICKHOUSE_EMBEDDED_CACHE_MB: '4096' }).clickhouse
+        .embeddedMemory,
+    ).toEqual({ limitBytes: 16_384 * mib, cacheBytes: 4_096 * mib });
+    expect(() => loadConfig({ CLICKHOUSE_EMBEDDED_MEMORY_MB: '100' })).toThrow(/CLICKHOUSE_EMBEDDED_MEMORY_MB/);
+    expect(() => loadConfig({ CLICKHOUSE_EMBEDDED_MEMORY_MB: '512', CLICKHOUSE_EMBEDDED_CACHE_MB: '300' })).toThrow(
+      /CLICKHOUSE_EMBEDDED_CACHE_MB: 300 is more than half of CLICKHOUSE_EMBEDDED_MEMORY_MB \(512\)/,
+    );
   });
 
   it('turns the answer cache off with QUERY_CACHE_SECONDS=0 and bounds it by QUERY_CACHE_MB', () => {

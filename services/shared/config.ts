@@ -43,6 +43,11 @@ export interface Config {
     readonly readLimits: { readonly maxExecutionTimeS: number; readonly maxResultBytes: number };
     /** CLICKHOUSE_READ_CONNECTIONS: the embedded engine's connections for the cost queries, run side by side. */
     readonly readConnections: number;
+    /**
+     * The embedded engine's memory, given to it as server settings when it starts (unused over HTTP): what
+     * all of it may allocate (CLICKHOUSE_EMBEDDED_MEMORY_MB) and its caches together (CLICKHOUSE_EMBEDDED_CACHE_MB).
+     */
+    readonly embeddedMemory: { readonly limitBytes: number; readonly cacheBytes: number };
   };
   /** Absent: live state lives in this process's memory. */
   readonly redis: { readonly url: string; readonly keyPrefix: string } | null;
@@ -155,6 +160,8 @@ export interface AuthConfig {
   };
 }
 
+const MIB = 1_048_576;
+
 /** An admin key or metrics token shorter than this could be guessed (128 bits as base64url or hex, roughly). */
 const MIN_SECRET_LENGTH = 32;
 
@@ -219,7 +226,17 @@ export function loadConfig(env: Env): Config {
       maxResultBytes: read.integer('CLICKHOUSE_READ_MAX_RESULT_BYTES', 256 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     },
     readConnections: read.integer('CLICKHOUSE_READ_CONNECTIONS', 2, 1, 64),
+    // A laptop's share by default; ClickHouse's own defaults (90 % of the RAM, caches of 5 GiB each) are a server's.
+    embeddedMemory: {
+      limitBytes: read.integer('CLICKHOUSE_EMBEDDED_MEMORY_MB', 1_024, 256, 1_048_576) * MIB,
+      cacheBytes: read.integer('CLICKHOUSE_EMBEDDED_CACHE_MB', 64, 0, 524_288) * MIB,
+    },
   };
+  // The caches count against the limit: at most half of it, so that statements keep the rest.
+  if (clickhouse.embeddedMemory.cacheBytes * 2 > clickhouse.embeddedMemory.limitBytes)
+    problems.push(
+      `CLICKHOUSE_EMBEDDED_CACHE_MB: ${clickhouse.embeddedMemory.cacheBytes / MIB} is more than half of CLICKHOUSE_EMBEDDED_MEMORY_MB (${clickhouse.embeddedMemory.limitBytes / MIB})`,
+    );
   if (clickhouse.cluster !== null && clickhouse.url === null)
     problems.push('CLICKHOUSE_CLUSTER: needs CLICKHOUSE_URL (the embedded engine is one server)');
   // Each running embedded statement holds one of libuv's worker threads (Node's default is 4): the read

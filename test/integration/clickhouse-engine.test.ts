@@ -50,6 +50,23 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
     await ch.client.close();
   });
 
+  it('starts the engine with the configured memory limit and caches, not the sizes of a server', async () => {
+    const { embeddedMemory } = testConfig(isolation).clickhouse;
+    const result = await ch.client.query({
+      query: `SELECT name, value FROM system.server_settings
+              WHERE name IN ('max_server_memory_usage', 'mark_cache_size', 'primary_index_cache_size')`,
+      format: 'JSONEachRow',
+    });
+    const settings = Object.fromEntries(
+      (await result.json<{ name: string; value: string }>()).map(({ name, value }) => [name, Number(value)]),
+    );
+    expect(settings).toEqual({
+      max_server_memory_usage: embeddedMemory.limitBytes,
+      mark_cache_size: embeddedMemory.cacheBytes / 2,
+      primary_index_cache_size: embeddedMemory.cacheBytes / 4,
+    });
+  });
+
   it('applies every migration once and records it', async () => {
     const first = await migrate(ch, log);
     const second = await migrate(ch, log);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Config } from '../config.ts';
 import { chdbConnectionPool, type ClientConnection, type ReadQueue } from './chdb-pool.ts';
+import { embeddedEngineArguments } from './embedded-engine.ts';
 
 export type { ClickHouseClient };
 
@@ -34,7 +35,7 @@ export async function createClickHouse(config: Pick<Config, 'clickhouse' | 'data
   const settings = cluster === null ? SETTINGS : { ...SETTINGS, distributed_foreground_insert: 1 };
   if (url !== null) return { client: httpClient(config.clickhouse, settings), database, embedded: false, cluster };
   return {
-    ...(await embeddedClient(config.dataDir, { ...SETTINGS, ...EMBEDDED_WRITER_RESETS })),
+    ...(await embeddedClient(config, { ...SETTINGS, ...EMBEDDED_WRITER_RESETS })),
     database,
     embedded: true,
     cluster: null,
@@ -72,7 +73,7 @@ export async function createReadClickHouse(
     result_overflow_mode: 'throw',
   } as const;
   if (!writes.embedded) return { ...writes, client: httpClient(config.clickhouse, settings) };
-  return { ...writes, ...(await embeddedClient(config.dataDir, settings, connections)) };
+  return { ...writes, ...(await embeddedClient(config, settings, connections)) };
 }
 
 function httpClient({ url, username, password }: Config['clickhouse'], settings: ClickHouseSettings): ClickHouseClient {
@@ -86,20 +87,29 @@ function httpClient({ url, username, password }: Config['clickhouse'], settings:
 }
 
 async function embeddedClient(
-  dataDir: string,
-  settings: ClickHouseSettings = SETTINGS,
+  { dataDir, clickhouse }: Pick<Config, 'clickhouse' | 'dataDir'>,
+  settings: ClickHouseSettings,
   connections = 1,
 ): Promise<{ client: ClickHouseClient; queue: ReadQueue }> {
   // Loaded only in the embedded mode: server deployments can leave the engine's binary out.
-  const { createChdbConnection } = await import('chdb/connection');
+  const [{ Session }, { createChdbConnection }] = await Promise.all([import('chdb'), import('chdb/connection')]);
   const folder = path.join(dataDir, 'clickhouse');
   mkdirSync(folder, { recursive: true });
-  // chdb implements the Connection contract of @clickhouse/client-common, which the client bundles
-  // a structurally identical copy of; the two declarations differ only by package.
-  const opened = Array.from(
-    { length: connections },
-    () => createChdbConnection({ path: folder }) as unknown as ClientConnection,
-  );
+  // The engine starts with the process's first connection to its folder and takes that connection's
+  // arguments, the server settings (later ones are ignored); chdb's Connection takes none, so a session
+  // with them opens first, and closes once the connections hold the engine, which outlives it.
+  const starter = new Session(folder, { connectionArgs: embeddedEngineArguments(clickhouse.embeddedMemory) });
+  let opened: ClientConnection[];
+  try {
+    // chdb implements the Connection contract of @clickhouse/client-common, which the client bundles
+    // a structurally identical copy of; the two declarations differ only by package.
+    opened = Array.from(
+      { length: connections },
+      () => createChdbConnection({ path: folder }) as unknown as ClientConnection,
+    );
+  } finally {
+    starter.close();
+  }
   const connection = chdbConnectionPool(opened);
   return { client: createClient({ connection, clickhouse_settings: settings }), queue: connection.queue };
 }
