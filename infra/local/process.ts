@@ -17,9 +17,14 @@ export function callmeterNodeArgs(file: string): string[] {
  * (Node's default is 4). Every running statement of the embedded engine holds one of its threads (the
  * writer's insert, the ingest reads, the read connections: 4 with the defaults), and the embedded
  * journal's synced appends run on it too; with 4 an append waited behind the engine's statements.
+ * And two malloc arenas (glibc's default is 8 a core): the embedded engine allocates on dozens of
+ * threads, and each arena keeps what its threads freed (docs/performance.md#footprint).
  */
 export function callmeterEnv(): Record<string, string> {
-  return { UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '8' };
+  return {
+    UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '8',
+    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+  };
 }
 
 export interface Spawned {
