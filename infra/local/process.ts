@@ -17,13 +17,17 @@ export function callmeterNodeArgs(file: string): string[] {
  * (Node's default is 4). Every running statement of the embedded engine holds one of its threads (the
  * writer's insert, the ingest reads, the read connections: 4 with the defaults), and the embedded
  * journal's synced appends run on it too; with 4 an append waited behind the engine's statements.
- * And two malloc arenas (glibc's default is 8 a core): the embedded engine allocates on dozens of
- * threads, and each arena keeps what its threads freed (docs/performance.md#footprint).
+ * And two allocator settings that make the process give back sooner what it freed
+ * (docs/performance.md#footprint): two glibc malloc arenas (glibc's default is 8 a core, and each keeps
+ * what its threads freed: the worker threads copy every statement and result of the embedded engine),
+ * and a dirty-page decay of 1 s for the jemalloc linked into chdb (JE_MALLOC_CONF; ClickHouse builds it
+ * with 5 s, so a load's freed pages stayed resident for seconds after it).
  */
 export function callmeterEnv(): Record<string, string> {
   return {
     UV_THREADPOOL_SIZE: process.env.UV_THREADPOOL_SIZE ?? '8',
     MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+    JE_MALLOC_CONF: process.env.JE_MALLOC_CONF ?? 'dirty_decay_ms:1000',
   };
 }
 
