@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { budgetAlerts } from './load/budget-alerts.ts';
+import { footprint } from './load/footprint.ts';
 import { noisyNeighbour } from './load/noisy-neighbour.ts';
 import { embeddedPhase } from './phases/embedded.ts';
 import { CLIENTS } from './phases/kafka-ingest.ts';
@@ -20,8 +21,8 @@ import { combineRounds, inRounds } from './support/rounds.ts';
  * BENCH_RUNS rounds (3; 1 in CI) interleaved with its baseline, and reported as the median of its
  * rounds with their range (bench/support/rounds.ts). Load comes from separate processes on loopback.
  * BENCH_MODE=ci runs a reduced version (shorter load and soak, a 1-million-event query dataset) that
- * checks the whole path in CI. BENCH_PHASE=noisy-neighbour, budgets or redis-memory runs that phase
- * alone (bench/results/<phase>*.json), as its work is tried.
+ * checks the whole path in CI. BENCH_PHASE=noisy-neighbour, budgets, footprint or redis-memory runs that
+ * phase alone (bench/results/<phase>*.json), as its work is tried.
  */
 const settings = benchSettings(process.env);
 const roundFolder = (folder: string, index: number) => path.join(folder, `round-${index + 1}`);
@@ -31,6 +32,10 @@ const PHASES_ALONE: Record<string, ((folder: string) => Promise<SteadyMetric[]>)
   'noisy-neighbour': (folder) =>
     inRounds(settings.runs, (index) => noisyNeighbour(settings.noisyNeighbour(roundFolder(folder, index)))),
   budgets: (folder) => inRounds(settings.runs, (index) => budgetAlerts(settings.budgets(roundFolder(folder, index)))),
+  footprint: (folder) =>
+    inRounds(settings.runs, (index) =>
+      footprint({ dataDir: roundFolder(folder, index), idleMs: settings.footprintIdleMs, loadMs: settings.loadMs }),
+    ),
   // Once: its length is the consumer's drain of 10 million events.
   'redis-memory': async (folder) =>
     combineRounds([await redisMemory(path.join(folder, 'redis-memory'), settings.redisEvents)]),
@@ -73,6 +78,8 @@ async function fullRun(folder: string): Promise<SteadyMetric[]> {
   } finally {
     await bare.stop();
   }
+  say('footprint: the embedded process idle after its start, and after 64 connections posted usage');
+  metrics.push(...(await PHASES_ALONE.footprint!(path.join(folder, 'footprint'))));
   say('noisy neighbour: a steady tenant beside one holding the most of every allowance');
   metrics.push(...(await PHASES_ALONE['noisy-neighbour']!(path.join(folder, 'noisy-neighbour'))));
   say('budgets: storing beside a tenant holding its most budgets, and the alert latency');

@@ -21,6 +21,8 @@ export interface BenchSettings {
    */
   readonly warmupMs: number;
   readonly soakMs: number;
+  /** How long a fresh embedded process idles after its start before its idle footprint is read. */
+  readonly footprintIdleMs: number;
   readonly probes: number;
   readonly queryEvents: number;
   /** Not in CI: 10 million take about 10 minutes on a quiet machine. */
@@ -42,6 +44,7 @@ export function benchSettings(env: Readonly<Record<string, string | undefined>>)
     loadMs: ci ? 5_000 : 20_000,
     warmupMs: ci ? 2_000 : 10_000,
     soakMs: ci ? 12_000 : 300_000,
+    footprintIdleMs: ci ? 3_000 : 20_000,
     probes: ci ? 30 : 200,
     queryEvents: ci ? 1_000_000 : 10_000_000,
     redisEvents: Number(env.BENCH_REDIS_EVENTS ?? 10_000_000),
