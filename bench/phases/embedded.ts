@@ -37,7 +37,7 @@ export async function embeddedRound({ bare, embedded, sessions, loadMs }: Embedd
       unit: 'events/s',
       baseline: bareMany.events_per_s,
       ratio: ratioOf(many.events_per_s, bareMany.events_per_s),
-      target: '>= 0.2',
+      target: '>= 0.3',
     },
     {
       name: 'embedded_single_4_connections_events_per_s',

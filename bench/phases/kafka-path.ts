@@ -7,6 +7,7 @@ import type { SteadyMetric } from '../support/results.ts';
 import { combineRounds, inRounds } from '../support/rounds.ts';
 import { consumerRounds, type ConsumerRounds } from './consumer.ts';
 import { CLIENTS, ingestRound, rawTopic } from './kafka-ingest.ts';
+import { kafkaOneProcess } from './kafka-one-process.ts';
 import { soak } from './soak.ts';
 
 const USER = 'bench';
@@ -14,7 +15,8 @@ const USER = 'bench';
 /**
  * The Kafka path, over a broker and redis-server of the run's own: ingest's rounds (each beside the bare
  * route and sendBatch), then the consumer's rounds (each draining the whole backlog the ingest rounds
- * left, beside a raw insert), then the soak, once, on the last round's consumer.
+ * left, beside a raw insert), then the soak, once, on the last round's consumer; then the one-process
+ * shape over the same broker and Redis (ingest, consumer and query in one `npm start`).
  */
 export async function kafkaPath(folder: string, settings: BenchSettings, bare: Server): Promise<SteadyMetric[]> {
   say('starting the Kafka broker and redis-server');
@@ -59,7 +61,16 @@ export async function kafkaPath(folder: string, settings: BenchSettings, bare: S
       soakMs: settings.soakMs,
       probes: settings.probes,
     });
-    return [...ingested, ...consumed, ...combineRounds([soaked])];
+    await Promise.allSettled([ingest.stop(), drains.consumer?.stop()]);
+    const oneProcess = await kafkaOneProcess({
+      folder,
+      services: backing.env,
+      bare,
+      runs: settings.runs,
+      warmupMs: settings.warmupMs,
+      loadMs: settings.loadMs,
+    });
+    return [...ingested, ...consumed, ...combineRounds([soaked]), ...oneProcess];
   } finally {
     await Promise.allSettled([ingest?.stop(), consumers?.consumer?.stop()]);
     await backing.stop();

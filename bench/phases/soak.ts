@@ -37,7 +37,7 @@ export async function soak(context: SoakContext): Promise<Metric[]> {
       name: `e2e_freshness_p${p}_ms`,
       value: Math.round(percentile(latencies.visible, p)),
       unit: 'ms',
-      ...(p === 95 ? { target: '<= 1000' } : p === 99 ? { target: '<= 1500' } : {}),
+      ...(p === 95 ? { target: '<= 500' } : p === 99 ? { target: '<= 1000' } : {}),
     });
   // The live stream: a message within 1 s of the event being stored. Stored is read as
   // "visible in the summary", polled every 25 ms, so the figure after it is the stream's own delay
