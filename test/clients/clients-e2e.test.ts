@@ -21,6 +21,9 @@ import { isolate } from '../support/harness.ts';
 // exactly once, and the tenant's summary must equal the metrics priced by the rate card and catalogs.
 // The clients are the installed packages (test/support/client-packages-setup.ts).
 const METRICS = 10_000;
+// The client's timeout: the withheld answer costs one of them, and a batch of 100 is answered in tens of
+// milliseconds. A slower answer is only sent again under the same ids, which the server counts once.
+const TIMEOUT_MS = 1_500;
 const PYTHON = clientPackages().python;
 const PYTHON_WORKER = path.join(ROOT, 'clients/python/tests/e2e_worker.py');
 
@@ -75,7 +78,7 @@ describe('the Python client, end to end', () => {
     const args = [
       PYTHON_WORKER,
       ...['--base-url', flaky.url, '--user-id', userId, '--room', 'room-py-livekit', '--framework', 'livekit'],
-      ...['--count', String(METRICS), '--ledger', ledger, '--timeout', '3'],
+      ...['--count', String(METRICS), '--ledger', ledger, '--timeout', String(TIMEOUT_MS / 1000)],
     ];
     const result = finished(await runWorker(PYTHON, args, 240_000));
     expect(result.rejected).toBe(0);
@@ -95,7 +98,7 @@ describe('the Python client, end to end', () => {
     const worker = (count: number, ledger: string) => [
       PYTHON_WORKER,
       ...['--base-url', flaky.url, '--user-id', userId, '--room', 'room-py-pipecat', '--framework', 'pipecat'],
-      ...['--count', String(count), '--ledger', ledger, '--timeout', '3', '--spool-dir', spool],
+      ...['--count', String(count), '--ledger', ledger, '--timeout', String(TIMEOUT_MS / 1000), '--spool-dir', spool],
     ];
     flaky.refuseBatches = true;
     const crashed = await runWorker(PYTHON, [...worker(METRICS, spooled), '--crash-after', '6000'], 240_000);
@@ -121,7 +124,7 @@ describe('the TypeScript client, end to end', () => {
     const args = [
       ...worker.args,
       ...['--base-url', flaky.url, '--user-id', userId, '--room', 'room-ts-livekit'],
-      ...['--count', String(METRICS), '--ledger', ledger, '--timeout-ms', '3000'],
+      ...['--count', String(METRICS), '--ledger', ledger, '--timeout-ms', String(TIMEOUT_MS)],
     ];
     const result = finished(await runWorker(worker.command, args, 240_000, worker.cwd));
     expect(result.rejected).toBe(0);

@@ -164,7 +164,9 @@ def main() -> int:
         spool_dir=args.spool_dir,
         batch_size=100,
         flush_interval=0.1,
-        backoff_cap=2.0,
+        # The server is down for seconds at each restart: a short cap resumes soon after it is back.
+        backoff_base=0.05,
+        backoff_cap=0.5,
         session_attempts=60,
     )
     session = client.start_session(args.room, args.user_id)

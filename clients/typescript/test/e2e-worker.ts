@@ -27,7 +27,9 @@ const client = new Callmeter({
   timeoutMs: Number(values['timeout-ms']),
   batchSize: 100,
   flushIntervalMs: 100,
-  backoffCapMs: 2000,
+  // The server is down for seconds at each restart: a short cap resumes soon after it is back.
+  backoffBaseMs: 50,
+  backoffCapMs: 500,
   sessionAttempts: 60,
 });
 const ids = new Set<string>();
