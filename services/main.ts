@@ -17,10 +17,11 @@ import { TenantRateCard } from './domain/pricing/index.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard } from './domain/pricing/index.ts';
 import type { Route } from './shared/http/define-route.ts';
 import { buildOpenApi } from './shared/http/openapi.ts';
-import { journalRecordSink, type RecordSink } from './domain/records/index.ts';
+import { journalRecordSink } from './domain/records/index.ts';
 import { RecordJournal } from './domain/records/index.ts';
 import { fencedReads } from './shared/clickhouse/fenced-reads.ts';
 import { readAfterWrite, readTenant } from './shared/http/read-after-write.ts';
+import { backlogGate } from './shared/http/backlog-gate.ts';
 import path from 'node:path';
 import { MemoryLiveUsage, RedisLiveUsage } from './shared/redis/live-usage.ts';
 import { MemoryAnnouncements, RedisAnnouncements, tapPublished } from './shared/redis/stored-announcements.ts';
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
       unpriced,
     });
   }
-  const journalSink: RecordSink | null = journal === null ? null : journalRecordSink(journal);
+  const journalSink = journal === null ? null : journalRecordSink(journal);
   if (config.services.includes('ingest') || config.services.includes('query') || consumer !== null) {
     const stopBudgets = await budgets.start();
     shutdown.add('budgets', async () => stopBudgets());
@@ -204,7 +205,10 @@ async function main(): Promise<void> {
     authenticator,
     limit: limiterFor(config, infra),
     metricsToken: config.auth.metricsToken,
-    beforeRoutes: caughtUp === null ? [] : [readAfterWrite(caughtUp)],
+    beforeRoutes: [
+      ...(journalSink === null ? [] : [backlogGate(journalSink.full)]),
+      ...(caughtUp === null ? [] : [readAfterWrite(caughtUp)]),
+    ],
   });
   const http = await listen(app, config.port, config.host);
   shutdown.add('http', http.close);

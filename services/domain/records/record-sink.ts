@@ -61,8 +61,10 @@ export const JOURNAL_BACKLOG_LIMIT = 50_000;
 export function journalRecordSink(
   journal: Pick<RecordJournal, 'append' | 'appended' | 'stored'>,
   { maxBacklog = JOURNAL_BACKLOG_LIMIT } = {},
-): RecordSink {
+): RecordSink & { full(): boolean } {
   return {
+    /** As many records wait to be stored as the journal may hold: a publish now is refused. */
+    full: () => journal.appended() - journal.stored() >= maxBacklog,
     publish: async (envelopes) => {
       const backlog = journal.appended() - journal.stored();
       if (backlog > 0 && backlog + envelopes.length > maxBacklog)
