@@ -8,7 +8,8 @@ import { installedTypeScriptClient } from './test/support/client-packages-setup.
 // against the real agent frameworks and the embedded process; the Schemathesis fuzzer runs against the
 // embedded process; the fault suite comes last, alone, because it kills and restarts processes.
 // The embedded ClickHouse engine binds one data folder per process, so files that use it run in
-// forked processes, never threads.
+// forked processes, never threads. Each project's temporary files go under one folder removed when
+// the run ends (test/support/temp-root-setup.ts; KEEP_TEST_DATA=1 keeps it).
 export default defineConfig({
   test: {
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
@@ -25,6 +26,7 @@ export default defineConfig({
             'bench/**/*.test.ts',
           ],
           environment: 'node',
+          globalSetup: ['test/support/temp-root-setup.ts'],
           // The property-based tests run thousands of cases (about 5 s for the request fuzzer on this
           // machine, idle): vitest's default 5 s failed them on a busy machine, not on a wrong answer.
           testTimeout: 30_000,
@@ -37,7 +39,7 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
           pool: 'forks',
-          globalSetup: ['test/support/global-setup.ts'],
+          globalSetup: ['test/support/temp-root-setup.ts', 'test/support/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
@@ -55,7 +57,7 @@ export default defineConfig({
           exclude: ['**/node_modules/**'],
           environment: 'node',
           pool: 'forks',
-          globalSetup: ['test/support/client-packages-setup.ts'],
+          globalSetup: ['test/support/temp-root-setup.ts', 'test/support/client-packages-setup.ts'],
           testTimeout: 300_000,
           hookTimeout: 120_000,
         },
@@ -66,6 +68,7 @@ export default defineConfig({
           sequence: { groupOrder: 3 },
           include: ['test/fuzz/**/*.test.ts'],
           environment: 'node',
+          globalSetup: ['test/support/temp-root-setup.ts'],
           pool: 'forks',
           testTimeout: 600_000,
         },
@@ -79,6 +82,7 @@ export default defineConfig({
           sequence: { groupOrder: 4 },
           include: ['test/faults/**/*.test.ts'],
           environment: 'node',
+          globalSetup: ['test/support/temp-root-setup.ts'],
           pool: 'forks',
           poolOptions: { forks: { singleFork: true } },
           testTimeout: 600_000,
