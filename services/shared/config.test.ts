@@ -29,7 +29,7 @@ describe('loadConfig', () => {
       password: null,
       readLimits: { maxExecutionTimeS: 20, maxResultBytes: 268435456 },
       readConnections: 2,
-      embeddedMemory: { limitBytes: 1024 * 1024 * 1024, cacheBytes: 64 * 1024 * 1024 },
+      embeddedMemory: { limitBytes: 4096 * 1024 * 1024, cacheBytes: 64 * 1024 * 1024 },
     });
     expect(config.queryCache).toEqual({ maxAgeMs: 30_000, maxBytes: 64 * 1024 * 1024 });
     expect(config.dataDir).toMatch(/\/data$/);

@@ -228,7 +228,7 @@ export function loadConfig(env: Env): Config {
     readConnections: read.integer('CLICKHOUSE_READ_CONNECTIONS', 2, 1, 64),
     // A laptop's share by default; ClickHouse's own defaults (90 % of the RAM, caches of 5 GiB each) are a server's.
     embeddedMemory: {
-      limitBytes: read.integer('CLICKHOUSE_EMBEDDED_MEMORY_MB', 1_024, 256, 1_048_576) * MIB,
+      limitBytes: read.integer('CLICKHOUSE_EMBEDDED_MEMORY_MB', 4_096, 256, 1_048_576) * MIB,
       cacheBytes: read.integer('CLICKHOUSE_EMBEDDED_CACHE_MB', 64, 0, 524_288) * MIB,
     },
   };
