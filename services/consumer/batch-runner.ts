@@ -32,6 +32,8 @@ export interface BatchRunnerOptions {
   readonly onCommitted?: (token: string) => void;
   /** Told what is fetched, what fails to store and what is stored: the metrics and the stall of /readyz. */
   readonly watch?: StoreWatch;
+  /** The inserts ClickHouse runs under these token prefixes: what a regrouped batch waits out (kafka-rounds.ts). */
+  readonly runningInserts?: (prefixes: readonly string[]) => Promise<number>;
 }
 
 export interface BatchRunner {
@@ -71,6 +73,7 @@ export async function startBatchRunner({
   relaunchDelayMs = 1_000,
   onCommitted,
   watch = new StoreWatch(Number.POSITIVE_INFINITY),
+  runningInserts,
 }: BatchRunnerOptions): Promise<BatchRunner> {
   const admin = kafka.admin();
   await admin.connect();
@@ -116,7 +119,16 @@ export async function startBatchRunner({
     try {
       await consumer.connect();
       for (const topic of topics) await consumer.subscribe({ topic, fromBeginning: true });
-      const context: KafkaRoundsContext = { consumer, plans, groupId, handle, log, onCommitted, watch };
+      const context: KafkaRoundsContext = {
+        consumer,
+        plans,
+        groupId,
+        handle,
+        log,
+        onCommitted,
+        watch,
+        ...(runningInserts === undefined ? {} : { runningInserts }),
+      };
       const gatherer = new RoundGatherer<ReadyBatch>((batches) => runRounds(batches, context));
       await consumer.run({
         autoCommit: false,

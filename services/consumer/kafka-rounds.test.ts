@@ -145,6 +145,48 @@ describe("a member's rounds of Kafka batches", () => {
     expect(JSON.parse(commits[0]!.find(({ partition }) => partition === 0)!.metadata!)).toMatchObject({ uncertain: 1 });
   });
 
+  it('decides a regrouped member only once no insert of the round it was planned in is running, heartbeating meanwhile', async () => {
+    const { calls, rounds, context } = fakeContext({
+      0: { offset: '10', metadata: encodePlan('11', { id: 'ab12', members: 2, uncertain: false }) },
+    });
+    const asked: string[][] = [];
+    let running = 2;
+    const waiting: KafkaRoundsContext = {
+      ...context,
+      runningInserts: async (prefixes) => {
+        asked.push([...prefixes]);
+        calls.push(`running ${running}`);
+        return running === 0 ? 0 : running--;
+      },
+    };
+    const gatherer = new RoundGatherer<ReadyBatch>((batches) => runRounds(batches, waiting));
+    await Promise.all([fakePayload(0, 10, 2, calls)].map((payload) => runGathered(payload, waiting, gatherer)));
+    expect(asked).toEqual(Array(3).fill([`${roundToken('g', TOPIC, 'ab12')}:`]));
+    expect(calls.slice(0, calls.indexOf('commit'))).toEqual([
+      'running 2',
+      'heartbeat',
+      'running 1',
+      'heartbeat',
+      'running 0',
+    ]);
+    expect(rounds.map(({ members }) => members.map(({ uncertain }) => uncertain))).toEqual([[true]]);
+  });
+
+  it('asks nothing of ClickHouse for a round replayed whole or a fresh one', async () => {
+    const plan = (last: string) => encodePlan(last, { id: 'cd34', members: 1, uncertain: false });
+    const { calls, rounds, context } = fakeContext({ 0: { offset: '10', metadata: plan('11') } });
+    const asked: string[][] = [];
+    const waiting: KafkaRoundsContext = { ...context, runningInserts: async (prefixes) => asked.push([...prefixes]) };
+    const gatherer = new RoundGatherer<ReadyBatch>((batches) => runRounds(batches, waiting));
+    await Promise.all(
+      [fakePayload(0, 10, 2, calls), fakePayload(1, 0, 1, calls)].map((payload) =>
+        runGathered(payload, waiting, gatherer),
+      ),
+    );
+    expect(asked).toEqual([]);
+    expect(rounds).toHaveLength(2);
+  });
+
   it('retries a round that failed to store, and gives it up uncommitted once the consumer stops, reading its plan again next time', async () => {
     const { calls, commits, state, fetch, context } = fakeContext();
     await fetch(fakePayload(0, 0, 1, calls));

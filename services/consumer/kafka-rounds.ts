@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import type { Logger } from '../shared/logger.ts';
 import { batchToken, encodePlan, roundToken, type OffsetPlan, type OffsetPlans } from './offset-plan.ts';
@@ -19,6 +20,11 @@ export interface KafkaRoundsContext {
   readonly log: Logger;
   readonly onCommitted: ((token: string) => void) | undefined;
   readonly watch: StoreWatch;
+  /**
+   * How many inserts ClickHouse is running under these token prefixes (shared/clickhouse/running-inserts.ts);
+   * absent: a regrouped batch is decided at once.
+   */
+  readonly runningInserts?: (prefixes: readonly string[]) => Promise<number>;
 }
 
 /** A fetched batch, cut at its plan, waiting for its round; `settle` tells its eachBatch whether it was stored. */
@@ -121,19 +127,62 @@ export async function runRounds(batches: readonly ReadyBatch[], context: KafkaRo
     else if (round === undefined) await settleRound({ members: [batch], token: batch.token, planned: true }, context);
     else replays.set(round.id, [...(replays.get(round.id) ?? []), batch]);
   }
+  const regrouped: string[] = [];
   for (const [id, members] of replays) {
+    const planned = roundToken(context.groupId, members[0]!.topic, id);
     if (members.length === members[0]!.plan!.round!.members) {
-      const token = roundToken(context.groupId, members[0]!.topic, id);
-      await settleRound({ members, token, planned: true }, context);
+      await settleRound({ members, token: planned, planned: true }, context);
     } else {
       context.log.warn({ round: id, here: members.length }, 'consumer_round_regrouped');
       fresh.push(...members.map((member) => ({ ...member, uncertain: true })));
+      regrouped.push(`${planned}:`);
     }
   }
   if (fresh.length === 0) return;
+  await untilInsertsEnded(regrouped, fresh, context);
   const id = randomBytes(8).toString('hex');
   const token = roundToken(context.groupId, fresh[0]!.topic, id);
   await settleRound({ members: fresh, token, planned: false, id }, context);
+}
+
+/** How long a regrouped batch waits at most for the insert of the round it was planned in. */
+const INSERT_WAIT_MS = 300_000;
+const INSERT_POLL_MS = 250;
+
+/** Whether kafkajs still runs this batch and it went stale by no seek: the member holds its partition. */
+const held = ({ payload }: ReadyBatch) => payload.isRunning() && !payload.isStale();
+
+/**
+ * A regrouped batch is decided (its stored events looked up) only once no insert of the round it was
+ * planned in is running. The member that planned that round may have been killed or expelled with its
+ * insert sent, and a server stores an insert it has begun whether its client still waits or not: decided
+ * before that insert lands, the batch would keep the events it stores too. Waits heartbeating while the
+ * batches are held; past INSERT_WAIT_MS the batch is decided anyway, said as an error (an insert running
+ * that long is stuck, and a partition that never moves on is worse).
+ */
+async function untilInsertsEnded(
+  prefixes: readonly string[],
+  members: readonly ReadyBatch[],
+  { runningInserts, log }: KafkaRoundsContext,
+): Promise<void> {
+  if (prefixes.length === 0 || runningInserts === undefined) return;
+  const until = Date.now() + INSERT_WAIT_MS;
+  let said = false;
+  while (members.every(held)) {
+    // Not answered (ClickHouse down): asked again, as the round's store would fail meanwhile too.
+    const running = await runningInserts(prefixes).catch(() => null);
+    if (running === 0) return;
+    if (Date.now() >= until) {
+      log.error({ rounds: prefixes, running }, 'consumer_round_decided_beside_running_insert');
+      return;
+    }
+    if (!said && running !== null) {
+      log.warn({ rounds: prefixes, running }, 'consumer_round_waits_for_insert');
+      said = true;
+    }
+    await sleep(INSERT_POLL_MS);
+    await members[0]!.payload.heartbeat().catch(() => undefined);
+  }
 }
 
 async function settleRound(round: KafkaRound, context: KafkaRoundsContext): Promise<void> {
@@ -196,7 +245,7 @@ function kafkaSource({ consumer, plans, handle, onCommitted, watch }: KafkaRound
       for (const { topic, partition, offset } of next) plans.committed(topic, partition, offset);
       for (const member of members) onCommitted?.(member.token);
     },
-    holds: ({ members }) => members.every(({ payload }) => payload.isRunning() && !payload.isStale()),
+    holds: ({ members }) => members.every(held),
     keepAlive: ({ members }) => members[0]!.payload.heartbeat(),
     failed: (_step, { members }) => members.forEach(({ topic, partition }) => watch.failed(topic, partition)),
     ended(step, { members }, done) {

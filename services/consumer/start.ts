@@ -14,6 +14,7 @@ import { loadCatalogs } from '../domain/pricing/index.ts';
 import type { TenantRateCard } from '../domain/pricing/index.ts';
 import { PendingReplays } from './pending-replays.ts';
 import { rebuildViews } from './rebuild-views.ts';
+import { runningInserts } from '../shared/clickhouse/running-inserts.ts';
 import { RedisEventClaims } from './usage/event-claims.ts';
 import type { UnpricedNotices } from './usage/unpriced-notices.ts';
 import { createRecordWriter, type RecordWriter } from './record-writer.ts';
@@ -180,6 +181,7 @@ export async function startConsumer({
           handle: writer.handleRound,
           log: consumerLog,
           watch,
+          runningInserts: (prefixes) => runningInserts(infra.clickhouseIngestReads, prefixes),
           ...(pendingReplays === undefined ? {} : { onCommitted: (token: string) => pendingReplays.committed(token) }),
         }),
       ),

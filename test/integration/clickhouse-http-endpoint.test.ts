@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickhouseUnavailable } from '../../services/shared/clickhouse/read-failure.ts';
 import { migrate } from '../../services/shared/clickhouse/migrate.ts';
 import { refusedForData } from '../../services/shared/clickhouse/refused-rows.ts';
+import { runningInserts } from '../../services/shared/clickhouse/running-inserts.ts';
 import { eventKey, storedEventKeys } from '../../services/shared/clickhouse/tables/usage-events.ts';
 import { createLogger } from '../../services/shared/logger.ts';
 import { Exact } from '../../services/shared/exact-decimal.ts';
@@ -59,6 +60,47 @@ describe('the ClickHouse HTTP test endpoint', () => {
       format: 'JSONEachRow',
     });
     expect(await storedEventKeys(ch, refs)).toEqual(new Set(stored.map((ref) => eventKey(ref.user_id, ref.event_id))));
+  });
+
+  it("counts a round's inserts while the engine runs them, by their token's prefix, whether their client waits or not", async () => {
+    const ch = { client, database: 'endpoint', embedded: false, cluster: null };
+    await client.command({
+      query: 'CREATE TABLE IF NOT EXISTS endpoint.slow (id UInt64, note String) ENGINE = MergeTree ORDER BY id',
+    });
+    // Four blocks of one row, each sleeping 0.5 s: an insert that runs for about two seconds.
+    const slowInsert = (token: string) =>
+      client.command({
+        query: 'INSERT INTO endpoint.slow SELECT number, toString(sleepEachRow(0.5)) FROM numbers(4)',
+        clickhouse_settings: { insert_deduplication_token: token, max_block_size: '1' },
+      });
+    const running = slowInsert('group:usage:round:aa11:usageEvents');
+    let seen = 0;
+    for (let i = 0; i < 40 && seen === 0; i += 1) {
+      seen = await runningInserts(ch, ['group:usage:round:aa11:']);
+      if (seen === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(seen).toBe(1);
+    expect(await runningInserts(ch, ['group:usage:round:bb22:', 'group:usage:round:aa1:'])).toBe(0);
+    await running;
+    expect(await runningInserts(ch, ['group:usage:round:aa11:'])).toBe(0);
+
+    // A client that goes away while its insert waits for a connection: the insert is never run.
+    const busy = Array.from({ length: 4 }, (_, i) => slowInsert(`busy-${i}-${randomUUID()}`));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const abandoned = new AbortController();
+    const gone = client
+      .command({
+        query: "INSERT INTO endpoint.slow VALUES (2000, 'abandoned')",
+        abort_signal: abandoned.signal,
+      })
+      .catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    abandoned.abort();
+    await gone;
+    await Promise.all(busy);
+    expect(await count("SELECT count() AS n FROM endpoint.slow WHERE note = 'abandoned'")).toBe('0');
+    expect(await count('SELECT count() AS n FROM endpoint.slow')).toBe('20');
+    expect(endpoint.output()).not.toContain('client gone');
   });
 
   it('answers ping', async () => {

@@ -82,9 +82,14 @@ export class ChdbEngine {
     return new ChdbEngine(sessions.map((session) => new PooledConnection(session, baseline)));
   }
 
-  async run(statement: Statement): Promise<StatementResult> {
-    if (Object.keys(statement.params).length === 0) return this.onConnection(statement);
-    const turn = this.boundTail.then(() => this.onConnection(statement));
+  /**
+   * Runs the statement on the next free connection. `abandoned` is asked once it has one: a statement
+   * whose client has gone by then is not run (a server runs a request as it reads it, so no queue
+   * holds a dead client's insert to store it seconds later).
+   */
+  async run(statement: Statement, abandoned: () => boolean = () => false): Promise<StatementResult> {
+    if (Object.keys(statement.params).length === 0) return this.onConnection(statement, abandoned);
+    const turn = this.boundTail.then(() => this.onConnection(statement, abandoned));
     this.boundTail = turn.catch(() => undefined);
     return turn;
   }
@@ -95,11 +100,13 @@ export class ChdbEngine {
     for (const connection of this.idle) connection.close();
   }
 
-  private async onConnection(statement: Statement): Promise<StatementResult> {
+  private async onConnection(statement: Statement, abandoned: () => boolean): Promise<StatementResult> {
     const connection =
       this.idle.pop() ?? (await new Promise<PooledConnection>((resolve) => this.waiting.push(resolve)));
     this.running += 1;
     try {
+      if (abandoned())
+        throw new Error('Code: 394. DB::Exception: The client went away before the query ran. (QUERY_WAS_CANCELLED)');
       return await connection.run(statement);
     } finally {
       this.running -= 1;
