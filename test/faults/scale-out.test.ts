@@ -50,7 +50,12 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
   const processes = new Map<string, CallmeterProcess>();
   const killed = new Set<string>();
   const start = async (services: string, name: string) => {
-    const started = await startCallmeter({ ...env, SERVICES: services, DATA_DIR: path.join(folder, name) }, 120_000);
+    // Consumers log their warnings (regrouped rounds, failed stores): what a stored-twice event is read against.
+    const logLevel: Record<string, string> = services === 'consumer' ? { LOG_LEVEL: 'warn' } : {};
+    const started = await startCallmeter(
+      { ...env, ...logLevel, SERVICES: services, DATA_DIR: path.join(folder, name) },
+      120_000,
+    );
     processes.set(name, started);
   };
   const ingests = () => [processes.get('ingest-a')!, processes.get('ingest-b')!];
@@ -137,10 +142,12 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
     corrections.start();
     await until(15_000);
     driver.phase = 'consumer-2 killed (kill -9)';
+    process.stdout.write(`consumer-2 killed at ${new Date().toISOString()}\n`);
     killed.add('consumer-2');
     await processes.get('consumer-2')!.stop('SIGKILL');
     await until(30_000);
     driver.phase = 'consumer-4 added';
+    process.stdout.write(`consumer-4 started at ${new Date().toISOString()}\n`);
     await start('consumer', 'consumer-4');
     await until(LOAD_MS);
     await Promise.all([driver.stop(), corrections.stop()]);
@@ -170,6 +177,15 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
     const { stored, corrected } = await storedCounts(ch, USER);
     process.stdout.write(`\n${phaseReport(events, stored)}\n`);
     const wrong = events.filter((event) => (stored.get(event.id) ?? 0) !== (event.acknowledged ? 1 : 0));
+    if (wrong.length > 0)
+      process.stdout.write(
+        await whereStored(
+          ch,
+          wrong.map((event) => event.id),
+          processes,
+          clickhouse,
+        ),
+      );
     expect(wrong.map((event) => ({ ...event, cost: event.cost.toFixed(), stored: stored.get(event.id) ?? 0 }))).toEqual(
       [],
     );
@@ -316,4 +332,40 @@ async function storedCounts(ch: ClickHouse, user: string) {
     else corrected.set(row.of, (corrected.get(row.of) ?? new Map<string, number[]>()).set(row.id, row.weights));
   }
   return { stored, corrected };
+}
+
+/**
+ * For a failure: each row of these events in usage_events (its source message, when it was stored and
+ * in which part), and every consumer's warnings, so that a copy stored twice can be traced to the rounds
+ * that stored it.
+ */
+async function whereStored(
+  ch: ClickHouse,
+  ids: readonly string[],
+  processes: ReadonlyMap<string, CallmeterProcess>,
+  clickhouse: ClickHouseHttpProcess,
+): Promise<string> {
+  const result = await ch.client.query({
+    query: `SELECT toString(id) AS id, kafka_partition, kafka_offset, toString(stored_at) AS stored_at,
+        toString(received_at) AS received_at, _part AS part
+      FROM ${ch.database}.usage_events WHERE id IN {ids:Array(UUID)} ORDER BY id, stored_at`,
+    query_params: { ids },
+    format: 'JSONEachRow',
+  });
+  const rows = (await result.json<Record<string, unknown>>()).map((row) => JSON.stringify(row));
+  const warnings = [...processes]
+    .filter(([name]) => name.startsWith('consumer'))
+    .map(
+      ([name, { output }]) =>
+        `${name}:\n${output()
+          .split('\n')
+          .filter((line) => /"level":"(warn|error|fatal)"/.test(line))
+          .slice(-60)
+          .join('\n')}`,
+    );
+  const late = clickhouse
+    .output()
+    .split('\n')
+    .filter((line) => line.includes('client gone'));
+  return `\ninserts that outlived their client:\n${late.join('\n')}\nthe rows of the events stored other than once:\n${rows.join('\n')}\nthe consumers' warnings:\n${warnings.join('\n')}\n`;
 }

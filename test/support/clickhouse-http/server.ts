@@ -61,7 +61,14 @@ async function answer(request: IncomingMessage, response: ServerResponse): Promi
   let parsed: ClickHouseRequest | null = null;
   try {
     parsed = await readClickHouseRequest(request);
-    const result = await engine.run(parsed.statement);
+    const read = Date.now();
+    const result = await engine.run(parsed.statement, () => response.destroyed);
+    // A write whose client went away before its answer (a process killed with its insert in flight): said on
+    // stderr with its token and timing, for a test to read when it finds an event stored twice.
+    if (response.destroyed && /^\s*INSERT\s/i.test(parsed.statement.sql))
+      process.stderr.write(
+        `clickhouse-http: an INSERT stored at ${new Date().toISOString()}, ${Date.now() - read} ms after it was read, answered to a client gone meanwhile (token ${parsed.statement.settings.get('insert_deduplication_token') ?? 'none'})\n`,
+      );
     const format = outputFormat(parsed.statement.sql, parsed.statement.format);
     const encoding = parsed.responseEncoding;
     const body = encoding === null ? result.bytes : await compressors[encoding](result.bytes);
