@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { BenchSettings } from '../settings.ts';
 import { createSessions, type BenchSession } from '../support/callmeter-api.ts';
+import { singleEventsBesideBare } from '../support/beside-bare.ts';
 import { drive, say, startServer, type Server } from '../support/processes.ts';
 import { ratioOf, type Metric, type SteadyMetric } from '../support/results.ts';
 import { inRounds } from '../support/rounds.ts';
@@ -17,19 +18,14 @@ export interface EmbeddedRound {
   readonly loadMs: number;
 }
 
-const FEW_CLIENTS = 4;
-
 export async function embeddedRound({ bare, embedded, sessions, loadMs }: EmbeddedRound): Promise<Metric[]> {
-  const bareOf = (connections: number) =>
-    drive({ url: bare.url, mode: 'bare', durationMs: loadMs, connections, sessions: [{ id: 'x', user_id: 'x' }] });
-  const embeddedOf = (connections: number) =>
-    drive({ url: embedded.url, mode: 'single', durationMs: loadMs, connections, sessions });
-  say(`the embedded npm start: single events at ${CLIENTS} connections, beside the bare route`);
-  const bareMany = await bareOf(CLIENTS);
-  const many = await embeddedOf(CLIENTS);
-  say(`the embedded npm start: single events at ${FEW_CLIENTS} connections, beside the bare route`);
-  const bareFew = await bareOf(FEW_CLIENTS);
-  const few = await embeddedOf(FEW_CLIENTS);
+  const { bareMany, many, bareFew, few } = await singleEventsBesideBare(
+    'the embedded npm start',
+    bare,
+    embedded.url,
+    sessions,
+    loadMs,
+  );
   return [
     {
       name: 'embedded_single_events_per_s',

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { createSessions } from '../support/callmeter-api.ts';
+import { singleEventsBesideBare } from '../support/beside-bare.ts';
 import { drive, say, startServer, type Server } from '../support/processes.ts';
 import { ratioOf, type Metric, type SteadyMetric } from '../support/results.ts';
 import { inRounds } from '../support/rounds.ts';
@@ -21,8 +22,6 @@ export interface OneProcessContext {
   readonly loadMs: number;
 }
 
-const FEW_CLIENTS = 4;
-
 export async function kafkaOneProcess(context: OneProcessContext): Promise<SteadyMetric[]> {
   const { bare, loadMs } = context;
   const server = await startServer('services/main.ts', {
@@ -35,16 +34,14 @@ export async function kafkaOneProcess(context: OneProcessContext): Promise<Stead
     const sessions = await createSessions(server.url, 'bench-one-process', 50);
     say('one process over Kafka and Redis: warming up');
     await drive({ url: server.url, mode: 'single', durationMs: context.warmupMs, connections: CLIENTS, sessions });
-    const bareOf = (connections: number) =>
-      drive({ url: bare.url, mode: 'bare', durationMs: loadMs, connections, sessions: [{ id: 'x', user_id: 'x' }] });
-    const oneOf = (connections: number) =>
-      drive({ url: server.url, mode: 'single', durationMs: loadMs, connections, sessions });
     return await inRounds(context.runs, async (): Promise<Metric[]> => {
-      say(`one process over Kafka and Redis: single events at ${CLIENTS}, then ${FEW_CLIENTS} connections`);
-      const bareMany = await bareOf(CLIENTS);
-      const many = await oneOf(CLIENTS);
-      const bareFew = await bareOf(FEW_CLIENTS);
-      const few = await oneOf(FEW_CLIENTS);
+      const { bareMany, many, bareFew, few } = await singleEventsBesideBare(
+        'one process over Kafka and Redis',
+        bare,
+        server.url,
+        sessions,
+        loadMs,
+      );
       return [
         {
           name: 'ingest_one_process_kafka_events_per_s',
