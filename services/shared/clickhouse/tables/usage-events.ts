@@ -227,40 +227,29 @@ export async function storedEventKeys(ch: ClickHouse, refs: readonly EventRef[])
   return stored;
 }
 
-/** An event and the instant it happened: where its stored rows are found by usage_events' order. */
-export interface PlacedEventRef extends EventRef {
-  readonly occurred_at: string;
-}
-
 /**
  * Where each of these events is stored: the source (partition and offset) of every usage_events row
- * holding it, by eventKey. Read from usage_events itself (the id index holds no source), its search
- * narrowed by tenant and by the events' instants, which lead its order; a consumer asks it only for
- * the events a replayed batch claimed before, to tell its own earlier insert from another copy's.
+ * holding it, by eventKey. Read from usage_events itself (the id index holds no source), by tenant (its
+ * order's first column) and id (its bloom filter index), at whatever instant each row holds: a client's
+ * copy sent without a timestamp took the instant it reached ingest, not the first copy's. A consumer asks
+ * it only for the events a replayed batch claimed before, to tell its own earlier insert from another
+ * copy's, which is rare (a crash between a claim and its round's release).
  */
 export async function storedEventPlaces(
   ch: ClickHouse,
-  refs: readonly PlacedEventRef[],
+  refs: readonly EventRef[],
 ): Promise<Map<string, RecordSource[]>> {
   const places = new Map<string, RecordSource[]>();
   for (const part of lookupParts(refs)) {
-    const instants = part.map((ref) => Date.parse(ref.occurred_at));
-    const [from, to] = instants.reduce(
-      ([low, high], at) => [Math.min(low, at), Math.max(high, at)],
-      [Infinity, -Infinity],
-    );
     const result = await ch.client.query({
       query: `SELECT user_id AS stored_user, toString(id) AS stored_id, kafka_partition AS partition,
           toString(kafka_offset) AS offset
         FROM ${tableName(ch, 'usageEvents')}
         WHERE user_id IN {users:Array(String)}
-          AND occurred_at BETWEEN fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND fromUnixTimestamp64Milli({to:Int64}, 'UTC')
           AND (user_id, id) IN (SELECT arrayJoin(arrayZip({users:Array(String)}, {ids:Array(UUID)})))`,
       query_params: {
         users: part.map((ref) => ref.user_id),
         ids: part.map((ref) => ref.event_id),
-        from,
-        to,
       },
       format: 'JSONEachRow',
     });
