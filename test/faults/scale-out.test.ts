@@ -186,9 +186,14 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
           clickhouse,
         ),
       );
-    expect(wrong.map((event) => ({ ...event, cost: event.cost.toFixed(), stored: stored.get(event.id) ?? 0 }))).toEqual(
-      [],
-    );
+    expect(
+      wrong.map((event) => ({
+        ...event,
+        cost: event.cost.toFixed(),
+        stored: stored.get(event.id) ?? 0,
+        corrected: corrections.made.get(event.id)?.kind ?? null,
+      })),
+    ).toEqual([]);
     expect(stored.size).toBe(acknowledged.length);
     // A correction's rows, by the weights stored under each row id: a void's reversal, an amend's reversal
     // and replacement, each row once; none of an event nobody corrected.
@@ -346,9 +351,13 @@ async function whereStored(
   clickhouse: ClickHouseHttpProcess,
 ): Promise<string> {
   const result = await ch.client.query({
-    query: `SELECT toString(id) AS id, kafka_partition, kafka_offset, toString(stored_at) AS stored_at,
-        toString(received_at) AS received_at, _part AS part
-      FROM ${ch.database}.usage_events WHERE id IN {ids:Array(UUID)} ORDER BY id, stored_at`,
+    // No alias takes a column's name: WHERE would read the alias (a String) for the UUID column.
+    query: `SELECT toString(id) AS event_id, toString(correction_of) AS of, toInt8(weight) AS weight,
+        kafka_partition, kafka_offset, toString(stored_at) AS stored_at, toString(received_at) AS received_at,
+        _part AS part
+      FROM ${ch.database}.usage_events
+      WHERE has({ids:Array(UUID)}, id) OR has({ids:Array(UUID)}, assumeNotNull(correction_of))
+      ORDER BY event_id, stored_at`,
     query_params: { ids },
     format: 'JSONEachRow',
   });
