@@ -20,7 +20,7 @@ import { buildOpenApi } from './shared/http/openapi.ts';
 import { journalRecordSink } from './domain/records/index.ts';
 import { RecordJournal } from './domain/records/index.ts';
 import { fencedReads } from './shared/clickhouse/fenced-reads.ts';
-import { readAfterWrite, readTenant } from './shared/http/read-after-write.ts';
+import { inRequest, readAfterWrite, readTenant } from './shared/http/read-after-write.ts';
 import { backlogGate } from './shared/http/backlog-gate.ts';
 import path from 'node:path';
 import { MemoryLiveUsage, RedisLiveUsage } from './shared/redis/live-usage.ts';
@@ -35,9 +35,14 @@ import { UnpricedNotices } from './consumer/usage/unpriced-notices.ts';
 const JOURNAL_WAIT_MS = 10_000;
 
 /** Whether everything acknowledged before the call is stored; false: the answer may not show all of it. */
-async function waitForJournal(journal: RecordJournal, log: Logger, tenant: string | null): Promise<boolean> {
+async function waitForJournal(
+  journal: RecordJournal,
+  log: Logger,
+  tenant: string | null,
+  urgent: boolean,
+): Promise<boolean> {
   const started = Date.now();
-  const caught = await journal.caughtUp(JOURNAL_WAIT_MS, tenant);
+  const caught = await journal.caughtUp(JOURNAL_WAIT_MS, tenant, urgent);
   // Said once per wait that ran out: the reads behind it, which do not wait again, are not logged each.
   if (!caught && Date.now() - started >= JOURNAL_WAIT_MS)
     log.warn({ appended: journal.appended(), stored: journal.stored() }, 'read_before_journal_stored');
@@ -80,7 +85,9 @@ async function main(): Promise<void> {
       ? await RecordJournal.open(path.join(config.dataDir, 'journal'))
       : null;
   if (journal !== null) shutdown.add('journal', () => journal.close());
-  const caughtUp = journal === null ? null : (tenant: string | null) => waitForJournal(journal, log, tenant);
+  // A request's wait is urgent (the writer stops gathering for it); a refresh in the background's is not.
+  const caughtUp =
+    journal === null ? null : (tenant: string | null, urgent = true) => waitForJournal(journal, log, tenant, urgent);
   // The reads of ingest and the cost queries wait for the journal (for the tenant their request's route
   // reads, or for every tenant); the writer's own (its stored-id lookup) cannot, it is what they wait for.
   const fencedInfra =
@@ -88,8 +95,8 @@ async function main(): Promise<void> {
       ? infra
       : {
           ...infra,
-          clickhouseReads: fencedReads(infra.clickhouseReads, () => caughtUp(readTenant())),
-          clickhouseIngestReads: fencedReads(infra.clickhouseIngestReads, () => caughtUp(readTenant())),
+          clickhouseReads: fencedReads(infra.clickhouseReads, () => caughtUp(readTenant(), inRequest())),
+          clickhouseIngestReads: fencedReads(infra.clickhouseIngestReads, () => caughtUp(readTenant(), inRequest())),
         };
   // One reader of the card and the tenants' entries for every service of this process, reading past the
   // journal's fence: the consumer prices with it, and the consumer is what the fence waits for.
@@ -140,6 +147,7 @@ async function main(): Promise<void> {
       claimTtlSeconds: config.usageClaimTtlSeconds,
       journal,
       journalMinFreeBytes: config.journalMinFreeBytes,
+      journalGather: config.journalGather,
       unpriced,
     });
   }

@@ -80,6 +80,63 @@ describe('the journal runner', () => {
     await journal.close();
   });
 
+  it('while busy, gathers records into one round until the time since the last round passes or enough wait', async () => {
+    const { journal } = await openJournal();
+    const writer = await fakeWriter();
+    const gather = { ms: 400, records: 5 };
+    const runner = startJournalRunner({ journal, writer, log, afterRebuild: false, gather });
+    // An idle writer stores at once.
+    await appendSessions(journal, ['s1']);
+    await journal.storedThrough(journal.appended(), false);
+    // Busy (its round just started): one at a time, they wait for the time to pass, and go in one round.
+    const started = performance.now();
+    await appendSessions(journal, ['s2']);
+    await appendSessions(journal, ['s3']);
+    await journal.storedThrough(journal.appended(), false);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+    expect(writer.rounds.map(({ keys }) => keys)).toEqual([['s1'], ['s2', 's3']]);
+    // As many as `records` go at once.
+    const many = performance.now();
+    await appendSessions(journal, ['s4', 's5', 's6', 's7', 's8']);
+    await journal.storedThrough(journal.appended(), false);
+    expect(performance.now() - many).toBeLessThan(300);
+    expect(writer.rounds.at(-1)!.keys).toEqual(['s4', 's5', 's6', 's7', 's8']);
+    await runner.stop();
+    await journal.close();
+  });
+
+  it('stops gathering for a read that waits, and for a second after it, but not for a wait in the background', async () => {
+    const { journal } = await openJournal();
+    const writer = await fakeWriter();
+    const runner = startJournalRunner({
+      journal,
+      writer,
+      log,
+      afterRebuild: false,
+      gather: { ms: 2_000, records: 100 },
+    });
+    await appendSessions(journal, ['s1']);
+    await journal.storedThrough(journal.appended(), false);
+    // A background wait (a refresh's) leaves the round gathering.
+    await appendSessions(journal, ['s2']);
+    const background = journal.storedThrough(journal.appended(), false);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(writer.rounds).toHaveLength(1);
+    // A request's read stores it at once.
+    const urgent = performance.now();
+    expect(await journal.caughtUp(5_000)).toBe(true);
+    await background;
+    expect(performance.now() - urgent).toBeLessThan(1_000);
+    // Right after a read waited, the next round does not gather either.
+    const next = performance.now();
+    await appendSessions(journal, ['s3']);
+    await journal.storedThrough(journal.appended(), false);
+    expect(performance.now() - next).toBeLessThan(1_000);
+    expect(writer.rounds.map(({ keys }) => keys)).toEqual([['s1'], ['s2'], ['s3']]);
+    await runner.stop();
+    await journal.close();
+  });
+
   it('retries a round that failed under the same token, and says it is stalled meanwhile', async () => {
     const { journal } = await openJournal();
     const writer = await fakeWriter();

@@ -21,6 +21,20 @@ export interface JournalRunnerDeps {
   readonly onStored?: (envelopes: readonly Envelope[]) => Promise<void>;
   /** Records in one round at most (one insert per table). */
   readonly maxRoundRecords?: number;
+  /** How rounds gather records while the writer is busy (JOURNAL_GATHER_MS, JOURNAL_GATHER_RECORDS); absent: never. */
+  readonly gather?: RoundGathering;
+}
+
+/**
+ * A round costs the engine about the same whatever it holds up to a few hundred records (a part per
+ * table: usage_events and each rollup), so a writer that stores every record as it comes spends most of
+ * a core on a tenant posting one event at a time. While busy, the next round therefore starts no sooner
+ * than `ms` after the previous one started, unless `records` records wait or a read waits for one of
+ * them. An idle writer (its previous round started `ms` ago or more) stores at once.
+ */
+export interface RoundGathering {
+  readonly ms: number;
+  readonly records: number;
 }
 
 export interface JournalRunner {
@@ -35,6 +49,9 @@ interface JournalRound extends PlannedRound {
   /** Planned already (replayed as it was after a restart): nothing to write before storing it. */
   readonly replayed: boolean;
 }
+
+/** A journal a read waited for within this long stores its rounds without gathering. */
+const READ_AFTER_WRITE_MS = 1_000;
 
 // The embedded mode's rows carry no Kafka position, as before the journal (the columns' -1).
 const ROW_SOURCE = { partition: -1, offset: '-1' } as const;
@@ -57,12 +74,25 @@ export function startJournalRunner({
   afterRebuild,
   onStored = async () => undefined,
   maxRoundRecords = 10_000,
+  gather = { ms: 0, records: 0 },
 }: JournalRunnerDeps): JournalRunner {
   const runnerLog = log.child({ component: 'journal' });
   let stopping = false;
   let failingSince: number | null = null;
   let wake: (() => void) | null = null;
+  /** When the round before started (performance.now()). */
+  let lastStartedAt = Number.NEGATIVE_INFINITY;
   const unsubscribe = journal.onAppend(() => wake?.());
+  const unsubscribeWaits = journal.onWait(() => wake?.());
+
+  /** How long the next round should gather yet before it starts (0: start now). */
+  function gatherFor(round: JournalRound): number {
+    if (stopping || round.replayed || round.uncertain === true || journal.awaited()) return 0;
+    if (round.to - round.from >= gather.records) return 0;
+    // Someone reads what this journal's tenants write right after writing it: their rounds go at once.
+    if (performance.now() - journal.lastAwaitedAt() < READ_AFTER_WRITE_MS) return 0;
+    return Math.max(0, lastStartedAt + gather.ms - performance.now());
+  }
 
   const roundToken = ({ from, to }: { from: number; to: number }) => `journal:${journal.id}:${from}-${to}`;
 
@@ -130,6 +160,19 @@ export function startJournalRunner({
         wake = null;
         continue;
       }
+      const gathering = gatherFor(round);
+      if (gathering > 0) {
+        // An append, a read waiting or a stop ends the wait early; the round is planned again from what waits then.
+        let timer: NodeJS.Timeout | undefined;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          timer = setTimeout(resolve, gathering);
+        });
+        clearTimeout(timer);
+        wake = null;
+        continue;
+      }
+      lastStartedAt = performance.now();
       if (!(await runRound(round, source, runnerLog))) return;
     }
   }
@@ -143,6 +186,7 @@ export function startJournalRunner({
       stopping = true;
       wake?.();
       unsubscribe();
+      unsubscribeWaits();
       await running;
     },
     stalled: (afterMs) =>

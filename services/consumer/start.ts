@@ -18,7 +18,7 @@ import { runningInserts } from '../shared/clickhouse/running-inserts.ts';
 import { RedisEventClaims } from './usage/event-claims.ts';
 import type { UnpricedNotices } from './usage/unpriced-notices.ts';
 import { createRecordWriter, type RecordWriter } from './record-writer.ts';
-import { plannedRoundReachedSources, startJournalRunner } from './journal-runner.ts';
+import { plannedRoundReachedSources, startJournalRunner, type RoundGathering } from './journal-runner.ts';
 import type { RecordJournal } from '../domain/records/index.ts';
 
 export interface ConsumerDeps {
@@ -44,6 +44,8 @@ export interface ConsumerDeps {
   readonly journal?: RecordJournal | null;
   /** /readyz fails while the journal's disk has less free (JOURNAL_MIN_FREE_MB). */
   readonly journalMinFreeBytes?: number;
+  /** How the journal's rounds gather records while the writer is busy (journal-runner.ts); absent: never. */
+  readonly journalGather?: RoundGathering;
   /** Emits `usage.unpriced` for what each round stored; absent: nothing is emitted. */
   readonly unpriced?: UnpricedNotices | null;
 }
@@ -77,6 +79,7 @@ export async function startConsumer({
   members = 1,
   journal = null,
   journalMinFreeBytes = 0,
+  journalGather,
   unpriced = null,
 }: ConsumerDeps): Promise<StartedConsumer> {
   const consumerLog = log.child({ component: 'consumer' });
@@ -108,6 +111,7 @@ export async function startConsumer({
       writer,
       log: consumerLog,
       afterRebuild,
+      ...(journalGather === undefined ? {} : { gather: journalGather }),
       // An agent's name shows in other tenants' answers (by-agent reads it by id, whoever owns it).
       onStored: async (envelopes) => {
         const agents = envelopes.filter((envelope) => envelope.kind === 'agent').map((envelope) => envelope.key);

@@ -61,6 +61,8 @@ export interface Config {
   readonly consumerStallMs: number;
   /** /readyz of the embedded mode answers 503 while the journal's disk has less free than this (JOURNAL_MIN_FREE_MB). */
   readonly journalMinFreeBytes: number;
+  /** While the embedded writer is busy, rounds start at most every `ms` unless `records` wait or a read waits (JOURNAL_GATHER_MS, JOURNAL_GATHER_RECORDS). */
+  readonly journalGather: { readonly ms: number; readonly records: number };
   /**
    * How many members of the consumer group this process runs (CONSUMER_MEMBERS): each is a kafkajs
    * consumer with its own fetch loop and rounds, so that one member's insert runs in ClickHouse while
@@ -261,6 +263,10 @@ export function loadConfig(env: Env): Config {
   const consumerStallMs = read.integer('CONSUMER_STALL_SECONDS', 60, 1, 86_400) * 1000;
   // Room for the backlog the journal may hold (JOURNAL_BACKLOG_LIMIT records of about 1 KB) and the engine's parts.
   const journalMinFreeBytes = read.integer('JOURNAL_MIN_FREE_MB', 64, 0, 1_048_576) * 1_048_576;
+  const journalGather = {
+    ms: read.integer('JOURNAL_GATHER_MS', 200, 0, 10_000),
+    records: read.integer('JOURNAL_GATHER_RECORDS', 500, 1, 10_000),
+  };
   const consumerMembers = read.integer('CONSUMER_MEMBERS', 3, 1, 16);
   const usageClaimTtlSeconds = read.integer('USAGE_CLAIM_TTL_SECONDS', 7 * 86_400, 3_600, 30 * 86_400);
   const cacheSeconds = read.integer('QUERY_CACHE_SECONDS', 30, 0, 3_600);
@@ -320,6 +326,7 @@ export function loadConfig(env: Env): Config {
     faultInjection,
     consumerStallMs,
     journalMinFreeBytes,
+    journalGather,
     consumerMembers,
     usageClaimTtlSeconds,
     queryCache,

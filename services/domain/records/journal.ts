@@ -50,7 +50,7 @@ export class RecordJournal {
   private appendedSeq: number;
   private storedSeq: number;
   private plannedRound: PlannedRound | null;
-  private readonly waiters: { readonly seq: number; readonly resolve: () => void }[] = [];
+  private readonly waiters: { readonly seq: number; readonly resolve: () => void; readonly urgent: boolean }[] = [];
   private readonly appends: MicroBatcher<Appended>;
   /**
    * The position after each tenant's last appended record not yet stored, and after the last record of
@@ -60,6 +60,8 @@ export class RecordJournal {
   private readonly tenantEnds = new Map<string, number>();
   private sharedEnd: number;
   private readonly appendListeners = new Set<() => void>();
+  private readonly waitListeners = new Set<() => void>();
+  private lastWaitAt = Number.NEGATIVE_INFINITY;
   /** The positions stored when a wait for the writer last ran out: waits return at once until it moves on. */
   private stuckAt: number | null = null;
   /** Until when every write fails as a full disk would (the fault routes' injection; 0: never). */
@@ -127,6 +129,22 @@ export class RecordJournal {
     return () => this.appendListeners.delete(listener);
   }
 
+  /** Called whenever a caller starts an urgent wait for records not yet stored (the writer's cue to stop gathering); returns the unsubscribe. */
+  onWait(listener: () => void): () => void {
+    this.waitListeners.add(listener);
+    return () => this.waitListeners.delete(listener);
+  }
+
+  /** Whether a caller is waiting urgently for records not yet stored. */
+  awaited(): boolean {
+    return this.waiters.some((waiter) => waiter.urgent);
+  }
+
+  /** When a caller last started an urgent wait for records not yet stored (performance.now(); -Infinity: never). */
+  lastAwaitedAt(): number {
+    return this.lastWaitAt;
+  }
+
   /** The records at positions from (inclusive) to `to` (exclusive). */
   async read(from: number, to: number): Promise<JournalEntry[]> {
     const entries = await this.db.iterator({ gte: recordKey(from), lt: recordKey(to) }).all();
@@ -162,10 +180,18 @@ export class RecordJournal {
     }
   }
 
-  /** Resolves once every position below `seq` is stored. */
-  storedThrough(seq: number): Promise<void> {
+  /**
+   * Resolves once every position below `seq` is stored. An urgent wait (a request's, by default) is the
+   * writer's cue to store at once rather than gather (consumer/journal-runner.ts).
+   */
+  storedThrough(seq: number, urgent = true): Promise<void> {
     if (seq <= this.storedSeq) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+    const stored = new Promise<void>((resolve) => this.waiters.push({ seq, resolve, urgent }));
+    if (urgent) {
+      this.lastWaitAt = performance.now();
+      for (const listener of this.waitListeners) listener();
+    }
+    return stored;
   }
 
   /**
@@ -174,7 +200,7 @@ export class RecordJournal {
    * gets an answer. With `tenant`, only that tenant's records and those of no tenant are waited for:
    * a read of one tenant's data does not wait for the rounds of another's.
    */
-  async caughtUp(timeoutMs: number, tenant: string | null = null): Promise<boolean> {
+  async caughtUp(timeoutMs: number, tenant: string | null = null, urgent = true): Promise<boolean> {
     const target = tenant === null ? this.appendedSeq : Math.max(this.sharedEnd, this.tenantEnds.get(tenant) ?? 0);
     if (target <= this.storedSeq) return true;
     // A request waits once: its later reads, and every request after it, answer from what is stored
@@ -184,7 +210,7 @@ export class RecordJournal {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
     try {
-      const caught = await Promise.race([this.storedThrough(target).then(() => true as const), timedOut]);
+      const caught = await Promise.race([this.storedThrough(target, urgent).then(() => true as const), timedOut]);
       if (!caught) this.stuckAt = this.storedSeq;
       return caught;
     } finally {

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { describe, expect, it } from 'vitest';
 import {
+  inRequest,
   readAfterWrite,
   readTenant,
   STALE_READ_HEADER,
@@ -50,6 +51,22 @@ describe('readAfterWrite', () => {
     expect(await waited('GET', '/api/usage/events')).toBe(true);
     expect(await waited('PATCH', '/api/sessions/abc')).toBe(true);
     expect(await waited('POST', '/api/sessions/abc/transcripts')).toBe(true);
+  });
+
+  it('says a request is running to the reads of every route but the operational ones, and not outside one', async () => {
+    const running = async (method: string, path: string) => {
+      const ctx = { method, path, state: {}, set: () => undefined };
+      let inside = false;
+      await readAfterWrite(async () => true)(ctx as unknown as Context, async () => {
+        inside = inRequest();
+      });
+      return inside;
+    };
+    expect(await running('POST', '/api/usage/events')).toBe(true);
+    expect(await running('POST', '/api/rates')).toBe(true);
+    expect(await running('GET', '/api/costs/summary')).toBe(true);
+    expect(await running('GET', '/readyz')).toBe(false);
+    expect(inRequest()).toBe(false);
   });
 
   it('waits for the tenant its route names, and the reads under it wait for that tenant too', async () => {

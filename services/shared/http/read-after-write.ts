@@ -33,6 +33,11 @@ export function readTenant(): string | null {
   return scopes.getStore()?.tenant ?? null;
 }
 
+/** Whether a request is running now (a client waits for the read), rather than a refresh in the background. */
+export function inRequest(): boolean {
+  return scopes.getStore() !== undefined;
+}
+
 /**
  * The embedded mode answers a write once its records are in the journal, before they are stored; every
  * other request's route waits (`state.readFence`, called by defineRoute once it knows the caller) until
@@ -44,7 +49,9 @@ export function readTenant(): string | null {
  */
 export function readAfterWrite(caughtUp: JournalFence): Middleware {
   return async (ctx, next) => {
-    if (APPEND_ONLY.has(`${ctx.method} ${ctx.path}`) || OPERATIONAL.has(ctx.path)) return next();
+    if (OPERATIONAL.has(ctx.path)) return next();
+    // Its reads (if any) wait for every tenant's records, as a request's (inRequest) do.
+    if (APPEND_ONLY.has(`${ctx.method} ${ctx.path}`)) return scopes.run({ tenant: null }, next);
     const scope: ReadScope = { tenant: null };
     const fence: ReadFence = async (tenant) => {
       scope.tenant = tenant;
