@@ -4,6 +4,7 @@ import path from 'node:path';
 import { budgetAlerts } from './load/budget-alerts.ts';
 import { footprint } from './load/footprint.ts';
 import { noisyNeighbour } from './load/noisy-neighbour.ts';
+import { writerCpu } from './load/writer-cpu.ts';
 import { embeddedPhase } from './phases/embedded.ts';
 import { CLIENTS } from './phases/kafka-ingest.ts';
 import { kafkaPath } from './phases/kafka-path.ts';
@@ -21,7 +22,7 @@ import { combineRounds, inRounds } from './support/rounds.ts';
  * BENCH_RUNS rounds (3; 1 in CI) interleaved with its baseline, and reported as the median of its
  * rounds with their range (bench/support/rounds.ts). Load comes from separate processes on loopback.
  * BENCH_MODE=ci runs a reduced version (shorter load and soak, a 1-million-event query dataset) that
- * checks the whole path in CI. BENCH_PHASE=noisy-neighbour, budgets, footprint or redis-memory runs that
+ * checks the whole path in CI. BENCH_PHASE=noisy-neighbour, budgets, footprint, writer-cpu or redis-memory runs that
  * phase alone (bench/results/<phase>*.json), as its work is tried.
  */
 const settings = benchSettings(process.env);
@@ -36,6 +37,8 @@ const PHASES_ALONE: Record<string, ((folder: string) => Promise<SteadyMetric[]>)
     inRounds(settings.runs, (index) =>
       footprint({ dataDir: roundFolder(folder, index), idleMs: settings.footprintIdleMs, loadMs: settings.loadMs }),
     ),
+  'writer-cpu': (folder) =>
+    inRounds(settings.runs, (index) => writerCpu(settings.writerCpu(roundFolder(folder, index)))),
   // Once: its length is the consumer's drain of 10 million events.
   'redis-memory': async (folder) =>
     combineRounds([await redisMemory(path.join(folder, 'redis-memory'), settings.redisEvents)]),
@@ -80,6 +83,8 @@ async function fullRun(folder: string): Promise<SteadyMetric[]> {
   }
   say('footprint: the embedded process idle after its start, and after 64 connections posted usage');
   metrics.push(...(await PHASES_ALONE.footprint!(path.join(folder, 'footprint'))));
+  say("writer cpu: the embedded process's CPU under a write-only load, rounds gathered and not");
+  metrics.push(...(await PHASES_ALONE['writer-cpu']!(path.join(folder, 'writer-cpu'))));
   say('noisy neighbour: a steady tenant beside one holding the most of every allowance');
   metrics.push(...(await PHASES_ALONE['noisy-neighbour']!(path.join(folder, 'noisy-neighbour'))));
   say('budgets: storing beside a tenant holding its most budgets, and the alert latency');

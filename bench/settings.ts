@@ -2,6 +2,7 @@ import path from 'node:path';
 import { loadConfig } from '../services/shared/config.ts';
 import type { BudgetAlertOptions } from './load/budget-alerts.ts';
 import type { NoisyNeighbourOptions } from './load/noisy-neighbour.ts';
+import type { WriterCpuOptions } from './load/writer-cpu.ts';
 
 /**
  * What `npm run bench` measures and for how long, read once from its environment: BENCH_MODE=ci (a
@@ -29,6 +30,7 @@ export interface BenchSettings {
   readonly redisEvents: number;
   readonly pricing: { readonly rounds: number; readonly perRound: number };
   noisyNeighbour(folder: string): NoisyNeighbourOptions;
+  writerCpu(folder: string): WriterCpuOptions;
   budgets(folder: string): BudgetAlertOptions;
 }
 
@@ -57,6 +59,11 @@ export function benchSettings(env: Readonly<Record<string, string | undefined>>)
       agents: ci ? 20 : Math.min(caps.agentCaps.agentsPerTenant, caps.agentCaps.numbersPerTenant),
       keys: ci ? 5 : caps.auth.keysPerTenant,
       noisyEventsPerS: 20,
+    }),
+    writerCpu: (folder) => ({
+      dataDir: path.join(folder, 'writer-cpu'),
+      loadMs: ci ? 5_000 : 15_000,
+      eventsPerS: 20,
     }),
     budgets: (folder) => ({
       dataDir: path.join(folder, 'budgets'),

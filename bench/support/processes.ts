@@ -104,6 +104,17 @@ export function rssMb(pid: number): number {
  * Resident memory of a process in MiB: all of it, and its anonymous part (heaps, stacks: what a leak
  * grows) apart from pages of mapped files (the code of the shared libraries, chdb's 540 MiB among them).
  */
+/** The CPU time a process has used so far, in ms (user and system, all its threads; /proc/<pid>/stat). */
+export function cpuTimeMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the command's name, which may hold spaces: utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_S;
+}
+
+// USER_HZ, which Linux fixes at 100 on every architecture Node runs on.
+const CLOCK_TICKS_PER_S = 100;
+
 export function residentMemory(pid: number): { rss: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
