@@ -100,10 +100,6 @@ export function rssMb(pid: number): number {
   return Math.round(residentMemory(pid).rss);
 }
 
-/**
- * Resident memory of a process in MiB: all of it, and its anonymous part (heaps, stacks: what a leak
- * grows) apart from pages of mapped files (the code of the shared libraries, chdb's 540 MiB among them).
- */
 /** The CPU time a process has used so far, in ms (user and system, all its threads; /proc/<pid>/stat). */
 export function cpuTimeMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -115,6 +111,10 @@ export function cpuTimeMs(pid: number): number {
 // USER_HZ, which Linux fixes at 100 on every architecture Node runs on.
 const CLOCK_TICKS_PER_S = 100;
 
+/**
+ * Resident memory of a process in MiB: all of it, and its anonymous part (heaps, stacks: what a leak
+ * grows) apart from pages of mapped files (the code of the shared libraries, chdb's 540 MiB among them).
+ */
 export function residentMemory(pid: number): { rss: number; anon: number; file: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
