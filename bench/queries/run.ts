@@ -13,6 +13,7 @@ import {
   SPAN_END_MS,
   type BenchUser,
 } from './dataset.ts';
+import { cpuTimeMs } from '../support/processes.ts';
 import { measureConcurrent, type Throughput } from './concurrent.ts';
 import { measure, type Latency } from './measure.ts';
 
@@ -112,9 +113,7 @@ async function startServer(
 /** CPU time the process has used (user and system, all its threads), from /proc on Linux; null elsewhere. */
 function cpuMsOf(pid: number): number | null {
   try {
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100 a second).
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    return cpuTimeMs(pid);
   } catch {
     return null;
   }
