@@ -151,22 +151,15 @@ export function startJournalRunner({
   async function run(): Promise<void> {
     while (!stopping) {
       const round = nextRound();
-      if (round === null) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          // An append (or a stop) between the check above and here would otherwise wait for the next one.
-          if (stopping || journal.appended() > journal.stored()) resolve();
-        });
-        wake = null;
-        continue;
-      }
-      const gathering = gatherFor(round);
-      if (gathering > 0) {
-        // An append, a read waiting or a stop ends the wait early; the round is planned again from what waits then.
+      const waitMs = round === null ? Number.POSITIVE_INFINITY : gatherFor(round);
+      if (round === null || waitMs > 0) {
+        // Until an append, a read waiting or a stop wakes it (or the gathering's time is up): the round is planned again then.
         let timer: NodeJS.Timeout | undefined;
         await new Promise<void>((resolve) => {
           wake = resolve;
-          timer = setTimeout(resolve, gathering);
+          if (round !== null) timer = setTimeout(resolve, waitMs);
+          // An append (or a stop) between the check above and here would otherwise wait for the next one.
+          else if (stopping || journal.appended() > journal.stored()) resolve();
         });
         clearTimeout(timer);
         wake = null;
