@@ -41,20 +41,32 @@ export const recordAjv = addFormats(new Ajv({ allErrors: false, strict: true, al
   dateTimeFormat,
 );
 
-const validators: { [K in RecordKind]: ValidateFunction } = {
-  session: recordAjv.compile(sessionRecordSchema),
-  telephony_number: recordAjv.compile(telephonyNumberRecordSchema),
-  usage: recordAjv.compile(usageRecordSchema),
-  agent: recordAjv.compile(agentRecordSchema),
-  transcript: recordAjv.compile(transcriptRecordSchema),
-  rate: recordAjv.compile(rateRecordSchema),
-  api_key: recordAjv.compile(apiKeyRecordSchema),
-  audit: recordAjv.compile(auditRecordSchema),
-  period: recordAjv.compile(periodRecordSchema),
-  budget: recordAjv.compile(budgetRecordSchema),
-  tenant_settings: recordAjv.compile(tenantSettingsRecordSchema),
-  webhook_endpoint: recordAjv.compile(webhookEndpointRecordSchema),
+const SCHEMAS: { [K in RecordKind]: object } = {
+  session: sessionRecordSchema,
+  telephony_number: telephonyNumberRecordSchema,
+  usage: usageRecordSchema,
+  agent: agentRecordSchema,
+  transcript: transcriptRecordSchema,
+  rate: rateRecordSchema,
+  api_key: apiKeyRecordSchema,
+  audit: auditRecordSchema,
+  period: periodRecordSchema,
+  budget: budgetRecordSchema,
+  tenant_settings: tenantSettingsRecordSchema,
+  webhook_endpoint: webhookEndpointRecordSchema,
 };
+
+// Compiled on a kind's first record: a process that never sees a kind does not pay for compiling it.
+const validators = new Map<RecordKind, ValidateFunction>();
+
+function validatorOf(kind: RecordKind): ValidateFunction {
+  let validate = validators.get(kind);
+  if (validate === undefined) {
+    validate = recordAjv.compile(SCHEMAS[kind]);
+    validators.set(kind, validate);
+  }
+  return validate;
+}
 
 /** The payload of each kind, as its schema says; makeEnvelope validates before sending, decodeRecord after reading. */
 export interface PayloadOf {
@@ -73,7 +85,7 @@ export interface PayloadOf {
 }
 
 export function payloadProblem(kind: RecordKind, payload: unknown): string | null {
-  const validate = validators[kind];
+  const validate = validatorOf(kind);
   if (validate(payload)) return null;
   const first = validate.errors?.[0];
   return `invalid ${kind} payload: ${first?.instancePath || '/'} ${first?.message ?? ''}`.trim();
