@@ -21,7 +21,7 @@ import { combineRounds, inRounds } from './support/rounds.ts';
  * (this machine is shared and noisy, so ratios are what compare across runs), each repeated phase in
  * BENCH_RUNS rounds (3; 1 in CI) interleaved with its baseline, and reported as the median of its
  * rounds with their range (bench/support/rounds.ts). Load comes from separate processes on loopback.
- * BENCH_MODE=ci runs a reduced version (shorter load and soak, a 1-million-event query dataset) that
+ * BENCH_MODE=ci runs a reduced version (shorter load and soak, a 300-thousand-event query dataset) that
  * checks the whole path in CI. BENCH_PHASE=noisy-neighbour, budgets, footprint, writer-cpu or redis-memory runs that
  * phase alone (bench/results/<phase>*.json), as its work is tried.
  */

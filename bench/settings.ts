@@ -43,17 +43,17 @@ export function benchSettings(env: Readonly<Record<string, string | undefined>>)
     ci,
     phase: env.BENCH_PHASE ?? 'all',
     runs,
-    loadMs: ci ? 5_000 : 20_000,
-    warmupMs: ci ? 2_000 : 10_000,
-    soakMs: ci ? 12_000 : 300_000,
+    loadMs: ci ? 3_000 : 20_000,
+    warmupMs: ci ? 1_000 : 10_000,
+    soakMs: ci ? 8_000 : 300_000,
     footprintIdleMs: ci ? 3_000 : 20_000,
-    probes: ci ? 30 : 200,
-    queryEvents: ci ? 1_000_000 : 10_000_000,
+    probes: ci ? 20 : 200,
+    queryEvents: ci ? 300_000 : 10_000_000,
     redisEvents: Number(env.BENCH_REDIS_EVENTS ?? 10_000_000),
     pricing: ci ? { rounds: 9, perRound: 10_000 } : { rounds: 15, perRound: 20_000 },
     noisyNeighbour: (folder) => ({
       dataDir: path.join(folder, 'noisy-neighbour'),
-      measureMs: ci ? 5_000 : 30_000,
+      measureMs: ci ? 3_000 : 30_000,
       // The full run holds the most of every per-tenant cap (their defaults); CI a part of each.
       rateEntries: ci ? 200 : caps.rateEntriesPerTenant,
       agents: ci ? 20 : Math.min(caps.agentCaps.agentsPerTenant, caps.agentCaps.numbersPerTenant),
@@ -62,15 +62,15 @@ export function benchSettings(env: Readonly<Record<string, string | undefined>>)
     }),
     writerCpu: (folder) => ({
       dataDir: path.join(folder, 'writer-cpu'),
-      loadMs: ci ? 5_000 : 15_000,
+      loadMs: ci ? 3_000 : 15_000,
       eventsPerS: 20,
     }),
     budgets: (folder) => ({
       dataDir: path.join(folder, 'budgets'),
       // The full run holds the most budgets one tenant may (10,000); CI a part.
       budgets: ci ? 500 : 10_000,
-      events: ci ? 10_000 : 100_000,
-      probes: ci ? 10 : 50,
+      events: ci ? 4_000 : 100_000,
+      probes: ci ? 5 : 50,
     }),
   };
 }
