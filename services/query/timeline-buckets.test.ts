@@ -45,4 +45,15 @@ describe('timeline buckets', () => {
     expect(timelineBuckets(0, (MAX_BUCKETS + 1) * 86_400_000, 'daily', 'UTC')).toBeNull();
     expect(timelineBuckets(0, MAX_BUCKETS * 86_400_000, 'daily', 'UTC')).toHaveLength(MAX_BUCKETS);
   });
+
+  it('buckets an instant of the first century in its own year, so that an as_of there has a current bucket', () => {
+    const instant = Date.parse('0046-07-12T10:00:00.000Z');
+    for (const period of ['daily', 'weekly', 'monthly'] as const) {
+      const buckets = timelineBuckets(instant, instant + 1, period, 'UTC');
+      expect(buckets).toHaveLength(1);
+      expect(buckets![0]!.start).toBeLessThanOrEqual(instant);
+      expect(buckets![0]!.end).toBeGreaterThan(instant);
+    }
+    expect(timelineBuckets(instant, instant + 1, 'monthly', 'UTC')![0]!.date).toBe('0046-07-01');
+  });
 });

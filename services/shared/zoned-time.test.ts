@@ -7,6 +7,7 @@ import {
   localToInstant,
   startOfLocalDay,
   startOfWeek,
+  utcInstant,
 } from './zoned-time.ts';
 
 describe('zoned time', () => {
@@ -62,5 +63,16 @@ describe('wall-clock times and calendar steps', () => {
     expect(startOfWeek({ year: 2026, month: 11, day: 16 })).toEqual({ year: 2026, month: 11, day: 16 });
     expect(startOfWeek({ year: 2026, month: 1, day: 1 })).toEqual({ year: 2025, month: 12, day: 29 });
     expect(addMonths({ year: 2026, month: 12, day: 1 }, 1)).toEqual({ year: 2027, month: 1, day: 1 });
+  });
+
+  it('keeps a year from 0 to 99 in its own century, which Date.UTC would move to the 1900s', () => {
+    expect(new Date(utcInstant(46, 6, 12)).toISOString()).toBe('0046-07-12T00:00:00.000Z');
+    expect(new Date(utcInstant(99, 11, 32)).toISOString()).toBe('0100-01-01T00:00:00.000Z');
+    expect(utcInstant(2026, 10, 27, 19, 5, 1, 7)).toBe(Date.UTC(2026, 10, 27, 19, 5, 1, 7));
+    const day = { year: 46, month: 7, day: 12 };
+    expect(new Date(startOfLocalDay(day, 'UTC')).toISOString()).toBe('0046-07-12T00:00:00.000Z');
+    expect(localDate(startOfLocalDay(day, 'Europe/Paris'), 'Europe/Paris')).toEqual(day);
+    expect(addDays({ year: 99, month: 12, day: 31 }, 1)).toEqual({ year: 100, month: 1, day: 1 });
+    expect(startOfWeek(day)).toEqual({ year: 46, month: 7, day: 9 });
   });
 });

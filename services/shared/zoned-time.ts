@@ -11,6 +11,27 @@ export interface LocalDate {
   readonly day: number;
 }
 
+/** Four hundred Gregorian years: 146,097 days, after which the calendar repeats. */
+const FOUR_CENTURIES_MS = 146_097 * 86_400_000;
+
+/**
+ * Date.UTC for every year: Date.UTC reads a year from 0 to 99 as 1900 to 1999 (0046-07-12 as 1946-07-12),
+ * so such a year is taken 400 years on, where the calendar is the same, and moved back.
+ */
+export function utcInstant(
+  year: number,
+  monthIndex: number,
+  day: number,
+  hour = 0,
+  minute = 0,
+  second = 0,
+  ms = 0,
+): number {
+  return year >= 0 && year < 100
+    ? Date.UTC(year + 400, monthIndex, day, hour, minute, second, ms) - FOUR_CENTURIES_MS
+    : Date.UTC(year, monthIndex, day, hour, minute, second, ms);
+}
+
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
 function formatter(timeZone: string): Intl.DateTimeFormat {
@@ -45,13 +66,13 @@ export function localDate(instantMs: number, timeZone: string): LocalDate {
 /** Offset of the zone from UTC at an instant, in milliseconds. */
 function offsetMs(instantMs: number, timeZone: string): number {
   const w = wallClock(instantMs, timeZone);
-  const asUtc = Date.UTC(w.year!, w.month! - 1, w.day!, w.hour!, w.minute!, w.second!);
+  const asUtc = utcInstant(w.year!, w.month! - 1, w.day!, w.hour!, w.minute!, w.second!);
   return asUtc - Math.floor(instantMs / 1000) * 1000;
 }
 
 /** The instant the given local date begins in the zone (its first moment, if midnight is skipped). */
 export function startOfLocalDay(date: LocalDate, timeZone: string): number {
-  const naive = Date.UTC(date.year, date.month - 1, date.day);
+  const naive = utcInstant(date.year, date.month - 1, date.day);
   let instant = naive - offsetMs(naive, timeZone);
   // A DST change between the guess and the answer moves the offset once more.
   instant = naive - offsetMs(instant, timeZone);
@@ -60,7 +81,7 @@ export function startOfLocalDay(date: LocalDate, timeZone: string): number {
 }
 
 export function addDays(date: LocalDate, days: number): LocalDate {
-  const moved = new Date(Date.UTC(date.year, date.month - 1, date.day + days));
+  const moved = new Date(utcInstant(date.year, date.month - 1, date.day + days));
   return { year: moved.getUTCFullYear(), month: moved.getUTCMonth() + 1, day: moved.getUTCDate() };
 }
 
@@ -81,18 +102,18 @@ export interface LocalDateTime extends LocalDate {
 
 /** The instant a local wall-clock time names in the zone (a time skipped by DST moves forward). */
 export function localToInstant(time: LocalDateTime, timeZone: string): number {
-  const naive = Date.UTC(time.year, time.month - 1, time.day, time.hour, time.minute, time.second, time.millisecond);
+  const naive = utcInstant(time.year, time.month - 1, time.day, time.hour, time.minute, time.second, time.millisecond);
   const guess = naive - offsetMs(naive, timeZone);
   return naive - offsetMs(guess, timeZone);
 }
 
 /** Monday of the date's week. */
 export function startOfWeek(date: LocalDate): LocalDate {
-  const weekday = new Date(Date.UTC(date.year, date.month - 1, date.day)).getUTCDay();
+  const weekday = new Date(utcInstant(date.year, date.month - 1, date.day)).getUTCDay();
   return addDays(date, -((weekday + 6) % 7));
 }
 
 export function addMonths(date: LocalDate, months: number): LocalDate {
-  const moved = new Date(Date.UTC(date.year, date.month - 1 + months, 1));
+  const moved = new Date(utcInstant(date.year, date.month - 1 + months, 1));
   return { year: moved.getUTCFullYear(), month: moved.getUTCMonth() + 1, day: 1 };
 }

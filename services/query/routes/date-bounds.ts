@@ -1,7 +1,7 @@
 import { AppError, type ValidationItem } from '../../shared/errors.ts';
 import { PY_CHECKS } from '../../shared/validation/py-checks.ts';
 import { parseDateBytes, parseDateTimeBytes } from '../../shared/validation/speedate-timestamp.ts';
-import { addDays, localToInstant, startOfLocalDay } from '../../shared/zoned-time.ts';
+import { addDays, localToInstant, startOfLocalDay, utcInstant } from '../../shared/zoned-time.ts';
 
 /** A half-open range of instants [start, end) in epoch milliseconds; null is unbounded. */
 export interface InstantRange {
@@ -55,7 +55,7 @@ function boundOf(name: string, text: string | undefined, timeZone: string): Boun
     const instant =
       tzOffset === null
         ? localToInstant({ ...wall, millisecond }, timeZone)
-        : Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second, millisecond) -
+        : utcInstant(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second, millisecond) -
           tzOffset * 1000;
     return { ok: true, from: instant, until: instant + 1 };
   }
