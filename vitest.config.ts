@@ -1,12 +1,13 @@
 import { defineConfig } from 'vitest/config';
 import { installedTypeScriptClient } from './test/support/client-packages-setup.ts';
 
-// Five projects, run one after another (sequence.groupOrder) by one `vitest run`, so that its
-// closing summary counts every test: unit tests sit next to the code and touch no network;
+// Five projects in four groups, run one after another (sequence.groupOrder) by one `vitest run`, so
+// that its closing summary counts every test: unit tests sit next to the code and touch no network;
 // integration tests live in test/ and run against the real Kafka broker, Redis and the ClickHouse
 // engine, started once per run by the global setup; the client libraries (clients/) are tested
-// against the real agent frameworks and the embedded process; the Schemathesis fuzzer runs against the
-// embedded process; the fault suite comes last, alone, because it kills and restarts processes.
+// against the real agent frameworks and the embedded process, and the Schemathesis fuzzer runs against
+// an embedded process of its own beside them (one group: neither shares a server with the other); the
+// fault suite comes last, alone, because it kills and restarts processes.
 // The embedded ClickHouse engine binds one data folder per process, so files that use it run in
 // forked processes, never threads. Each project's temporary files go under one folder removed when
 // the run ends (test/support/temp-root-setup.ts; KEEP_TEST_DATA=1 keeps it).
@@ -65,7 +66,7 @@ export default defineConfig({
       {
         test: {
           name: 'fuzz',
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: 2 },
           include: ['test/fuzz/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/support/temp-root-setup.ts'],
