@@ -79,8 +79,8 @@ export const auditRecordSchema = {
   properties: {
     id: { type: 'string', format: 'uuid' },
     action: { enum: AUDIT_ACTIONS },
-    /** The key or rate entry changed. */
-    subject_id: { type: 'string', minLength: 1, maxLength: 128 },
+    /** What changed: a key, rate entry, budget or webhook's id, a tenant (its settings) or a tenant's month (`user/YYYY-MM`). */
+    subject_id: { type: 'string', minLength: 1, maxLength: 600 },
     actor_key_id: { type: 'string', minLength: 1, maxLength: 64 },
     /** The tenant the subject belongs to, when it has one. */
     user_id: { type: ['string', 'null'], maxLength: 512 },

@@ -29,8 +29,11 @@ export const envelopeSchema = {
     /** Unique per record; a resend of the same change carries the same id. */
     id: { type: 'string', format: 'uuid' },
     kind: { enum: RECORD_KINDS },
-    /** Partition key: all records of one session share it, so they stay in order. */
-    key: { type: 'string', minLength: 1, maxLength: 512 },
+    /**
+     * Partition key: all records of one session share it, so they stay in order. A kind's prefix and up to
+     * two ids (a tenant's period key: `period:`, a 512-character user id, `:YYYY-MM`).
+     */
+    key: { type: 'string', minLength: 1, maxLength: 1_100 },
     occurred_at: { type: 'string', format: 'date-time' },
     received_at: { type: 'string', format: 'date-time' },
     payload: { type: 'object' },

@@ -5,7 +5,7 @@ import { AppError } from '../../shared/errors.ts';
 import type { Caller } from '../../shared/auth/access.ts';
 import { auditEnvelope } from '../../shared/auth/audit.ts';
 import { assertActsFor } from '../../shared/auth/tenant.ts';
-import { assertPeriod, monthBounds } from '../../shared/validation/billing-period.ts';
+import { assertPeriod, assertTenantPath, monthBounds } from '../../shared/validation/billing-period.ts';
 import { makeEnvelope, type RecordSink } from '../../domain/records/index.ts';
 import type { CorrectionGuard } from '../usage/correction-guard.ts';
 import type { ClosedPeriods } from './closed-periods.ts';
@@ -54,6 +54,7 @@ export function createPeriodService({ closed, sink, guard, now = Date.now }: Per
     tenant: string | null,
     decide: (latest: PeriodAnswer | null, at: Date) => PeriodRecord | Promise<PeriodRecord>,
   ): Promise<PeriodAnswer> {
+    assertTenantPath(userId);
     assertActsFor(tenant, userId, 'close or reopen a period');
     assertPeriod(period);
     return guard.hold(userId, PERIODS_KEY, async () => {
@@ -92,6 +93,7 @@ export function createPeriodService({ closed, sink, guard, now = Date.now }: Per
      * the instants it was closed with, and so do every later one's edges (a 409 after it).
      */
     setTimeZone: (userId: string, timeZone: string, caller: Caller, tenant: string | null) => {
+      assertTenantPath(userId);
       assertActsFor(tenant, userId, 'set billing settings');
       return guard.hold(userId, PERIODS_KEY, async () => {
         const first = await closed.firstClose(userId);

@@ -1,5 +1,6 @@
 import { PERIOD_PATTERN } from '../../../schemas/http/periods.ts';
 import { AppError } from '../errors.ts';
+import { stringLengthError } from './pydantic-errors.ts';
 import { addMonths, localDate, startOfLocalDay } from '../zoned-time.ts';
 
 /** The first instant of a `YYYY-MM` month in the tenant's time zone, and of the month after it (epoch ms). */
@@ -33,5 +34,19 @@ export function assertPeriod(period: string): void {
       input: period,
       ctx: { pattern: PERIOD_PATTERN },
     },
+  ]);
+}
+
+/** The longest tenant id a record holds: 512 characters, as every user_id field of a body. */
+export const MAX_TENANT_ID_LENGTH = 512;
+
+/**
+ * A `{user_id}` path segment a record is written for: at most 512 characters (counted as pydantic counts,
+ * by code point), else pydantic's string_too_long 422 at it.
+ */
+export function assertTenantPath(userId: string): void {
+  if ([...userId].length <= MAX_TENANT_ID_LENGTH) return;
+  throw AppError.validation([
+    { ...stringLengthError('long', MAX_TENANT_ID_LENGTH), loc: ['path', 'user_id'], input: userId },
   ]);
 }
