@@ -5,8 +5,12 @@ import { arrayOf, closedObject, count, dateTime, decimalText, money, nullable, o
 import { currency } from './cost-responses.ts';
 import { asOf } from './query-params.ts';
 
-/** A billing period: a calendar month in the tenant's time zone (UTC unless set), `YYYY-MM`. */
-export const PERIOD_PATTERN = '^\\d{4}-(0[1-9]|1[0-2])$';
+/**
+ * A billing period: a calendar month in the tenant's time zone (UTC unless set), `YYYY-MM`, of the years
+ * 0002 to 9998, so that its bounds in every zone are date-times of the years 0001 to 9999 (January of the
+ * year 1 begins, east of UTC, in the year 0; December of 9999 ends, west of it, in the year 10000).
+ */
+export const PERIOD_PATTERN = '^(?!000[01]|9999)\\d{4}-(0[1-9]|1[0-2])$';
 
 /** POST /api/periods/{user_id}/{period}/close */
 export const periodSchema = closedObject(

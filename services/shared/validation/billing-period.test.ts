@@ -3,7 +3,7 @@ import { makeEnvelope } from '../../domain/records/envelope.ts';
 import { ANONYMOUS } from '../auth/access.ts';
 import { auditEnvelope } from '../auth/audit.ts';
 import { AppError } from '../errors.ts';
-import { assertTenantPath, MAX_TENANT_ID_LENGTH, monthBounds } from './billing-period.ts';
+import { assertPeriod, assertTenantPath, MAX_TENANT_ID_LENGTH, monthBounds } from './billing-period.ts';
 
 describe('billing periods', () => {
   it('takes a tenant id of 512 characters in a path, and refuses one longer as pydantic does', () => {
@@ -58,5 +58,11 @@ describe('billing periods', () => {
       '0046-07-01T00:00:00.000Z',
       '0046-08-01T00:00:00.000Z',
     ]);
+  });
+
+  it('takes the months of the years 0002 to 9998, whose bounds in every zone are date-times', () => {
+    for (const period of ['0002-01', '2026-10', '9998-12']) expect(() => assertPeriod(period)).not.toThrow();
+    for (const period of ['0000-01', '0001-01', '9999-12', '2026-13', '2026-00', '26-10'])
+      expect(() => assertPeriod(period), period).toThrow(AppError);
   });
 });
