@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeEnvelope } from '../../domain/records/envelope.ts';
+import { makeEnvelope } from '../../domain/records/index.ts';
 import { ANONYMOUS } from '../auth/access.ts';
 import { auditEnvelope } from '../auth/audit.ts';
 import { AppError } from '../errors.ts';
@@ -63,6 +63,6 @@ describe('billing periods', () => {
   it('takes the months of the years 0002 to 9998, whose bounds in every zone are date-times', () => {
     for (const period of ['0002-01', '2026-10', '9998-12']) expect(() => assertPeriod(period)).not.toThrow();
     for (const period of ['0000-01', '0001-01', '9999-12', '2026-13', '2026-00', '26-10'])
-      expect(() => assertPeriod(period), period).toThrow(AppError);
+      expect(() => assertPeriod(period), period).toThrow('1 validation error(s)');
   });
 });
