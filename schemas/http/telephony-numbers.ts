@@ -21,7 +21,7 @@ export const numberAssignBody = {
   type: 'object',
   title: 'NumberAssign',
   properties: {
-    // The agent id keys its Kafka records, which take 1 to 512 characters.
+    // The agent id keys the number's records, which hold 1 to 512 characters.
     agent_id: { 'x-py': 'str', minLength: 1, maxLength: 512 },
     phone_number: { 'x-py': 'str' },
     provider: { 'x-py': 'str' },

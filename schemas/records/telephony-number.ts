@@ -7,7 +7,8 @@ export const telephonyNumberRecordSchema = {
   additionalProperties: false,
   required: ['agent_id', 'phone_number', 'provider', 'status', 'changed_at', 'version'],
   properties: {
-    agent_id: { type: 'string' },
+    /** Keys the number's records: 1 to 512 characters, as every agent id. */
+    agent_id: { type: 'string', minLength: 1, maxLength: 512 },
     phone_number: { type: ['string', 'null'] },
     provider: { type: ['string', 'null'] },
     status: { enum: ['assigned', 'released'] },

@@ -40,7 +40,7 @@ describe('POST /api/telephony/numbers/assign body', () => {
     );
   });
 
-  it('takes an agent id of 1 to 512 characters, the bounds of a record key', () => {
+  it('takes an agent id of 1 to 512 characters, the bounds of its record', () => {
     expect(wireResponse(assign, { body: jsonBody('{"agent_id":"","phone_number":"15551230001"}') })).toEqual(
       detail(
         '{"type":"string_too_short","loc":["body","agent_id"],"msg":"String should have at least 1 character","input":"","ctx":{"min_length":1}}',
