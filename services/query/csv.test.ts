@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TextBody } from '../shared/http/text-body.ts';
-import { agentsCsv, timelineCsv, wantsCsv } from './csv.ts';
+import { validateHeaderValue } from 'node:http';
+import { agentsCsv, csvBody, timelineCsv, wantsCsv } from './csv.ts';
 
 /** The whole text of a streamed CSV. */
 async function textOf(body: TextBody): Promise<string> {
@@ -73,5 +74,17 @@ describe('CSV exports', () => {
     expect(wantsCsv('json', 'text/csv')).toBe(false);
     expect(wantsCsv(undefined, '*/*')).toBe(false);
     expect(wantsCsv(undefined, 'text/csvx')).toBe(false);
+  });
+
+  it("names the file in a header Node sends, whatever text the tenant's id holds", () => {
+    for (const [user, header] of [
+      ['tenant-1', 'attachment; filename="statement-tenant-1.csv"'],
+      ['a"b', 'attachment; filename="statement-a\\"b.csv"'],
+      ['W\u{857b2}', `attachment; filename="statement-W??.csv"; filename*=UTF-8''statement-W%F2%85%9E%B2.csv`],
+    ]) {
+      const disposition = csvBody(`statement-${user}`, ['a'], []).headers['Content-Disposition']!;
+      expect(disposition).toBe(header);
+      expect(() => validateHeaderValue('Content-Disposition', disposition)).not.toThrow();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import contentDisposition from 'content-disposition';
 import { TextBody } from '../shared/http/text-body.ts';
 import type { AgentCost } from './cost-by-agent.ts';
 import type { TimelinePoint } from './cost-timeline.ts';
@@ -37,9 +38,9 @@ export function csvBody(
     }
     if (part !== '') yield part;
   }
-  return new TextBody('text/csv; charset=utf-8', parts, {
-    'Content-Disposition': `attachment; filename="${name}.csv"`,
-  });
+  // A name holds the tenant's id, which may be any text: `content-disposition` quotes it, and writes one
+  // outside Latin-1 as an ASCII fallback beside its UTF-8 form (RFC 6266), where Node refuses the raw header.
+  return new TextBody('text/csv; charset=utf-8', parts, { 'Content-Disposition': contentDisposition(`${name}.csv`) });
 }
 
 /** One line per bucket: the date, the total, the event count and one cost column per provider. */
