@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import contentDisposition from 'content-disposition';
 import { EXPORT_MEDIA_TYPES } from '../../schemas/http/usage-export.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { tableName } from '../shared/clickhouse/tables.ts';
@@ -111,7 +112,7 @@ export async function usageExportBody(ch: ClickHouse, range: ExportRange, format
     /[^\w.-]+/g,
     '_',
   );
-  const attachment = (extension: string) => ({ 'Content-Disposition': `attachment; filename="${name}.${extension}"` });
+  const attachment = (extension: string) => ({ 'Content-Disposition': contentDisposition(`${name}.${extension}`) });
   if (format === 'parquet') {
     const file = await parquetExport(ch, range);
     return new TextBody(
