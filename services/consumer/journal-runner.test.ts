@@ -137,6 +137,39 @@ describe('the journal runner', () => {
     await journal.close();
   });
 
+  it("stops gathering for the records of a tenant whose read waited, not for another tenant's alone", async () => {
+    const { journal } = await openJournal();
+    const writer = await fakeWriter();
+    const runner = startJournalRunner({
+      journal,
+      writer,
+      log,
+      afterRebuild: false,
+      gather: { ms: 2_000, records: 100 },
+    });
+    const appendOf = (tenant: string, room: string) =>
+      journal.append([JSON.stringify(makeSessionEnvelope({ room_name: room }))], [tenant]);
+    await appendOf('a', 'a1');
+    await journal.storedThrough(journal.appended(), false);
+    // Busy now: tenant a's read stores its record at once.
+    await appendOf('a', 'a2');
+    const read = performance.now();
+    expect(await journal.caughtUp(5_000, 'a')).toBe(true);
+    expect(performance.now() - read).toBeLessThan(1_000);
+    // Tenant b has read nothing: its record gathers, though a read of a's waited a moment ago.
+    await appendOf('b', 'b1');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(writer.rounds).toHaveLength(2);
+    // Tenant a's next record goes at once, and takes b's waiting beside it.
+    const next = performance.now();
+    await appendOf('a', 'a3');
+    await journal.storedThrough(journal.appended(), false);
+    expect(performance.now() - next).toBeLessThan(1_000);
+    expect(writer.rounds.map(({ keys }) => keys)).toEqual([['a1'], ['a2'], ['b1', 'a3']]);
+    await runner.stop();
+    await journal.close();
+  });
+
   it('retries a round that failed under the same token, and says it is stalled meanwhile', async () => {
     const { journal } = await openJournal();
     const writer = await fakeWriter();

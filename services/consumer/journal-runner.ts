@@ -50,7 +50,7 @@ interface JournalRound extends PlannedRound {
   readonly replayed: boolean;
 }
 
-/** A journal a read waited for within this long stores its rounds without gathering. */
+/** Records of a tenant whose read waited for its records within this long are stored without gathering. */
 const READ_AFTER_WRITE_MS = 1_000;
 
 // The embedded mode's rows carry no Kafka position, as before the journal (the columns' -1).
@@ -89,8 +89,9 @@ export function startJournalRunner({
   function gatherFor(round: JournalRound): number {
     if (stopping || round.replayed || round.uncertain === true || journal.awaited()) return 0;
     if (round.to - round.from >= gather.records) return 0;
-    // Someone reads what this journal's tenants write right after writing it: their rounds go at once.
-    if (performance.now() - journal.lastAwaitedAt() < READ_AFTER_WRITE_MS) return 0;
+    // A tenant whose records wait reads what it writes right after writing it: the round goes at once
+    // (and takes the other tenants' records waiting beside them).
+    if (journal.awaitedWithin(READ_AFTER_WRITE_MS)) return 0;
     return Math.max(0, lastStartedAt + gather.ms - performance.now());
   }
 

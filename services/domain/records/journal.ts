@@ -35,6 +35,8 @@ const RECORD_PREFIX = 'r';
 const CHECKPOINT_KEY = 'm:checkpoint';
 const ID_KEY = 'm:id';
 const PROBE_KEY = 'm:probe';
+/** A tenant's last urgent read is forgotten this long after it (the writer asks about the last second). */
+const FORGET_WAITS_AFTER_MS = 60_000;
 // 16 digits sort as numbers do and hold far more than Number.MAX_SAFE_INTEGER's positions ever will.
 const recordKey = (seq: number) => `${RECORD_PREFIX}${String(seq).padStart(16, '0')}`;
 
@@ -61,7 +63,10 @@ export class RecordJournal {
   private sharedEnd: number;
   private readonly appendListeners = new Set<() => void>();
   private readonly waitListeners = new Set<() => void>();
-  private lastWaitAt = Number.NEGATIVE_INFINITY;
+  /** When a read of every tenant's records last waited urgently (performance.now()). */
+  private lastSharedWaitAt = Number.NEGATIVE_INFINITY;
+  /** When each tenant's reads last waited urgently for its records (performance.now()). */
+  private readonly tenantWaitAt = new Map<string, number>();
   /** The positions stored when a wait for the writer last ran out: waits return at once until it moves on. */
   private stuckAt: number | null = null;
   /** Until when every write fails as a full disk would (the fault routes' injection; 0: never). */
@@ -140,9 +145,20 @@ export class RecordJournal {
     return this.waiters.some((waiter) => waiter.urgent);
   }
 
-  /** When a caller last started an urgent wait for records not yet stored (performance.now(); -Infinity: never). */
-  lastAwaitedAt(): number {
-    return this.lastWaitAt;
+  /**
+   * Whether a read that must see records not yet stored waited urgently within the last `withinMs`:
+   * a read of every tenant's (any record waiting), or one of a tenant whose records, or records of no
+   * tenant, wait now. A tenant that reads right after it writes has its rounds stored at once; another
+   * tenant's records, waiting beside them, need not be.
+   */
+  awaitedWithin(withinMs: number): boolean {
+    if (this.appendedSeq <= this.storedSeq) return false;
+    const since = performance.now() - withinMs;
+    if (this.lastSharedWaitAt >= since) return true;
+    // Records of no tenant wait: every tenant's read waits for them.
+    const readers = this.sharedEnd > this.storedSeq ? this.tenantWaitAt.keys() : this.tenantEnds.keys();
+    for (const tenant of readers) if ((this.tenantWaitAt.get(tenant) ?? Number.NEGATIVE_INFINITY) >= since) return true;
+    return false;
   }
 
   /** The records at positions from (inclusive) to `to` (exclusive). */
@@ -175,6 +191,8 @@ export class RecordJournal {
     this.stuckAt = null;
     this.plannedRound = null;
     for (const [tenant, end] of this.tenantEnds) if (end <= to) this.tenantEnds.delete(tenant);
+    const forgotten = performance.now() - FORGET_WAITS_AFTER_MS;
+    for (const [tenant, at] of this.tenantWaitAt) if (at < forgotten) this.tenantWaitAt.delete(tenant);
     for (let i = this.waiters.length - 1; i >= 0; i--) {
       if (this.waiters[i]!.seq <= to) this.waiters.splice(i, 1)[0]!.resolve();
     }
@@ -182,13 +200,16 @@ export class RecordJournal {
 
   /**
    * Resolves once every position below `seq` is stored. An urgent wait (a request's, by default) is the
-   * writer's cue to store at once rather than gather (consumer/journal-runner.ts).
+   * writer's cue to store at once rather than gather (consumer/journal-runner.ts); `tenant` names whose
+   * read it is (null: a read of every tenant's records).
    */
-  storedThrough(seq: number, urgent = true): Promise<void> {
+  storedThrough(seq: number, urgent = true, tenant: string | null = null): Promise<void> {
     if (seq <= this.storedSeq) return Promise.resolve();
     const stored = new Promise<void>((resolve) => this.waiters.push({ seq, resolve, urgent }));
     if (urgent) {
-      this.lastWaitAt = performance.now();
+      const now = performance.now();
+      if (tenant === null) this.lastSharedWaitAt = now;
+      else this.tenantWaitAt.set(tenant, now);
       for (const listener of this.waitListeners) listener();
     }
     return stored;
@@ -210,7 +231,10 @@ export class RecordJournal {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<false>((resolve) => (timer = setTimeout(resolve, timeoutMs, false)));
     try {
-      const caught = await Promise.race([this.storedThrough(target, urgent).then(() => true as const), timedOut]);
+      const caught = await Promise.race([
+        this.storedThrough(target, urgent, tenant).then(() => true as const),
+        timedOut,
+      ]);
       if (!caught) this.stuckAt = this.storedSeq;
       return caught;
     } finally {
