@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { installedTypeScriptClient } from './test/support/client-packages-setup.ts';
+import { DurationSequencer } from './test/support/duration-sequencer.ts';
 
 // Five projects in four groups, run one after another (sequence.groupOrder) by one `vitest run`, so
 // that its closing summary counts every test: unit tests sit next to the code and touch no network;
@@ -10,10 +11,12 @@ import { installedTypeScriptClient } from './test/support/client-packages-setup.
 // fault suite comes last, alone, because it kills and restarts processes.
 // The embedded ClickHouse engine binds one data folder per process, so files that use it run in
 // forked processes, never threads. Each project's temporary files go under one folder removed when
-// the run ends (test/support/temp-root-setup.ts; KEEP_TEST_DATA=1 keeps it).
+// the run ends (test/support/temp-root-setup.ts; KEEP_TEST_DATA=1 keeps it). Each group runs its
+// longest files first (test/support/duration-sequencer.ts).
 export default defineConfig({
   test: {
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    sequence: { sequencer: DurationSequencer },
     projects: [
       {
         test: {

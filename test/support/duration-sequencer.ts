@@ -1,0 +1,34 @@
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/** Each file's time in a whole run (ms, by path from the repository's root): test/file-durations.json. */
+export const DURATIONS_FILE = path.join(import.meta.dirname, '..', 'file-durations.json');
+
+/**
+ * Runs each group's files longest first, so that the last file a fork starts is a short one and the
+ * group's forks end together. Vitest's own sequencer orders by the durations its cache kept from the
+ * run before, and without that cache (a clean clone, as in CI) by file size, largest first: there the
+ * 58-second with-credentials file, 1 KB of source, started last, and one fork idled while it ran.
+ * A file's time is its time in the cache when the cache has it, else the one test/file-durations.json
+ * records (a clean-clone run's; `npx tsx test/support/record-durations.ts <vitest JSON report>` writes
+ * it again); files neither knows go first, as vitest puts them, then by size.
+ */
+export class DurationSequencer extends BaseSequencer {
+  private readonly recorded: Readonly<Record<string, number>> = JSON.parse(readFileSync(DURATIONS_FILE, 'utf8'));
+
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const known = new Map<TestSpecification, number | null>();
+    for (const spec of files) {
+      const relative = path.relative(this.ctx.config.root, spec.moduleId);
+      const cached = this.ctx.cache.getFileTestResults(`${spec.project.name}:${relative}`)?.duration;
+      known.set(spec, cached ?? this.recorded[relative.split(path.sep).join('/')] ?? null);
+    }
+    const size = (spec: TestSpecification) => statSync(spec.moduleId).size;
+    return [...files].sort((a, b) => {
+      const [timeA, timeB] = [known.get(a)!, known.get(b)!];
+      if (timeA === null || timeB === null) return timeA === timeB ? size(b) - size(a) : timeA === null ? -1 : 1;
+      return timeB - timeA;
+    });
+  }
+}
