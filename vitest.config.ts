@@ -2,13 +2,14 @@ import { defineConfig } from 'vitest/config';
 import { installedTypeScriptClient } from './test/support/client-packages-setup.ts';
 import { DurationSequencer } from './test/support/duration-sequencer.ts';
 
-// Five projects in four groups, run one after another (sequence.groupOrder) by one `vitest run`, so
+// Six projects in four groups, run one after another (sequence.groupOrder) by one `vitest run`, so
 // that its closing summary counts every test: unit tests sit next to the code and touch no network;
 // integration tests live in test/ and run against the real Kafka broker, Redis and the ClickHouse
 // engine, started once per run by the global setup; the client libraries (clients/) are tested
 // against the real agent frameworks and the embedded process, and the Schemathesis fuzzer runs against
-// an embedded process of its own beside them (one group: neither shares a server with the other); the
-// fault suite comes last, alone, because it kills and restarts processes.
+// an embedded process of its own beside them (one group: neither shares a server with the other), with
+// the embedded journal's faults; the fault suite comes last, alone, because it kills and restarts brokers
+// and the processes around them.
 // The embedded ClickHouse engine binds one data folder per process, so files that use it run in
 // forked processes, never threads. Each project's temporary files go under one folder removed when
 // the run ends (test/support/temp-root-setup.ts; KEEP_TEST_DATA=1 keeps it). Each group runs its
@@ -78,6 +79,20 @@ export default defineConfig({
         },
       },
       {
+        // The embedded journal's faults (one embedded process killed, restarted and refused its inserts):
+        // no broker or Redis of its own, so it runs in the clients' group, beside their tests and the fuzzer.
+        test: {
+          name: 'journal-faults',
+          sequence: { groupOrder: 2 },
+          include: ['test/faults/embedded-journal.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/support/temp-root-setup.ts'],
+          pool: 'forks',
+          testTimeout: 600_000,
+          hookTimeout: 300_000,
+        },
+      },
+      {
         // The fault suite and the scale-out test run their own Kafka broker and Redis, because they stop
         // and restart them or kill the processes around them; one file at a time (one fork), because each
         // loads the machine with a broker, Redis and several callmeter processes of its own.
@@ -85,6 +100,7 @@ export default defineConfig({
           name: 'faults',
           sequence: { groupOrder: 4 },
           include: ['test/faults/**/*.test.ts'],
+          exclude: ['test/faults/embedded-journal.test.ts'],
           environment: 'node',
           globalSetup: ['test/support/temp-root-setup.ts'],
           pool: 'forks',

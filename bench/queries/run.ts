@@ -26,8 +26,8 @@ import { measure, type Latency } from './measure.ts';
  * concurrent clients, first with the cache off (the read connections alone) and then as `npm start`
  * runs (the cache on, so repeated reads are answered from it).
  * BENCH_QUERIES_EVENTS sets the large user's events (default 10 million; CI runs a reduced size),
- * BENCH_QUERIES_REQUESTS the sequential requests of each endpoint (default 60, 20 with BENCH_MODE=ci),
- * BENCH_QUERIES_SECONDS each concurrent load (default 10 s, 2 s with BENCH_MODE=ci), and
+ * BENCH_QUERIES_REQUESTS the sequential requests of each endpoint (default 60, 10 with BENCH_MODE=ci),
+ * BENCH_QUERIES_SECONDS each concurrent load (default 10 s, 1 s with BENCH_MODE=ci), and
  * BENCH_QUERIES_DATA_DIR where the dataset is kept; CLICKHOUSE_READ_CONNECTIONS and UV_THREADPOOL_SIZE
  * are passed on to callmeter.
  */
@@ -35,9 +35,9 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const LARGE = Number(process.env.BENCH_QUERIES_EVENTS ?? 10_000_000);
 const SMALL = 100_000;
 const WARMUP = 5;
-const REQUESTS = Number(process.env.BENCH_QUERIES_REQUESTS ?? (process.env.BENCH_MODE === 'ci' ? 20 : 60));
+const REQUESTS = Number(process.env.BENCH_QUERIES_REQUESTS ?? (process.env.BENCH_MODE === 'ci' ? 10 : 60));
 const CLIENTS = [1, 8, 32];
-const LOAD_SECONDS = Number(process.env.BENCH_QUERIES_SECONDS ?? (process.env.BENCH_MODE === 'ci' ? 2 : 10));
+const LOAD_SECONDS = Number(process.env.BENCH_QUERIES_SECONDS ?? (process.env.BENCH_MODE === 'ci' ? 1 : 10));
 const CONCURRENT = ['summary', 'timeline', 'by_agent'];
 const SERVER_ENV = Object.fromEntries(
   ['CLICKHOUSE_READ_CONNECTIONS', 'UV_THREADPOOL_SIZE'].flatMap((name) =>
