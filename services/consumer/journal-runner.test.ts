@@ -10,7 +10,7 @@ import { DEFAULT_RATE_CARD_URL, loadRateCard } from '../domain/pricing/index.ts'
 import { decodeRecord, type Envelope } from '../domain/records/index.ts';
 import { RecordJournal } from '../domain/records/index.ts';
 import { MemoryLiveUsage } from '../shared/redis/live-usage.ts';
-import { startJournalRunner } from './journal-runner.ts';
+import { startJournalRunner, type RoundGathering } from './journal-runner.ts';
 import { createRecordWriter } from './record-writer.ts';
 import type { Round } from './round.ts';
 
@@ -57,6 +57,13 @@ async function fakeWriter(ch: ClickHouse = fakeClickHouse().ch) {
   };
 }
 
+/** A journal, a writer over it, and a runner storing its rounds gathered as `gather` says. */
+async function gathering(gather: RoundGathering) {
+  const { journal } = await openJournal();
+  const writer = await fakeWriter();
+  return { journal, writer, runner: startJournalRunner({ journal, writer, log, afterRebuild: false, gather }) };
+}
+
 /** The label each test record carries: its session's room. */
 const roomOf = (envelope: Envelope) => (envelope.payload as { room_name: string }).room_name;
 
@@ -81,10 +88,7 @@ describe('the journal runner', () => {
   });
 
   it('while busy, gathers records into one round until the time since the last round passes or enough wait', async () => {
-    const { journal } = await openJournal();
-    const writer = await fakeWriter();
-    const gather = { ms: 400, records: 5 };
-    const runner = startJournalRunner({ journal, writer, log, afterRebuild: false, gather });
+    const { journal, writer, runner } = await gathering({ ms: 400, records: 5 });
     // An idle writer stores at once.
     await appendSessions(journal, ['s1']);
     await journal.storedThrough(journal.appended(), false);
@@ -106,15 +110,7 @@ describe('the journal runner', () => {
   });
 
   it('stops gathering for a read that waits, and for a second after it, but not for a wait in the background', async () => {
-    const { journal } = await openJournal();
-    const writer = await fakeWriter();
-    const runner = startJournalRunner({
-      journal,
-      writer,
-      log,
-      afterRebuild: false,
-      gather: { ms: 2_000, records: 100 },
-    });
+    const { journal, writer, runner } = await gathering({ ms: 2_000, records: 100 });
     await appendSessions(journal, ['s1']);
     await journal.storedThrough(journal.appended(), false);
     // A background wait (a refresh's) leaves the round gathering.
@@ -138,15 +134,7 @@ describe('the journal runner', () => {
   });
 
   it("stops gathering for the records of a tenant whose read waited, not for another tenant's alone", async () => {
-    const { journal } = await openJournal();
-    const writer = await fakeWriter();
-    const runner = startJournalRunner({
-      journal,
-      writer,
-      log,
-      afterRebuild: false,
-      gather: { ms: 2_000, records: 100 },
-    });
+    const { journal, writer, runner } = await gathering({ ms: 2_000, records: 100 });
     const appendOf = (tenant: string, room: string) =>
       journal.append([JSON.stringify(makeSessionEnvelope({ room_name: room }))], [tenant]);
     await appendOf('a', 'a1');
