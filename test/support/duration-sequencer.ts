@@ -8,8 +8,8 @@ export const DURATIONS_FILE = path.join(import.meta.dirname, '..', 'file-duratio
 /**
  * Runs each group's files longest first, so that the last file a fork starts is a short one and the
  * group's forks end together. Vitest's own sequencer orders by the durations its cache kept from the
- * run before, and without that cache (a clean clone, as in CI) by file size, largest first: there the
- * 58-second with-credentials file, 1 KB of source, started last, and one fork idled while it ran.
+ * run before, and without that cache (a clean clone, as in CI) by file size, largest first, which puts a
+ * long file of little source last (with-credentials.test.ts: 58 s, 1 KB), one fork idle while it runs.
  * A file's time is its time in the cache when the cache has it, else the one test/file-durations.json
  * records (a clean-clone run's; `npx tsx test/support/record-durations.ts <vitest JSON report>` writes
  * it again); files neither knows go first, as vitest puts them, then by size.
