@@ -18,17 +18,18 @@ export class DurationSequencer extends BaseSequencer {
   private readonly recorded: Readonly<Record<string, number>> = JSON.parse(readFileSync(DURATIONS_FILE, 'utf8'));
 
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const known = new Map<TestSpecification, number | null>();
+    const known = new Map<TestSpecification, { readonly time: number | null; readonly size: number }>();
     for (const spec of files) {
       const relative = path.relative(this.ctx.config.root, spec.moduleId);
       const cached = this.ctx.cache.getFileTestResults(`${spec.project.name}:${relative}`)?.duration;
-      known.set(spec, cached ?? this.recorded[relative.split(path.sep).join('/')] ?? null);
+      const time = cached ?? this.recorded[relative.split(path.sep).join('/')] ?? null;
+      known.set(spec, { time, size: time === null ? statSync(spec.moduleId).size : 0 });
     }
-    const size = (spec: TestSpecification) => statSync(spec.moduleId).size;
     return [...files].sort((a, b) => {
-      const [timeA, timeB] = [known.get(a)!, known.get(b)!];
-      if (timeA === null || timeB === null) return timeA === timeB ? size(b) - size(a) : timeA === null ? -1 : 1;
-      return timeB - timeA;
+      const [first, second] = [known.get(a)!, known.get(b)!];
+      if (first.time === null || second.time === null)
+        return first.time === second.time ? second.size - first.size : first.time === null ? -1 : 1;
+      return second.time - first.time;
     });
   }
 }
