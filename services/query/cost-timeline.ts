@@ -4,7 +4,8 @@ import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { AppError } from '../shared/errors.ts';
 import { READ_AFRESH, type Answers } from './answer-cache.ts';
 import { CostTally, money } from './cost-tally.ts';
-import { firstUsageAt, timelineLines } from './queries/usage-totals.ts';
+import { FUTURE_TOLERANCE_MS } from '../shared/validation/instant-window.ts';
+import { timelineLines, usageSpan, type UsageSpan } from './queries/usage-totals.ts';
 import type { InstantRange } from './routes/date-bounds.ts';
 import { MAX_BUCKETS, timelineBuckets, type Period } from './timeline-buckets.ts';
 
@@ -14,7 +15,9 @@ export type TimelinePoint = WireOf<typeof costTimelineResponse.schema>[number];
 /**
  * GET /api/costs/timeline: every bucket of the range, oldest first, zeros included. Without a
  * start the range begins at the user's first usage (no usage: no buckets); without an end it
- * ends with the current bucket. A range of more than MAX_BUCKETS buckets is cut to the user's data first.
+ * ends with the current bucket, or the next one when it already holds usage (stamped up to
+ * FUTURE_TOLERANCE_MS ahead), so that the points always add up to the summary. A range of more than
+ * MAX_BUCKETS buckets is cut to the user's data first.
  */
 export async function costTimeline(
   ch: ClickHouse,
@@ -25,10 +28,13 @@ export async function costTimeline(
   nowMs: number,
   answers: Answers = READ_AFRESH,
 ): Promise<readonly TimelinePoint[]> {
-  // "Now" matters only as the end of the current bucket.
+  // "Now" matters only as the end of the current bucket, and whether usage may already lie past it.
   const nowEnd = currentBucketEnd(nowMs, period, timeZone);
-  return answers.answer(userId, JSON.stringify(['timeline', range.start, range.end, period, timeZone, nowEnd]), () =>
-    readTimeline(ch, userId, range, period, timeZone, nowEnd),
+  const nearEnd = nowMs + FUTURE_TOLERANCE_MS >= nowEnd;
+  return answers.answer(
+    userId,
+    JSON.stringify(['timeline', range.start, range.end, period, timeZone, nowEnd, nearEnd]),
+    () => readTimeline(ch, userId, range, period, timeZone, nowEnd, nearEnd),
   );
 }
 
@@ -39,19 +45,29 @@ async function readTimeline(
   period: Period,
   timeZone: string,
   nowEnd: number,
+  nearEnd: boolean,
 ): Promise<TimelinePoint[]> {
-  let start = range.start ?? (await firstUsageAt(ch, userId));
+  // The span is read only when the answer needs it: without a start, and in the last minutes of the
+  // current bucket, when usage stamped ahead of the clock may already lie in the next one.
+  let span: UsageSpan | null | undefined;
+  const readSpan = async () => (span === undefined ? (span = await usageSpan(ch, userId)) : span);
+  const lastEnd = async () => {
+    const last = nearEnd ? (await readSpan())?.last : undefined;
+    return last === undefined ? nowEnd : Math.max(nowEnd, currentBucketEnd(last, period, timeZone));
+  };
+  let start = range.start ?? (await readSpan())?.first ?? null;
   if (start === null) return [];
-  let end = range.end ?? Math.max(nowEnd, currentBucketEnd(start, period, timeZone));
+  let end = range.end ?? Math.max(await lastEnd(), currentBucketEnd(start, period, timeZone));
   let buckets = timelineBuckets(start, end, period, timeZone);
   if (buckets === null) {
     // "All time" as dashboards ask it (2020-01-01 to 2099-12-31, daily): the range is cut to the caller's
-    // data, from the first usage (or the start, if later) to the current bucket (or the end, if earlier),
+    // data, from the first usage (or the start, if later) to the current bucket or the one of the last
+    // usage (or the end, if earlier),
     // as the replaced service answered it. A range really that long inside the data is still a 422.
-    const first = await firstUsageAt(ch, userId);
-    if (first === null) return [];
+    const first = (await readSpan())?.first;
+    if (first === undefined) return [];
     start = Math.max(start, first);
-    end = Math.min(end, Math.max(nowEnd, currentBucketEnd(start, period, timeZone)));
+    end = Math.min(end, Math.max(await lastEnd(), currentBucketEnd(start, period, timeZone)));
     if (end <= start) return [];
     buckets = timelineBuckets(start, end, period, timeZone);
   }

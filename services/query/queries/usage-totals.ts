@@ -51,15 +51,23 @@ export async function summaryLines(ch: ClickHouse, userId: string, monthStartMs:
   return result.json<SummaryLine>();
 }
 
-/** The instant of a user's first usage (the start of its quarter hour), or null without usage. */
-export async function firstUsageAt(ch: ClickHouse, userId: string): Promise<number | null> {
+/** The first and last quarter hours holding a user's usage (the instants they start at). */
+export interface UsageSpan {
+  readonly first: number;
+  readonly last: number;
+}
+
+/** The span of a user's usage, or null without usage. */
+export async function usageSpan(ch: ClickHouse, userId: string): Promise<UsageSpan | null> {
   const result = await ch.client.query({
-    query: `SELECT toUnixTimestamp(min(bucket)) AS first_at, count() AS lines FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String}`,
+    query: `SELECT toUnixTimestamp(min(bucket)) AS first_at, toUnixTimestamp(max(bucket)) AS last_at, count() AS lines FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String}`,
     query_params: { user: userId },
     format: 'JSONEachRow',
   });
-  const [row] = await result.json<{ first_at: number | string; lines: number | string }>();
-  return row === undefined || Number(row.lines) === 0 ? null : Number(row.first_at) * 1000;
+  const [row] = await result.json<{ first_at: number | string; last_at: number | string; lines: number | string }>();
+  return row === undefined || Number(row.lines) === 0
+    ? null
+    : { first: Number(row.first_at) * 1000, last: Number(row.last_at) * 1000 };
 }
 
 export interface TimelineLine extends CostLine {
