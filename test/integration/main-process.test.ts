@@ -150,6 +150,14 @@ describe('the callmeter process', () => {
     const metrics = await (await fetch(`${app.url}/metrics`)).text();
     expect(metrics).toMatch(/http_requests_total\{method="GET",route="unmatched",status="404"[^}]*\} 1/);
     expect(metrics).toContain('process_resident_memory_bytes');
+    // The embedded engine's own accounting, read from its system tables at the scrape.
+    const gauge = (series: string) =>
+      Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    expect(gauge('callmeter_clickhouse_engine_memory_bytes{part="tracked"}')).toBeGreaterThan(0);
+    expect(gauge('callmeter_clickhouse_engine_memory_bytes{part="mark_cache"}')).toBeGreaterThanOrEqual(0);
+    expect(gauge('callmeter_clickhouse_engine_memory_bytes{part="primary_keys"}')).toBeGreaterThan(0);
+    expect(gauge('callmeter_clickhouse_engine_parts{state="active"}')).toBeGreaterThan(0);
+    expect(gauge('callmeter_clickhouse_engine_parts{state="outdated"}')).toBeGreaterThanOrEqual(0);
     await app.stop();
   });
 
