@@ -25,6 +25,25 @@ export interface ProcessOutcome {
   /** MiB that malloc_trim returned after the warm-up snapshot; null: gdb could not run it. */
   readonly trimmedAfterWarm: number | null;
   readonly growth: readonly ConstructorGrowth[];
+  /** The embedded engine's own accounting at the warm-up snapshot and at the end one (engineFigures). */
+  readonly engineWarm: EngineFigures;
+  readonly engineEnd: EngineFigures;
+}
+
+/** Series of the embedded engine's gauges, by name as the soak reports them, in bytes or parts. */
+export type EngineFigures = Readonly<Record<string, number>>;
+
+const ENGINE_SERIES = /^callmeter_clickhouse_engine_(memory_bytes\{part|parts\{state)="([a-z_]+)"\} (\S+)$/gm;
+
+/**
+ * The engine's gauges in a /metrics text (services/query/query-metrics.ts): `engine_<part>_bytes` for
+ * each part of its memory, `engine_parts_<state>`; none for a process without the embedded engine.
+ */
+export function engineFigures(metricsText: string): EngineFigures {
+  const figures: Record<string, number> = {};
+  for (const [, series, label, value] of metricsText.matchAll(ENGINE_SERIES))
+    figures[series === 'parts{state' ? `engine_parts_${label}` : `engine_${label}_bytes`] = Number(value);
+  return figures;
 }
 
 export interface SoakOutcome {
@@ -66,7 +85,7 @@ export function soakMetrics(outcome: SoakOutcome): Metric[] {
       ratio: ratioOf(atEnd(figure), atWarm(figure)),
     });
     metrics.push(
-      { name: `${p.name}_rss_growth_pct`, value: growthPct(atWarm('rss'), atEnd('rss')), unit: '%', target: '< 10' },
+      { name: `${p.name}_rss_growth_pct`, value: growthPct(atWarm('rss'), atEnd('rss')), unit: '%', target: '<= 5' },
       windowed('rss_mb', 'rss'),
       {
         name: `${p.name}_rss_slope_mb_per_h`,
@@ -81,6 +100,18 @@ export function soakMetrics(outcome: SoakOutcome): Metric[] {
       afterGc(`${p.name}_external_after_gc_mb`, p.warm.external, p.end.external),
       afterGc(`${p.name}_heap_snapshot_total_mb`, p.snapshotWarm, p.snapshotEnd),
     );
+    for (const [name, end] of Object.entries(p.engineEnd)) {
+      const warm = p.engineWarm[name];
+      if (warm === undefined) continue;
+      const bytes = name.endsWith('_bytes');
+      metrics.push({
+        name: `${p.name}_${bytes ? name.replace(/_bytes$/, '_mb') : name}`,
+        value: bytes ? mib(end) : end,
+        unit: bytes ? 'MiB' : 'parts',
+        baseline: bytes ? mib(warm) : warm,
+        ...(warm > 0 ? { ratio: ratioOf(end, warm) } : {}),
+      });
+    }
     if (p.trimmedAfterWarm !== null)
       metrics.push({ name: `${p.name}_trimmed_after_warm_snapshot_mb`, value: p.trimmedAfterWarm, unit: 'MiB' });
   }

@@ -11,7 +11,14 @@ import { InspectorClient, type MemoryUsage } from './inspector-client.ts';
 import { trimMalloc } from './malloc-trim.ts';
 import { runSoakLoad, type SoakLoadResult } from './load.ts';
 import { RedisWatch } from './redis-watch.ts';
-import { growthJson, soakMarkdown, soakMetrics, type ProcessOutcome } from './report.ts';
+import {
+  engineFigures,
+  growthJson,
+  soakMarkdown,
+  soakMetrics,
+  type EngineFigures,
+  type ProcessOutcome,
+} from './report.ts';
 import type { MemorySample, ProcessMemory } from './memory-series.ts';
 
 /**
@@ -21,7 +28,8 @@ import type { MemorySample, ProcessMemory } from './memory-series.ts';
  * SOAK_SAMPLE_SECONDS (5) it reads each process's resident memory; after the warm-up and at the end it
  * asks each process, over the inspector (--inspect), for a full collection, its memory after it, and a
  * heap snapshot (bench/results/soak/, not committed). It writes bench/results/soak.json and soak.md:
- * RSS growth after the warm-up (target < 10 %), heap used after GC at both points, and the constructors
+ * RSS growth after the warm-up (target <= 5 %), heap used after GC at both points, the embedded engine's
+ * own memory figures (from the consumer+query process's /metrics), and the constructors
  * whose objects grew most between the two snapshots; and Redis's memory and keys beside them.
  * SOAK_RATE sets the usage events a second (1,000), SOAK_REDIS_MAXMEMORY Redis's bound (4gb).
  */
@@ -57,6 +65,8 @@ interface Watched {
 interface HeapPoint {
   readonly memory: MemoryUsage;
   readonly file: string;
+  /** The embedded engine's gauges from /metrics just before the snapshot; empty for a process without one. */
+  readonly engine: EngineFigures;
 }
 
 async function startWatched(name: string, env: Record<string, string>): Promise<Watched> {
@@ -66,10 +76,11 @@ async function startWatched(name: string, env: Record<string, string>): Promise<
 }
 
 async function heapPoint(watched: Watched, label: string): Promise<HeapPoint> {
+  const engine = engineFigures(await (await fetch(`${watched.server.url}/metrics`)).text());
   const memory = await watched.inspector.memoryAfterGc();
   const file = path.join(SNAPSHOTS, `${watched.name}-${label}.heapsnapshot`);
   await watched.inspector.writeHeapSnapshot(file);
-  return { memory, file };
+  return { memory, file, engine };
 }
 
 /** Resident memory from /proc, the rest from process.memoryUsage() in the process; in MiB. */
@@ -208,6 +219,8 @@ async function main(): Promise<void> {
         snapshotWarm: totalSelfSize(before),
         snapshotEnd: totalSelfSize(after),
         trimmedAfterWarm: trimmed[i]!,
+        engineWarm: warm[i]!.engine,
+        engineEnd: end[i]!.engine,
         growth: topGrowth(before, after, 10),
       };
     });
