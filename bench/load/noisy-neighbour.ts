@@ -94,9 +94,25 @@ export async function noisyNeighbour(options: NoisyNeighbourOptions): Promise<Me
     say('noisy neighbour: the steady tenant beside it, holding every cap');
     const { times: beside, noisy } = await besideNoisyLoad(server.url, steadySession!, noisySessions, options);
     const woken = streams.reduce((sum, stream) => sum + stream.messages.length, 0);
-    const p99Alone = round(percentile(alone, 99));
-    const p99Beside = round(percentile(beside, 99));
-    const p99Traffic = round(percentile(besideTraffic.times, 99));
+    const p99Alone = round(percentile(alone.all, 99));
+    const p99Beside = round(percentile(beside.all, 99));
+    const p99Traffic = round(percentile(besideTraffic.times.all, 99));
+    // Which request carries the tail: the post (its journal append, synced) or the summary (which waits
+    // for the round that stores the post, then reads the engine).
+    const byKind = (kind: 'posts' | 'reads', label: string): Metric[] => {
+      const kindAlone = round(percentile(alone[kind], 99));
+      const kindBeside = round(percentile(beside[kind], 99));
+      return [
+        { name: `noisy_neighbour_steady_alone_${label}_p99_ms`, value: kindAlone, unit: 'ms' },
+        {
+          name: `noisy_neighbour_steady_beside_${label}_p99_ms`,
+          value: kindBeside,
+          unit: 'ms',
+          baseline: kindAlone,
+          ratio: ratioOf(kindBeside, kindAlone),
+        },
+      ];
+    };
     return [
       { name: 'noisy_neighbour_steady_alone_p99_ms', value: p99Alone, unit: 'ms' },
       {
@@ -123,14 +139,16 @@ export async function noisyNeighbour(options: NoisyNeighbourOptions): Promise<Me
         ratio: ratioOf(p99Beside, p99Traffic),
         target: '<= 1.2',
       },
-      { name: 'noisy_neighbour_steady_alone_p50_ms', value: round(percentile(alone, 50)), unit: 'ms' },
+      ...byKind('posts', 'post'),
+      ...byKind('reads', 'summary'),
+      { name: 'noisy_neighbour_steady_alone_p50_ms', value: round(percentile(alone.all, 50)), unit: 'ms' },
       {
         name: 'noisy_neighbour_steady_beside_traffic_p50_ms',
-        value: round(percentile(besideTraffic.times, 50)),
+        value: round(percentile(besideTraffic.times.all, 50)),
         unit: 'ms',
       },
-      { name: 'noisy_neighbour_steady_beside_p50_ms', value: round(percentile(beside, 50)), unit: 'ms' },
-      { name: 'noisy_neighbour_steady_requests', value: beside.length, unit: 'requests' },
+      { name: 'noisy_neighbour_steady_beside_p50_ms', value: round(percentile(beside.all, 50)), unit: 'ms' },
+      { name: 'noisy_neighbour_steady_requests', value: beside.all.length, unit: 'requests' },
       { name: 'noisy_neighbour_live_streams', value: streams.length, unit: 'streams' },
       { name: 'noisy_neighbour_stream_messages', value: woken, unit: 'messages' },
       { name: 'noisy_neighbour_rate_entries', value: created.rates, unit: 'entries' },
@@ -164,12 +182,19 @@ async function besideNoisyLoad(
   return { times, noisy: await noisyLoad };
 }
 
+/** The steady tenant's request times, sorted: all of them, and its posts and its summaries apart. */
+interface SteadyTimes {
+  readonly all: number[];
+  readonly posts: number[];
+  readonly reads: number[];
+}
+
 /**
  * The steady tenant for `ms`: a usage post, then its summary, one at a time PAUSE_MS apart; every
- * request's time, sorted. Any answer but a success ends the run: a figure over failures means nothing.
+ * request's time. Any answer but a success ends the run: a figure over failures means nothing.
  */
-async function steadyRequests(url: string, session: BenchSession, ms: number): Promise<number[]> {
-  const times: number[] = [];
+async function steadyRequests(url: string, session: BenchSession, ms: number): Promise<SteadyTimes> {
+  const times: SteadyTimes = { all: [], posts: [], reads: [] };
   const until = performance.now() + ms;
   for (let i = 0; performance.now() < until; i += 1) {
     const started = performance.now();
@@ -189,10 +214,13 @@ async function steadyRequests(url: string, session: BenchSession, ms: number): P
         : await fetch(`${url}/api/costs/summary`, { headers: { 'x-user-id': STEADY } });
     await response.arrayBuffer();
     if (!response.ok) throw new Error(`the steady tenant's request ${i} answered ${response.status}`);
-    times.push(performance.now() - started);
+    const took = performance.now() - started;
+    times.all.push(took);
+    (i % 2 === 0 ? times.posts : times.reads).push(took);
     await sleep(PAUSE_MS);
   }
-  return times.sort((a, b) => a - b);
+  for (const list of [times.all, times.posts, times.reads]) list.sort((a, b) => a - b);
+  return times;
 }
 
 async function post(url: string, path: string, body: unknown, headers: Record<string, string> = {}) {
