@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import type { LiveStreams, StreamRefusal } from './live/live-streams.ts';
@@ -83,6 +84,9 @@ const ENGINE_MEMORY: Readonly<Record<string, string>> = {
   compiled_expression_cache: 'CompiledExpressionCacheBytes',
 };
 
+/** How long a scrape waits for the engine's figures before it answers with the last ones read. */
+const SCRAPE_WAIT_MS = 200;
+
 interface EngineStats {
   readonly memory: ReadonlyMap<string, number>;
   readonly parts: { readonly active: number; readonly outdated: number };
@@ -92,14 +96,26 @@ interface EngineStats {
  * The embedded engine's memory (what it tracks as allocated, its caches, its parts' primary keys) and
  * its parts, read from its system tables once per scrape: how much of the process's memory outside V8
  * the engine holds, and whether it follows the data (parts, keys) or its caches. A read that fails
- * leaves both gauges empty for that scrape rather than failing /metrics.
+ * leaves both gauges empty rather than failing /metrics.
  */
 function engineMetrics(registry: Registry, reads: ClickHouse): void {
-  let pending: { readonly at: number; readonly stats: Promise<EngineStats | null> } | null = null;
-  const stats = () => {
-    if (pending === null || performance.now() - pending.at > 1_000)
-      pending = { at: performance.now(), stats: readEngineStats(reads).catch(() => null) };
-    return pending.stats;
+  let latest: EngineStats | null = null;
+  let reading: Promise<void> | null = null;
+  let readAt = Number.NEGATIVE_INFINITY;
+  const stats = async () => {
+    if (reading === null && performance.now() - readAt > 1_000) {
+      readAt = performance.now();
+      reading = readEngineStats(reads)
+        .then(
+          (read) => void (latest = read),
+          () => void (latest = null),
+        )
+        .finally(() => (reading = null));
+    }
+    // The statements queue behind the cost reads for the engine's read connections: a scrape waits for
+    // them a moment, then answers with what the last read found rather than waiting out the queue.
+    if (reading !== null) await Promise.race([reading, sleep(SCRAPE_WAIT_MS)]);
+    return latest;
   };
   new Gauge({
     name: 'callmeter_clickhouse_engine_memory_bytes',
