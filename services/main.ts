@@ -174,7 +174,17 @@ async function main(): Promise<void> {
   }
   const authenticator = authenticatorFor(config, keys, log);
   const query = config.services.includes('query')
-    ? await startQuery({ infra: fencedInfra, liveUsage, announcements, log, shutdown, config, tenantRates, budgets })
+    ? await startQuery({
+        infra: fencedInfra,
+        liveUsage,
+        announcements,
+        log,
+        shutdown,
+        config,
+        tenantRates,
+        budgets,
+        ...(journal === null ? {} : { writerAwaited: () => journal.awaited() }),
+      })
     : null;
   const routes: Route[] = [
     ...(config.services.includes('ingest')

@@ -37,6 +37,8 @@ export interface QueryDeps {
   readonly tenantRates: TenantRateCard;
   /** The process's one copy of the budgets: a call's cost stream and cost card measure it against its caps. */
   readonly budgets: Pick<Budgets, 'all'>;
+  /** Whether a request's read waits for the embedded journal's writer now; absent without the journal. */
+  readonly writerAwaited?: () => boolean;
 }
 
 /** The cost routes over ClickHouse (and the live usage of calls in progress), and the prices in force. */
@@ -49,9 +51,14 @@ export async function startQuery({
   config,
   tenantRates,
   budgets,
+  writerAwaited = () => false,
 }: QueryDeps): Promise<{ routes: Route[]; pages: RouteRegistrar[]; metrics: Registry }> {
+  // The streams' reads yield to the requests' reads that wait for the writer or use the embedded
+  // engine's read connections (a ClickHouse server has cores of its own: no queue to watch).
+  const queue = infra.clickhouseReads.queue;
+  const requestsReading = () => writerAwaited() || (queue !== undefined && queue.running + queue.waiting > 0);
   // Ended when shutdown begins (shutdown.signal), so that the HTTP server can drain its connections.
-  const streams = new LiveStreams(announcements, config.liveStreams, shutdown.signal);
+  const streams = new LiveStreams(announcements, config.liveStreams, shutdown.signal, requestsReading);
   shutdown.add('live-streams', () => streams.close());
   const cache = answerCacheOf(infra, announcements, config.queryCache, log);
   if (cache !== null) shutdown.add('answer-cache', async () => cache.close());

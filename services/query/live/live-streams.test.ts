@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { currentSignal } from '../../shared/abortable.ts';
 import { AppError } from '../../shared/errors.ts';
 import { MemoryAnnouncements } from '../../shared/redis/stored-announcements.ts';
-import { LiveStreams, streamCaller, type LiveStreamLimits } from './live-streams.ts';
+import { LiveStreams, STREAM_YIELD_MS, streamCaller, type LiveStreamLimits } from './live-streams.ts';
 
 const LIMITS: LiveStreamLimits = { perTenant: 2, perCaller: 3, total: 4, reads: 1, heartbeatMs: 60_000 };
 
@@ -152,6 +152,40 @@ describe('LiveStreams reads', () => {
     expect(signals[0]?.aborted).toBe(false);
     a.leave();
     expect(signals[0]?.aborted).toBe(true);
+  });
+});
+
+describe('LiveStreams yielding to requests', () => {
+  it('starts a read once no request reads, or after STREAM_YIELD_MS at most', async () => {
+    let requestReading = true;
+    const live = new LiveStreams(
+      new MemoryAnnouncements(),
+      { ...LIMITS, perTenant: 10, total: 10 },
+      new AbortController().signal,
+      () => requestReading,
+    );
+    let reads = 0;
+    const read = async () => ({ reads: (reads += 1) });
+    const body = messagesOf(live.open(request().ctx, 't', null, { tenant: 't' }, { event: 'live', read }));
+    await body.next(); // retry:
+    const first = body.next();
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(reads).toBe(0);
+    requestReading = false;
+    expect((await first).value).toContain('"reads":1');
+
+    // A request that reads for ever holds a stream's read back STREAM_YIELD_MS, no longer.
+    const always = new LiveStreams(
+      new MemoryAnnouncements(),
+      { ...LIMITS, perTenant: 10, total: 10 },
+      new AbortController().signal,
+      () => true,
+    );
+    const held = messagesOf(always.open(request().ctx, 't', null, { tenant: 't' }, { event: 'live', read }));
+    await held.next();
+    const started = performance.now();
+    expect((await held.next()).value).toContain('"reads":2');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(STREAM_YIELD_MS - 5);
   });
 });
 

@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Context } from 'koa';
 import { Lender, withSignal } from '../../shared/abortable.ts';
 import { AppError } from '../../shared/errors.ts';
@@ -17,6 +18,14 @@ export interface LiveStreamLimits {
   readonly reads: number;
   readonly heartbeatMs: number;
 }
+
+/**
+ * How long a stream's read waits at most for the requests' reads (see LiveStreams' `busy`): a stored round
+ * wakes the streams and releases the requests that waited for it at the same moment, and a stream, which
+ * only refreshes a view, should not take the engine's cores from a request (another tenant's, often).
+ */
+export const STREAM_YIELD_MS = 250;
+const STREAM_YIELD_POLL_MS = 5;
 
 /** How long a refused reader is told to wait before it tries again. */
 export const STREAM_RETRY_AFTER_SECONDS = 30;
@@ -55,10 +64,15 @@ export class LiveStreams {
   private readsRun = 0;
   private readonly refusedBy: Record<StreamRefusal, number> = { tenant: 0, caller: 0, process: 0 };
 
+  /**
+   * `busy` says whether a request's read is waiting for the writer or for the engine, or running on it:
+   * a stream's read then waits (up to STREAM_YIELD_MS) before it starts. Absent: never.
+   */
   constructor(
     announcements: StoredAnnouncements,
     private readonly limits: LiveStreamLimits,
     stopping: AbortSignal,
+    private readonly busy: () => boolean = () => false,
   ) {
     this.readSlots = new Lender(Array.from({ length: limits.reads }, (_, i) => i));
     this.unsubscribe = announcements.subscribe((announcement) => this.wake(announcement));
@@ -186,7 +200,8 @@ export class LiveStreams {
     const current = poll.inFlight;
     if (current !== null && current.generation === poll.generation) return current.reading;
     const signal = poll.gone.signal;
-    const reading = this.readSlots.with(signal, () => {
+    const reading = this.readSlots.with(signal, async () => {
+      await this.yieldToRequests(signal);
       this.readsRun += 1;
       return withSignal(signal, read);
     });
@@ -200,6 +215,12 @@ export class LiveStreams {
       })
       .catch(() => undefined);
     return reading;
+  }
+
+  /** Waits while `busy` says a request's read waits or runs, STREAM_YIELD_MS at most. */
+  private async yieldToRequests(signal: AbortSignal): Promise<void> {
+    const until = performance.now() + STREAM_YIELD_MS;
+    while (!signal.aborted && this.busy() && performance.now() < until) await sleep(STREAM_YIELD_POLL_MS);
   }
 
   private wake({ tenants, sessions }: StoredAnnouncement): void {
