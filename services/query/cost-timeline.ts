@@ -62,8 +62,8 @@ async function readTimeline(
   if (buckets === null) {
     // "All time" as dashboards ask it (2020-01-01 to 2099-12-31, daily): the range is cut to the caller's
     // data, from the first usage (or the start, if later) to the current bucket or the one of the last
-    // usage (or the end, if earlier),
-    // as the replaced service answered it. A range really that long inside the data is still a 422.
+    // usage (or the end, if earlier), as the replaced service answered it. A range really that long
+    // inside the data is still a 422.
     const first = (await readSpan())?.first;
     if (first === undefined) return [];
     start = Math.max(start, first);

@@ -94,9 +94,9 @@ interface EngineStats {
 
 /**
  * The embedded engine's memory (what it tracks as allocated, its caches, its parts' primary keys) and
- * its parts, read from its system tables once per scrape: how much of the process's memory outside V8
- * the engine holds, and whether it follows the data (parts, keys) or its caches. A read that fails
- * leaves both gauges empty rather than failing /metrics.
+ * its parts, read from its system tables when scraped (at most once a second): how much of the process's
+ * memory outside V8 the engine holds, and whether it follows the data (parts, keys) or its caches. A read
+ * that fails leaves both gauges empty rather than failing /metrics.
  */
 function engineMetrics(registry: Registry, reads: ClickHouse): void {
   let latest: EngineStats | null = null;
