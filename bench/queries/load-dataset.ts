@@ -25,7 +25,7 @@ async function insertEvents(
 ): Promise<void> {
   await ch.client.command({
     query: `INSERT INTO ${ch.database}.usage_events
-        (id, user_id, agent_id, session_id, provider, service, event_type, quantity, unit, unit_cost, cost, cost_source, currency, occurred_at, received_at)
+        (id, user_id, agent_id, session_id, provider, service, event_type, quantity, unit, unit_cost, cost, cost_source, currency, occurred_at, received_at, session_first, agent_session_first)
       SELECT
         toUUID(concat(leftPad(lower(hex(toUInt32({user_index:UInt32}))), 8, '0'), '-0000-4000-8000-', leftPad(lower(hex(number)), 12, '0'))) AS id,
         {user:String} AS user_id,
@@ -40,7 +40,9 @@ async function insertEvents(
         toDecimal128((number % 97 + 1) * [770000, 86, 4000, 780000][number % 4 + 1], 18) / 100000000 AS cost,
         'computed' AS cost_source, 'USD' AS currency,
         fromUnixTimestamp64Milli(toInt64({span_start:Int64} + intDiv(number * {span:Int64}, {total:Int64})), 'UTC') AS occurred_at,
-        occurred_at AS received_at
+        occurred_at AS received_at,
+        toUInt8(number % ${EVENTS_PER_SESSION} = 0) AS session_first,
+        session_first AS agent_session_first
       FROM numbers({offset:UInt64}, {count:UInt64})`,
     query_params: {
       user: user.id,

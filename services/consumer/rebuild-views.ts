@@ -11,6 +11,8 @@ export const MATERIALIZED_VIEWS = {
   usage_totals_15m_mv: 'usageTotals15m',
   usage_totals_daily_mv: 'usageTotalsDaily',
   usage_sessions_daily_mv: 'usageSessionsDaily',
+  usage_session_firsts_mv: 'usageSessionFirsts',
+  usage_session_starts_mv: 'usageSessionStarts',
   usage_by_agent_daily_mv: 'usageByAgentDaily',
   usage_by_session_mv: 'usageBySession',
   unpriced_usage_mv: 'unpricedUsage',

@@ -17,7 +17,7 @@ import { groupAssignments } from '../support/consumer-group.ts';
 import { CostLedger, expectViewsExact } from '../support/cost-ledger.ts';
 import { drained } from '../support/drained.ts';
 import { eventually } from '../support/harness.ts';
-import { expectedTotals, storedTotals } from '../support/rollups.ts';
+import { expectedTotals, expectSessionsCountedOnce, storedTotals } from '../support/rollups.ts';
 import { CorrectionDriver } from './correction-driver.ts';
 import { createDriverSessions, LoadDriver, type DriverSession } from './load-driver.ts';
 import { phaseReport } from './phase-report.ts';
@@ -205,6 +205,7 @@ describe('callmeter scaled out: consumers, ingest and query in several processes
     const cost = Exact.sum(0, ...acknowledged.map((event) => corrections.costOf(event)));
     const rows = acknowledged.length + voids + 2 * (made.length - voids);
     expect(await storedTotals(ch)).toEqual(expectedTotals(counted, cost.toFixed(), rows));
+    await expectSessionsCountedOnce(ch);
     // The group ends with consumer-1, consumer-3 and consumer-4, each holding usage partitions.
     await eventually(
       async () => expectMembersWithPartitions(await groupAssignments(config, 'usage'), 3 * MEMBERS_PER_PROCESS),

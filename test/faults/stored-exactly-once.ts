@@ -127,13 +127,27 @@ export async function expectStoredExactlyOnce({
     expect(stored.get(event.id) ?? 0, `${event.phase}: ${event.id} acknowledged=${event.acknowledged}`).toBe(
       event.acknowledged ? 1 : 0,
     );
-  const summary = await get<{ total_cost: string; event_count: number }>('/api/costs/summary');
-  expect(summary).toMatchObject({ total_cost: expectedTotal.toFixed(), event_count: counted.length });
+  const summary = await get<{ total_cost: string; event_count: number; session_count: number }>('/api/costs/summary');
+  // A session counts once it has a stored row, a voided event's included: each is marked once whatever the replays.
+  expect(summary).toMatchObject({
+    total_cost: expectedTotal.toFixed(),
+    event_count: counted.length,
+    session_count: new Set(acknowledged.map((event) => event.session)).size,
+  });
   const timeline = await get<{ total_cost: string }[]>('/api/costs/timeline?period=daily');
   expect(timeline.reduce((sum, point) => sum.plus(point.total_cost), new Exact(0)).toFixed()).toBe(
     expectedTotal.toFixed(),
   );
-  const agents = await get<{ total_cost: string }[]>('/api/costs/by-agent');
+  const agents = await get<{ agent_id: string; total_cost: string; session_count: number }[]>('/api/costs/by-agent');
+  // Over all time, each agent's sessions with a stored row.
+  const agentSessions = new Map<string, Set<number>>();
+  for (const event of acknowledged) {
+    const agent = sessions[event.session]!.agent_id;
+    if (agent !== null) agentSessions.set(agent, (agentSessions.get(agent) ?? new Set()).add(event.session));
+  }
+  expect(Object.fromEntries(agents.map((agent) => [agent.agent_id, agent.session_count]))).toEqual(
+    Object.fromEntries([...agentSessions].map(([agent, counted]) => [agent, counted.size])),
+  );
   const withoutAgent = costSum(acknowledged.filter((event) => sessions[event.session]!.agent_id === null));
   expect(agents.reduce((sum, agent) => sum.plus(agent.total_cost), withoutAgent).toFixed()).toBe(
     expectedTotal.toFixed(),

@@ -16,6 +16,8 @@ import { connectInfrastructure } from '../../services/shared/infrastructure.ts';
 import { Shutdown } from '../../services/shared/lifecycle.ts';
 import { createLogger } from '../../services/shared/logger.ts';
 import { isolate, testConfig } from '../support/harness.ts';
+import { expectSessionsCountedOnce } from '../support/rollups.ts';
+import { storedSessionCounts } from '../../services/consumer/stored-totals.ts';
 
 function makeUsageRow(overrides: Record<string, unknown> = {}) {
   return {
@@ -401,6 +403,49 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
       })
     ).json();
     expect(byUser).toEqual([{ id: session_id, status: 'COMPLETED' }]);
+    await expectSessionsCountedOnce(upgrade, 1);
+  });
+
+  it('marks the first stored row of every session when a database made before session_first is upgraded, and counts each once', async () => {
+    const older = await mkdtemp(path.join(os.tmpdir(), 'callmeter-migrations-'));
+    for (const file of (await readdir(MIGRATIONS_DIR)).filter((name) => name < '021'))
+      await copyFile(path.join(MIGRATIONS_DIR, file), path.join(older, file));
+    const upgrade: ClickHouse = { ...ch, database: `${ch.database}_sessions` };
+    await migrate(upgrade, log, older);
+    const [long, short, other] = [randomUUID(), randomUUID(), randomUUID()];
+    const at = (minute: number) => `2026-11-22 01:${String(minute).padStart(2, '0')}:00.000`;
+    // The long call's usage came in two inserts: the earlier stored one holds its first row, whenever it happened.
+    const first = [makeUsageRow({ user_id: 'old-user', session_id: long, occurred_at: at(30) })];
+    const later = [
+      makeUsageRow({ user_id: 'old-user', session_id: long, occurred_at: at(10) }),
+      makeUsageRow({ user_id: 'old-user', session_id: short, occurred_at: at(20) }),
+      makeUsageRow({ user_id: 'old-user', session_id: short, occurred_at: at(5) }),
+      makeUsageRow({ user_id: 'other-user', session_id: other, occurred_at: at(1) }),
+      makeUsageRow({ user_id: 'old-user', session_id: long, agent_id: 'agent-2', occurred_at: at(40) }),
+    ];
+    const table = `${upgrade.database}.usage_events`;
+    await upgrade.client.insert({ table, values: first, format: 'JSONEachRow' });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await upgrade.client.insert({ table, values: later, format: 'JSONEachRow' });
+    expect(await migrate(upgrade, log)).toEqual([21]);
+    expect(await migrate(upgrade, log)).toEqual([]);
+    const marked = async (column: string) =>
+      (
+        await (
+          await upgrade.client.query({
+            query: `SELECT toString(id) AS id FROM ${table} WHERE ${column} = 1 ORDER BY id`,
+            format: 'JSONEachRow',
+          })
+        ).json<{ id: string }>()
+      ).map(({ id }) => id);
+    expect(await marked('session_first')).toEqual([first[0]!.id, later[2]!.id, later[3]!.id].sort());
+    // The long call under its second agent too.
+    expect(await marked('agent_session_first')).toEqual(
+      [first[0]!.id, later[2]!.id, later[3]!.id, later[4]!.id].sort(),
+    );
+    await expectSessionsCountedOnce(upgrade, 3);
+    expect((await storedSessionCounts(upgrade)).agent_sessions).toBe(4);
+    await expectSessionsCountedOnce(upgrade, 2, 'old-user');
   });
 
   it('runs every query of the SQL guide for finance (docs/finance-sql.md)', async () => {

@@ -12,7 +12,7 @@ import type { UsageRecord } from '../../services/domain/records/index.ts';
 import { MemoryLiveUsage } from '../../services/shared/redis/live-usage.ts';
 import { isolate, testConfig } from '../support/harness.ts';
 import { makeSessionEnvelope } from '../support/records.ts';
-import { expectedTotals, storedTotals } from '../support/rollups.ts';
+import { expectedTotals, expectSessionsCountedOnce, storedTotals } from '../support/rollups.ts';
 
 const USER = 'rebuild-user';
 const log = createLogger('silent');
@@ -155,5 +155,6 @@ describe('rebuilding the materialized views after a crash of the embedded engine
     await replaying.storeEnvelopes(interrupted, 'rebuild:usage:30-39');
     await replaying.storeEnvelopes(neverStored, 'rebuild:usage:40-59');
     expect(await storedTotals(ch)).toEqual(expectedTotals(60, '0.24'));
+    await expectSessionsCountedOnce(ch);
   });
 });

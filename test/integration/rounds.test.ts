@@ -15,7 +15,7 @@ import type { UsageRecord } from '../../services/domain/records/index.ts';
 import { MemoryLiveUsage } from '../../services/shared/redis/live-usage.ts';
 import { isolate, testConfig } from '../support/harness.ts';
 import { makeUsageRecord } from '../support/records.ts';
-import { expectedTotals, storedTotals } from '../support/rollups.ts';
+import { expectedTotals, expectSessionsCountedOnce, storedTotals } from '../support/rollups.ts';
 
 const USER = 'rounds-user';
 const TOPIC = 'usage';
@@ -92,6 +92,7 @@ describe('rounds: one insert per table for the batches of several partitions', (
     expect(await storedTotals(ch)).toEqual(once(6));
     await writer.handleRound(whole);
     expect(await storedTotals(ch)).toEqual(once(6));
+    await expectSessionsCountedOnce(ch, 1);
   });
 
   it('replays members regrouped out of their round (uncertain): what was stored is not stored again, the rest once', async () => {
@@ -108,6 +109,7 @@ describe('rounds: one insert per table for the batches of several partitions', (
       ]),
     );
     expect(await storedTotals(ch)).toEqual(once(12));
+    await expectSessionsCountedOnce(ch, 1);
   });
 
   it('lets go of the claims its own token holds only, whoever asks', async () => {
@@ -139,5 +141,32 @@ describe('rounds: one insert per table for the batches of several partitions', (
       ]),
     );
     expect(await storedTotals(ch)).toEqual(once(14));
+    await expectSessionsCountedOnce(ch, 1);
+  });
+
+  it('marks a new session once, on its earliest row of the round that first stores it, whatever replays and later rounds follow', async () => {
+    const session = randomUUID();
+    const at = (ms: number) => ({ ...usageRecord(session), occurred_at: new Date(Date.now() - ms).toISOString() });
+    const [late, early, other] = [at(1_000), at(60_000), at(30_000)];
+    const first = round([member(8, 0, [late!, early!]), member(9, 0, [other!])]);
+    await writer.handleRound(first);
+    const marked = async () =>
+      (
+        await (
+          await ch.client.query({
+            query: `SELECT toString(id) AS marked FROM ${ch.database}.usage_events WHERE session_id = {session:UUID} AND session_first = 1`,
+            query_params: { session },
+            format: 'JSONEachRow',
+          })
+        ).json<{ marked: string }>()
+      ).map((row) => row.marked);
+    expect(await marked()).toEqual([early!.event_id]);
+    // A replay of the stored round (its claims released, its commit lost), regrouped or whole, and a later round.
+    await writer.handleRound(first);
+    await writer.handleRound(round([{ ...first.members[0]!, uncertain: true }]));
+    await writer.handleRound(round([member(8, 2, [at(120_000)])]));
+    expect(await marked()).toEqual([early!.event_id]);
+    expect(await storedTotals(ch)).toEqual(once(18));
+    await expectSessionsCountedOnce(ch, 2);
   });
 });

@@ -205,10 +205,15 @@ describe.each(MODES)('closed periods and statements on $name', (mode) => {
       `${path}${path.includes('?') ? '&' : '?'}as_of=${encodeURIComponent(instant)}`;
     const get = async <T>(path: string) => (await call<T>(app.url, 'GET', path, undefined, { 'x-user-id': USER })).body;
     const beforeVoid = Exact.sum(costs[0]!, costs[1]!, costs[2]!, costs[3]!).toFixed();
-    const summary = await get<{ total_cost: string; event_count: number; as_of: string }>(
+    const summary = await get<{ total_cost: string; event_count: number; session_count: number; as_of: string }>(
       asOf('/api/costs/summary', instants.beforeVoid),
     );
-    expect(summary).toMatchObject({ total_cost: beforeVoid, event_count: 4, as_of: instants.beforeVoid });
+    expect(summary).toMatchObject({
+      total_cost: beforeVoid,
+      event_count: 4,
+      session_count: 1,
+      as_of: instants.beforeVoid,
+    });
     expect((await get<{ total_cost: string }>('/api/costs/summary')).total_cost).not.toBe(beforeVoid);
     const timeline = await get<{ total_cost: string }[]>(
       asOf('/api/costs/timeline?period=monthly', instants.beforeVoid),

@@ -18,7 +18,7 @@ import type { UsageRecord } from '../../services/domain/records/index.ts';
 import { LIVE_USAGE_MAX_ENTRIES, RedisLiveUsage } from '../../services/shared/redis/live-usage.ts';
 import { drained } from '../support/drained.ts';
 import { isolate, testConfig } from '../support/harness.ts';
-import { expectedTotals, storedTotals } from '../support/rollups.ts';
+import { expectedTotals, expectSessionsCountedOnce, storedTotals } from '../support/rollups.ts';
 
 function makeUsageRecord(overrides: Partial<UsageRecord> = {}): UsageRecord {
   const now = new Date().toISOString();
@@ -147,6 +147,7 @@ describe('a ClickHouse outage under the consumer', () => {
       await sql(`SELECT count() AS n, uniqExact(id) AS ids, sum(cost) AS cost FROM ${ch.database}.usage_events`),
     ).toEqual({ n: '600', ids: '600', cost: expected });
     expect(await storedTotals(ch)).toEqual(expectedTotals(600, expected));
+    await expectSessionsCountedOnce(ch);
     expect(await sql(`SELECT count() AS n FROM ${ch.database}.dead_letters`)).toEqual({ n: '0' });
     expect([watch.stalled(), watch.oldestUnstoredAgeMs()]).toEqual([null, 0]);
     // The call's live entries are its newest stored events, at most two generations of the cap, each at its stored cost.

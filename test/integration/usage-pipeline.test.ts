@@ -11,7 +11,7 @@ import { call } from '../support/api.ts';
 import { startCallmeter, type CallmeterProcess } from '../support/callmeter-process.ts';
 import { drained } from '../support/drained.ts';
 import { eventually, isolate, serviceEnv, testConfig } from '../support/harness.ts';
-import { expectedTotals, storedTotals } from '../support/rollups.ts';
+import { expectedTotals, expectSessionsCountedOnce, storedTotals } from '../support/rollups.ts';
 import { readTopic } from '../support/topic-messages.ts';
 
 const SESSIONS = 20;
@@ -119,6 +119,7 @@ describe('usage events through real Kafka, Redis and the ClickHouse engine', () 
       cost: expected.toFixed(),
     });
     expect(await storedTotals(ch)).toEqual(expectedTotals(EVENTS, expected.toFixed()));
+    await expectSessionsCountedOnce(ch);
     expect(await one(`SELECT DISTINCT provider, service, unit, cost_source FROM ${db}.usage_events`)).toEqual({
       provider: 'resemble',
       service: 'tts',

@@ -14,7 +14,7 @@ import { RecordJournal } from '../../services/domain/records/index.ts';
 import { MemoryLiveUsage } from '../../services/shared/redis/live-usage.ts';
 import { eventually, isolate } from '../support/harness.ts';
 import { makeUsageRecord } from '../support/records.ts';
-import { expectedTotals, storedTotals } from '../support/rollups.ts';
+import { expectedTotals, expectSessionsCountedOnce, storedTotals } from '../support/rollups.ts';
 
 const log = createLogger('silent');
 const USER = 'view-failure-user';
@@ -37,11 +37,11 @@ describe('a round whose materialized view failed, in the embedded journal', () =
 
   const writer = (liveUsage = new MemoryLiveUsage()) =>
     createRecordWriter({ ch, reads: ch, log, card, claims: null, liveUsage, deadLetterTopic: null });
-  const appendUsage = (journal: RecordJournal, count: number) =>
+  const appendUsage = (journal: RecordJournal, count: number, session = sessionId) =>
     journal.append(
       Array.from({ length: count }, () => {
-        const record = makeUsageRecord({ session_id: sessionId, user_id: USER });
-        return JSON.stringify(makeEnvelope('usage', sessionId, record, new Date(), new Date()));
+        const record = makeUsageRecord({ session_id: session, user_id: USER });
+        return JSON.stringify(makeEnvelope('usage', session, record, new Date(), new Date()));
       }),
     );
   const failView = () => ch.client.command({ query: `ALTER TABLE ${view()} ADD CONSTRAINT fault_injected CHECK 0` });
@@ -80,6 +80,7 @@ describe('a round whose materialized view failed, in the embedded journal', () =
     expect(await storedTotals(ch)).toEqual(once(8));
     // The retry that stored the round went on to its live usage, as a first try would have.
     expect(await liveUsage.read(sessionId)).toHaveLength(8);
+    await expectSessionsCountedOnce(ch, 1);
     await runner.stop();
     await journal.close();
   });
@@ -105,6 +106,7 @@ describe('a round whose materialized view failed, in the embedded journal', () =
     await appendUsage(reopened, 2);
     expect(await reopened.caughtUp(30_000)).toBe(true);
     expect(await storedTotals(ch)).toEqual(once(14));
+    await expectSessionsCountedOnce(ch, 1);
     await restarted.stop();
     await reopened.close();
   });
@@ -126,6 +128,23 @@ describe('a round whose materialized view failed, in the embedded journal', () =
     expect(await journal.caughtUp(30_000)).toBe(true);
     expect(await storedTotals(ch)).toEqual(once(17));
     await restarted.stop();
+    await journal.close();
+  });
+
+  it('counts a new session once when the view that counts it failed in the round that first stored it', async () => {
+    const starts = tableName(ch, 'usageSessionStarts');
+    const journal = await RecordJournal.open(journalDir);
+    const runner = startJournalRunner({ journal, writer: writer(), log, afterRebuild: false });
+    await ch.client.command({ query: `ALTER TABLE ${starts} ADD CONSTRAINT fault_injected CHECK 0` });
+    await appendUsage(journal, 3, randomUUID());
+    await eventually(async () => expect(runner.stalled(0)).not.toBeNull(), 30_000);
+    // usage_events took the round with its session marked, and the counting view did not.
+    expect((await storedTotals(ch)).usage_events).toEqual(once(20).usage_events);
+    await ch.client.command({ query: `ALTER TABLE ${starts} DROP CONSTRAINT fault_injected` });
+    expect(await journal.caughtUp(30_000)).toBe(true);
+    expect(await storedTotals(ch)).toEqual(once(20));
+    await expectSessionsCountedOnce(ch, 2);
+    await runner.stop();
     await journal.close();
   });
 });

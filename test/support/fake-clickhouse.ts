@@ -1,5 +1,10 @@
 import type { ClickHouse } from '../../services/shared/clickhouse/client.ts';
-import { eventKey, type RecordSource } from '../../services/shared/clickhouse/tables/usage-events.ts';
+import {
+  eventKey,
+  sessionKey,
+  type RecordSource,
+  type SessionMark,
+} from '../../services/shared/clickhouse/tables/usage-events.ts';
 
 /** What ClickHouse answers an insert whose rows it refuses for what they hold (a type mismatch). */
 export const REFUSAL = Object.assign(new Error('Cannot parse input'), { code: '53', type: 'TYPE_MISMATCH' });
@@ -19,13 +24,15 @@ export interface FakeClickHouseOptions {
   readonly asked?: string[][];
   /** The stored reversals: eventKey of the row each negates → the reversals' ids. */
   readonly reversals?: ReadonlyMap<string, readonly string[]>;
+  /** The marked rows of each session (sessionKey), for the lookup of marks (not noted in `steps`). */
+  readonly marked?: ReadonlyMap<string, readonly SessionMark[]>;
 }
 
 /**
  * The port of ClickHouse the consumer's steps use, in memory (unit tests only): the inserts it took (rows
  * keyed, whatever format they went in, with their deduplication token and the table's short name), and
- * a stored-id lookup answered from `stored`, a lookup of stored places from `places`, and one of stored
- * reversals from `reversals`. `steps` notes each insert and lookup in order ('lookup', 'where', 'reversals').
+ * a stored-id lookup answered from `stored`, a lookup of stored places from `places`, one of stored
+ * reversals from `reversals`, and one of marked sessions from `marked`. `steps` notes each insert and lookup in order ('lookup', 'where', 'reversals').
  */
 export function fakeClickHouse({
   refuse = () => false,
@@ -35,6 +42,7 @@ export function fakeClickHouse({
   steps = [],
   asked = [],
   reversals = new Map(),
+  marked = new Map(),
 }: FakeClickHouseOptions = {}) {
   const inserts: { table: string; token: string; rows: Record<string, unknown>[] }[] = [];
   const client = {
@@ -61,8 +69,24 @@ export function fakeClickHouse({
       query_params,
     }: {
       query: string;
-      query_params: { users: string[]; ids: string[]; targets?: string[] };
+      query_params: { users: string[]; ids: string[]; targets?: string[]; sessions?: string[] };
     }) => {
+      if (query.includes('usage_session_firsts')) {
+        const sessions = query_params.sessions!.map((id, i) => sessionKey(query_params.users[i]!, id));
+        return {
+          json: async () =>
+            sessions.flatMap((key) =>
+              (marked.get(key) ?? []).map((mark) => ({
+                mark_session: key.slice(0, key.indexOf(':')),
+                mark_user: key.slice(key.indexOf(':') + 1),
+                mark_event: mark.event_id,
+                mark_agent: mark.agent_id,
+                mark_session_first: mark.session_first ? 1 : 0,
+                mark_agent_first: mark.agent_session_first ? 1 : 0,
+              })),
+            ),
+        };
+      }
       if (query.includes('reverses IN')) {
         steps.push('reversals');
         const targets = query_params.targets!.map((id, i) => eventKey(query_params.users[i]!, id));

@@ -26,6 +26,7 @@ GRANT SELECT ON {{database}}.usage_totals_daily TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_totals_15m TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_by_agent_daily TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_sessions_daily TO callmeter_finance;
+GRANT SELECT ON {{database}}.usage_session_starts TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_by_session TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_parts_totals TO callmeter_finance;
 GRANT SELECT ON {{database}}.usage_parts_by_session TO callmeter_finance;

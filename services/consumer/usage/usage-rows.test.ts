@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { fakeClickHouse } from '../../../test/support/fake-clickhouse.ts';
 import { memoryClaims } from '../../../test/support/memory-claims.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
-import { eventKey, type RecordSource } from '../../shared/clickhouse/tables/usage-events.ts';
+import { eventKey, sessionKey, type RecordSource } from '../../shared/clickhouse/tables/usage-events.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard, type RateCard } from '../../domain/pricing/index.ts';
 import type { UsageRecord } from '../../domain/records/index.ts';
 import { usageRows, type UsageGroup } from './usage-rows.ts';
@@ -237,5 +237,31 @@ describe('usage rows of corrections', () => {
       group(voided, 'round-1'),
     ]);
     expect(rows.map(({ row }) => row.id)).toEqual([voided[0]!.event_id]);
+  });
+});
+
+describe('usage rows that first store their session', () => {
+  let card: RateCard;
+  beforeAll(async () => {
+    card = await loadRateCard(DEFAULT_RATE_CARD_URL);
+  });
+
+  it('marks the session of a round looked up as never stored, and not one whose marked row is stored', async () => {
+    // The earlier of the new session's rows is the one marked.
+    const fresh = [record(), { ...record(), occurred_at: new Date(Date.now() + 1000).toISOString() }];
+    const counted = { ...record(), session_id: '00000000-0000-4000-8000-000000000002' };
+    const marked = new Map([
+      [
+        sessionKey(counted.user_id, counted.session_id),
+        [{ event_id: randomUUID(), agent_id: '', session_first: true, agent_session_first: true }],
+      ],
+    ]);
+    const { ch } = fakeClickHouse({ marked });
+    const decided = await usageRows({ ch, card, claims: null }, [group([...fresh, counted], 't1')]);
+    expect(decided.rows.map(({ row }) => [row.id, row.session_first, row.agent_session_first])).toEqual([
+      [fresh[0]!.event_id, 1, 1],
+      [fresh[1]!.event_id, 0, 0],
+      [counted.event_id, 0, 0],
+    ]);
   });
 });

@@ -8,12 +8,16 @@ import {
   storedEventKeys,
   storedEventPlaces,
   storedReversals,
+  storedSessionMarks,
+  sessionKey,
   correctionRow,
   usageEventRow,
   type RecordSource,
+  type SessionMark,
   type UsageEventRow,
 } from '../../shared/clickhouse/tables/usage-events.ts';
 import type { EventClaims } from './event-claims.ts';
+import { markSessionFirsts } from './session-firsts.ts';
 
 export interface UsageItem {
   readonly record: UsageRecord;
@@ -89,9 +93,16 @@ export async function usageRows<I extends UsageItem>(
   const askedWhere = firsts.flatMap((byKey, i) =>
     [...byKey].filter(([key]) => replayed(i, key)).map(([, { record }]) => record),
   );
-  const [stored, places] = await Promise.all([
+  // Every session the round may store is asked for its marked row beside the events' lookups.
+  const sessions = new Map(
+    firsts.flatMap((byKey) =>
+      [...byKey.values()].map(({ record }) => [sessionKey(record.user_id, record.session_id), record]),
+    ),
+  );
+  const [stored, places, marked] = await Promise.all([
     asked.length === 0 ? new Set<string>() : storedEventKeys(ch, asked),
     askedWhere.length === 0 ? new Map<string, RecordSource[]>() : storedEventPlaces(ch, askedWhere),
+    sessions.size === 0 ? new Map<string, SessionMark[]>() : storedSessionMarks(ch, [...sessions.values()]),
   ]);
   const storedElsewhere = (key: string, { source }: I) =>
     (places.get(key) ?? []).some(({ partition, offset }) => partition !== source.partition || offset !== source.offset);
@@ -113,7 +124,7 @@ export async function usageRows<I extends UsageItem>(
       rows.push({ row: toUsageRow(card, catalogs, item.record, item.source), item });
     }
   });
-  const kept = await withoutRepeatedReversals(ch, rows);
+  const kept = markSessionFirsts(await withoutRepeatedReversals(ch, rows), marked);
   if (claims === null) return { rows: kept, claimed: [] };
   // A claim held on an event found stored is let go at once: held, it would read on the next try as this
   // batch's own decision to keep the event (a kept claim that is not fresh is never looked up).

@@ -36,10 +36,13 @@ export async function agentServiceLines(ch: ClickHouse, userId: string, range: I
 }
 
 /**
- * Per agent, how many sessions had usage in the range: exact sets of whole UTC days from
- * usage_sessions_daily and of the edges from the events, merged, so a session counts once.
+ * Per agent, how many sessions had usage in the range. Over all time, the sums of usage_session_starts
+ * (one for each session's first stored row under the agent, migration 021); over a range, exact sets
+ * of whole UTC days from usage_sessions_daily and of the edges from the events, merged, so a session
+ * counts once.
  */
 export async function agentSessions(ch: ClickHouse, userId: string, range: InstantRange): Promise<Map<string, number>> {
+  if (range.start === null && range.end === null) return agentSessionsEver(ch, userId);
   const split = splitRange(range, DAY_MS, 'day');
   const sources = [
     split.rollup === null
@@ -52,6 +55,21 @@ export async function agentSessions(ch: ClickHouse, userId: string, range: Insta
   const result = await ch.client.query({
     query: `SELECT agent_id, uniqExactMerge(s) AS session_total FROM (${sources.join(' UNION ALL ')}) GROUP BY agent_id`,
     query_params: { user: userId, ...split.params },
+    format: 'JSONEachRow',
+  });
+  return new Map(
+    (await result.json<{ agent_id: string; session_total: string }>()).map((row) => [
+      row.agent_id,
+      Number(row.session_total),
+    ]),
+  );
+}
+
+async function agentSessionsEver(ch: ClickHouse, userId: string): Promise<Map<string, number>> {
+  const result = await ch.client.query({
+    query: `SELECT agent_id, sum(agent_sessions) AS session_total FROM ${tableName(ch, 'usageSessionStarts')}
+      WHERE user_id = {user:String} AND agent_id != '' GROUP BY agent_id`,
+    query_params: { user: userId },
     format: 'JSONEachRow',
   });
   return new Map(

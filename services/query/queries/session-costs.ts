@@ -6,10 +6,13 @@ import type { CostDimension } from '../../domain/pricing/index.ts';
 import type { CostSource } from '../../domain/pricing/index.ts';
 import type { CostLine } from '../cost-tally.ts';
 
-/** How many sessions of the user had usage. */
+/**
+ * How many sessions of the user had usage: the sum of usage_session_starts, one for each session's
+ * row marked session_first (migration 021), not an exact count of distinct ids at each read.
+ */
 export async function sessionsWithUsage(ch: ClickHouse, userId: string): Promise<number> {
   const result = await ch.client.query({
-    query: `SELECT uniqExactMerge(sessions) AS session_total FROM ${tableName(ch, 'usageSessionsDaily')} WHERE user_id = {user:String}`,
+    query: `SELECT sum(sessions) AS session_total FROM ${tableName(ch, 'usageSessionStarts')} WHERE user_id = {user:String}`,
     query_params: { user: userId },
     format: 'JSONEachRow',
   });

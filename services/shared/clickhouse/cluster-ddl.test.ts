@@ -42,7 +42,8 @@ async function bothMigrations(): Promise<{ single: string[]; cluster: string[] }
 describe('the cluster DDL made from the single-node migrations', () => {
   it('makes every table Replicated with the same columns, key and settings, and a Distributed table beside it', async () => {
     const { single, cluster } = await bothMigrations();
-    const singleTables = tablesOf(single);
+    // A Set a migration fills and drops again (the rows a backfill marks) is not made on a cluster.
+    const singleTables = new Map([...tablesOf(single)].filter(([, table]) => table.engine !== 'Set'));
     const clusterTables = tablesOf(cluster);
     expect(singleTables.size).toBeGreaterThan(20);
     for (const [name, table] of singleTables) {
@@ -87,15 +88,19 @@ describe('the cluster DDL made from the single-node migrations', () => {
 
   it('alters on the cluster, a changed column on the Distributed table too, and leaves the backfills out', async () => {
     const { single, cluster } = await bothMigrations();
-    const singleAlters = single.filter((sql) => sql.startsWith('ALTER TABLE'));
+    // A mutation marking the rows stored before a migration is a backfill too.
+    const mutation = (sql: string) => /^ALTER TABLE callmeter\.\w+ UPDATE\s/.test(sql);
+    const singleAlters = single.filter((sql) => sql.startsWith('ALTER TABLE') && !mutation(sql));
     const clusterAlters = cluster.filter((sql) => sql.startsWith('ALTER TABLE'));
+    expect(single.filter(mutation)).not.toEqual([]);
+    expect(cluster.filter((sql) => / UPDATE\s/.test(sql))).toEqual([]);
     for (const alter of singleAlters) {
       const [, table, rest] = /^ALTER TABLE callmeter\.(\w+)(\s[\s\S]*)$/.exec(alter)!;
       expect(clusterAlters).toContain(`ALTER TABLE callmeter.${table} ON CLUSTER 'callmeter'${rest}`);
       if (/^\s*(ADD|MODIFY) COLUMN/.test(rest!) && !table!.endsWith('_mv'))
         expect(clusterAlters).toContain(`ALTER TABLE callmeter.${table}_all ON CLUSTER 'callmeter'${rest}`);
     }
-    expect(cluster.some((sql) => sql.startsWith('INSERT'))).toBe(false);
+    expect(cluster.some((sql) => sql.startsWith('INSERT') || / ENGINE = Set /.test(sql))).toBe(false);
     expect(cluster.every((sql) => sql.includes(" ON CLUSTER 'callmeter'"))).toBe(true);
   });
 

@@ -30,6 +30,7 @@ const CREATE_MV = new RegExp(String.raw`^CREATE MATERIALIZED VIEW IF NOT EXISTS 
 const CREATE_VIEW = new RegExp(String.raw`^CREATE VIEW IF NOT EXISTS ${NAME}\.${NAME}(\s[\s\S]*)$`);
 const ALTER = new RegExp(String.raw`^ALTER TABLE ${NAME}\.${NAME}(\s[\s\S]*)$`);
 const DROP = new RegExp(String.raw`^DROP (TABLE|VIEW) IF EXISTS ${NAME}\.${NAME}\s*$`);
+const BACKFILL_SET = new RegExp(String.raw`^CREATE TABLE IF NOT EXISTS ${NAME}\.${NAME}\s+ENGINE = Set AS\s+SELECT\s`);
 const COLUMN_CHANGE = /^\s*(ADD|MODIFY|DROP|RENAME|COMMENT) COLUMN/;
 
 /** The first column of a table's ORDER BY, when it has no user_id. */
@@ -67,6 +68,9 @@ export function clusterStatements(statement: string, target: ClusterTarget, tabl
   const on = `ON CLUSTER '${target.cluster}'`;
   const sql = statement.trim();
   let match: RegExpExecArray | null;
+  // A backfill of a database made before a migration (a Set of the rows to mark, the mutation that
+  // marks them): a cluster starts from the migrations, so its tables are empty and there is nothing to mark.
+  if (BACKFILL_SET.test(sql) || ((match = ALTER.exec(sql)) !== null && /^\s*UPDATE\s/.test(match[3]!))) return [];
   if ((match = CREATE_TABLE.exec(sql)) !== null) {
     const [, database, table, rest] = match as unknown as [string, string, string, string];
     const body = replicated(rest, database, table);

@@ -9,6 +9,8 @@ export const TABLES = {
   usageTotals15m: 'usage_totals_15m',
   usageTotalsDaily: 'usage_totals_daily',
   usageSessionsDaily: 'usage_sessions_daily',
+  usageSessionFirsts: 'usage_session_firsts',
+  usageSessionStarts: 'usage_session_starts',
   usageByAgentDaily: 'usage_by_agent_daily',
   usageBySession: 'usage_by_session',
   unpricedUsage: 'unpriced_usage',

@@ -64,6 +64,10 @@ export interface UsageEventRow {
   readonly reverses: string | null;
   readonly correction_reason: string;
   readonly correction_created_at: string | null;
+  /** 1 on the one row that first stored its session (migration 021, `markSessionFirsts`), else 0. */
+  readonly session_first: 0 | 1;
+  /** 1 on the one row that first stored its session under its agent_id, else 0. */
+  readonly agent_session_first: 0 | 1;
 }
 
 export function usageEventRow(record: UsageRecord, priced: PricedUsage, source: RecordSource): UsageEventRow {
@@ -106,6 +110,8 @@ export function usageEventRow(record: UsageRecord, priced: PricedUsage, source: 
     kafka_offset: source.offset,
     weight: 1,
     ...correctionColumns(record),
+    session_first: 0,
+    agent_session_first: 0,
   };
 }
 
@@ -312,4 +318,63 @@ export async function storedReversals(ch: ClickHouse, refs: readonly ReversalRef
     found.set(key, [...(found.get(key) ?? []), reversal]);
   }
   return found;
+}
+
+export interface SessionRef {
+  readonly user_id: string;
+  readonly session_id: string;
+}
+
+/** A session's key within its tenant, as eventKey is an event's. */
+export function sessionKey(userId: string, sessionId: string): string {
+  return `${sessionId}:${userId}`;
+}
+
+/** A row of usage_session_firsts: a row of the session that marks it, or it under its agent, as counted. */
+export interface SessionMark {
+  readonly event_id: string;
+  readonly agent_id: string;
+  readonly session_first: boolean;
+  readonly agent_session_first: boolean;
+}
+
+/**
+ * The marked rows of these sessions (migration 021; none for a session never stored), by sessionKey,
+ * from usage_session_firsts (ordered by (user_id, session_id): a primary-key search). Asked in parts as
+ * storedEventKeys is.
+ */
+export async function storedSessionMarks(
+  ch: ClickHouse,
+  refs: readonly SessionRef[],
+): Promise<Map<string, SessionMark[]>> {
+  const marks = new Map<string, SessionMark[]>();
+  const asRefs = refs.map(({ user_id, session_id }) => ({ user_id, event_id: session_id }));
+  for (const part of lookupParts(asRefs)) {
+    const result = await ch.client.query({
+      query: `SELECT user_id AS mark_user, toString(session_id) AS mark_session, toString(event_id) AS mark_event,
+          agent_id AS mark_agent, session_first AS mark_session_first, agent_session_first AS mark_agent_first
+        FROM ${tableName(ch, 'usageSessionFirsts')}
+        WHERE (user_id, session_id) IN (SELECT arrayJoin(arrayZip({users:Array(String)}, {sessions:Array(UUID)})))`,
+      query_params: { users: part.map((ref) => ref.user_id), sessions: part.map((ref) => ref.event_id) },
+      format: 'JSONEachRow',
+    });
+    for (const row of await result.json<{
+      mark_user: string;
+      mark_session: string;
+      mark_event: string;
+      mark_agent: string;
+      mark_session_first: number;
+      mark_agent_first: number;
+    }>()) {
+      const key = sessionKey(row.mark_user, row.mark_session);
+      const mark = {
+        event_id: row.mark_event,
+        agent_id: row.mark_agent,
+        session_first: Number(row.mark_session_first) === 1,
+        agent_session_first: Number(row.mark_agent_first) === 1,
+      };
+      marks.set(key, [...(marks.get(key) ?? []), mark]);
+    }
+  }
+  return marks;
 }
