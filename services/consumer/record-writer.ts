@@ -23,11 +23,14 @@ import type { EventClaims } from './usage/event-claims.ts';
 import type { UnpricedNotices } from './usage/unpriced-notices.ts';
 import { UnpricedWarnings } from './usage/unpriced-warnings.ts';
 import { usageRows, type DecidedUsage, type UsageGroup } from './usage/usage-rows.ts';
+import { CountedSessions } from './usage/session-firsts.ts';
 
 export type { SourcedEnvelope };
 
 /** Rounds whose decided rows are kept for their retries: more than the group members of a process ever have in flight. */
 const MAX_DECIDED_ROUNDS = 64;
+/** Sessions the writer remembers as counted (usage/session-firsts.ts): more than the calls live at once. */
+const COUNTED_SESSIONS = 20_000;
 
 /** A record whose rows ClickHouse refused for what they hold, and why. */
 export interface RefusedRecord extends SourcedEnvelope {
@@ -85,6 +88,7 @@ export function createRecordWriter({
 }: RecordWriterDeps) {
   const unpricedWarnings = new UnpricedWarnings(log);
   const decided = new DecidedRounds<Decided>(MAX_DECIDED_ROUNDS);
+  const counted = new CountedSessions(COUNTED_SESSIONS);
   const replayedAfterRebuild = (token: string) => pendingReplays?.has(token) === true;
 
   /**
@@ -126,7 +130,7 @@ export function createRecordWriter({
     tables: Map<InsertedTable, TableEntry<RoundItem>[]>,
   ): Promise<Decided['claimed']> {
     const decision = await decided.decide(token, () =>
-      usageRows({ ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims }, usage),
+      usageRows({ ch: reads, card: typeof card === 'function' ? card() : card, catalogs, claims, counted }, usage),
     );
     // A retry's rows come from an earlier decoding of the round: their origins name the same places in it.
     tables.set(

@@ -26,6 +26,8 @@ export interface FakeClickHouseOptions {
   readonly reversals?: ReadonlyMap<string, readonly string[]>;
   /** The marked rows of each session (sessionKey), for the lookup of marks (not noted in `steps`). */
   readonly marked?: ReadonlyMap<string, readonly SessionMark[]>;
+  /** Noted with the sessions (sessionKey) each lookup of marks asked for. */
+  readonly askedSessions?: string[][];
 }
 
 /**
@@ -43,6 +45,7 @@ export function fakeClickHouse({
   asked = [],
   reversals = new Map(),
   marked = new Map(),
+  askedSessions = [],
 }: FakeClickHouseOptions = {}) {
   const inserts: { table: string; token: string; rows: Record<string, unknown>[] }[] = [];
   const client = {
@@ -73,6 +76,7 @@ export function fakeClickHouse({
     }) => {
       if (query.includes('usage_session_firsts')) {
         const sessions = query_params.sessions!.map((id, i) => sessionKey(query_params.users[i]!, id));
+        askedSessions.push(sessions);
         return {
           json: async () =>
             sessions.flatMap((key) =>

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sessionKey, type SessionMark, type UsageEventRow } from '../../shared/clickhouse/tables/usage-events.ts';
-import { markSessionFirsts } from './session-firsts.ts';
+import { agentKey, CountedSessions, markSessionFirsts } from './session-firsts.ts';
 
 const row = (session: string, minute: number, { user = 'tenant-a', agent = 'agent-1', id = randomUUID() } = {}) =>
   ({
@@ -79,5 +79,41 @@ describe('marking the rows that first store each session, and each session under
       [sessionKey('tenant-a', rows[0]!.row.session_id), [mark(randomUUID(), 'agent-1', true, true)]],
     ]);
     expect(markSessionFirsts(rows, stored)[0]).toBe(rows[0]);
+  });
+
+  it('counts a session found marked before and not looked up again; a lookup that finds the round’s own row marks it again', () => {
+    const [known, replayed] = [randomUUID(), randomUUID()];
+    const rows = [row(known, 1), row(replayed, 1)];
+    const counted = new CountedSessions(10);
+    counted.remember(
+      new Map([
+        [sessionKey('tenant-a', known), [mark(randomUUID(), 'agent-1', true, true)]],
+        [sessionKey('tenant-a', replayed), [mark(randomUUID(), 'agent-1', true, true)]],
+      ]),
+    );
+    const stored = new Map([[sessionKey('tenant-a', replayed), [mark(rows[1]!.row.id, 'agent-1', true, true)]]]);
+    const id = rows[1]!.row.id;
+    expect(marks(markSessionFirsts(rows, stored, counted))).toEqual({ session: [id], agent: [id] });
+  });
+});
+
+describe('the sessions a writer found counted', () => {
+  it('remembers each mark a lookup read, a session alone or under its agent, the least recently seen dropped past its size', () => {
+    const counted = new CountedSessions(2);
+    const [a, b, c] = ['a', 'b', 'c'].map((name) => sessionKey('tenant-a', name));
+    counted.remember(
+      new Map([
+        [a!, [mark(randomUUID(), 'agent-1', true, false)]],
+        [b!, [mark(randomUUID(), 'agent-2', false, true)]],
+      ]),
+    );
+    expect([counted.has(a!), counted.has(agentKey(a!, 'agent-1')), counted.has(agentKey(b!, 'agent-2'))]).toEqual([
+      true,
+      false,
+      true,
+    ]);
+    // a was seen last but one: c pushes it out.
+    counted.remember(new Map([[c!, [mark(randomUUID(), 'agent-1', true, false)]]]));
+    expect([counted.has(a!), counted.has(agentKey(b!, 'agent-2')), counted.has(c!)]).toEqual([false, true, true]);
   });
 });

@@ -8,11 +8,13 @@ import { sessionKey, type SessionMark, type UsageEventRow } from '../../shared/c
  * earliest row there (by when it happened, then by id). `marked` holds the rows marked already, by
  * sessionKey (`storedSessionMarks`): what they mark is counted, unless the marked row is one of the
  * round's own, a replay of the round that marked it (its rows are the same, its insert too), which
- * marks that row again.
+ * marks that row again. One that `counted` holds (found marked by an earlier lookup) and that was not
+ * looked up for this round is counted too.
  */
 export function markSessionFirsts<R extends { readonly row: UsageEventRow }>(
   rows: readonly R[],
   marked: ReadonlyMap<string, readonly SessionMark[]>,
+  counted: CountedSessions = new CountedSessions(0),
 ): R[] {
   const sessions = new Map<string, number>();
   const agents = new Map<string, number>();
@@ -22,6 +24,7 @@ export function markSessionFirsts<R extends { readonly row: UsageEventRow }>(
       if (!picks.has(key) && stored.some((mark) => mark.event_id === row.id)) picks.set(key, i);
       return;
     }
+    if (counted.has(key)) return;
     const current = picks.get(key);
     if (current === undefined || earlier(row, rows[current]!.row)) picks.set(key, i);
   };
@@ -36,7 +39,7 @@ export function markSessionFirsts<R extends { readonly row: UsageEventRow }>(
     );
     pick(
       agents,
-      JSON.stringify([key, row.agent_id]),
+      agentKey(key, row.agent_id),
       stored.filter((mark) => mark.agent_session_first && mark.agent_id === row.agent_id),
       i,
     );
@@ -55,6 +58,46 @@ export function markSessionFirsts<R extends { readonly row: UsageEventRow }>(
         }
       : entry,
   );
+}
+
+/** A session's key under one of its agents (the agent id may hold any character). */
+export function agentKey(sessionKey: string, agentId: string): string {
+  return JSON.stringify([sessionKey, agentId]);
+}
+
+/**
+ * The sessions, and sessions under an agent, this process found marked in usage_session_firsts: a mark
+ * is never taken back (a rebuild of the views makes it again from usage_events), so a round whose
+ * sessions are all here needs no lookup. Only marks read from the table are kept, never a round's own
+ * before it is stored: a replay of that round must find its marked row. At most `max`, the least
+ * recently seen dropped first (a call's usage comes in a few minutes, then no more).
+ */
+export class CountedSessions {
+  private readonly keys = new Map<string, true>();
+
+  constructor(private readonly max: number) {}
+
+  has(key: string): boolean {
+    if (!this.keys.has(key)) return false;
+    this.keys.delete(key);
+    this.keys.set(key, true);
+    return true;
+  }
+
+  /** Every session, and session under its agent, that `marks` (a lookup's answer) says is counted. */
+  remember(marks: ReadonlyMap<string, readonly SessionMark[]>): void {
+    for (const [key, stored] of marks)
+      for (const mark of stored) {
+        if (mark.session_first) this.add(key);
+        if (mark.agent_session_first) this.add(agentKey(key, mark.agent_id));
+      }
+  }
+
+  private add(key: string): void {
+    this.keys.delete(key);
+    this.keys.set(key, true);
+    if (this.keys.size > this.max) this.keys.delete(this.keys.keys().next().value!);
+  }
 }
 
 function earlier(a: UsageEventRow, b: UsageEventRow): boolean {

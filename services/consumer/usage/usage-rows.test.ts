@@ -3,10 +3,16 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { fakeClickHouse } from '../../../test/support/fake-clickhouse.ts';
 import { memoryClaims } from '../../../test/support/memory-claims.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
-import { eventKey, sessionKey, type RecordSource } from '../../shared/clickhouse/tables/usage-events.ts';
+import {
+  eventKey,
+  sessionKey,
+  type RecordSource,
+  type SessionMark,
+} from '../../shared/clickhouse/tables/usage-events.ts';
 import { DEFAULT_RATE_CARD_URL, loadRateCard, type RateCard } from '../../domain/pricing/index.ts';
 import type { UsageRecord } from '../../domain/records/index.ts';
 import { usageRows, type UsageGroup } from './usage-rows.ts';
+import { CountedSessions } from './session-firsts.ts';
 
 /**
  * A ClickHouse whose stored-id lookup answers from `stored`, and whose lookup of stored places from
@@ -263,5 +269,32 @@ describe('usage rows that first store their session', () => {
       [fresh[1]!.event_id, 0, 0],
       [counted.event_id, 0, 0],
     ]);
+  });
+});
+
+describe('usage rows of sessions found counted before', () => {
+  let card: RateCard;
+  beforeAll(async () => {
+    card = await loadRateCard(DEFAULT_RATE_CARD_URL);
+  });
+
+  it('asks for the marks of a session until a lookup finds it marked, then no more', async () => {
+    const askedSessions: string[][] = [];
+    const session = record().session_id;
+    const key = sessionKey('tenant-a', session);
+    const stored = new Map<string, SessionMark[]>();
+    const { ch } = fakeClickHouse({ marked: stored, askedSessions });
+    const counted = new CountedSessions(100);
+    const decide = (token: string) => usageRows({ ch, card, claims: null, counted }, [group([record()], token)]);
+    const first = await decide('t1');
+    expect(first.rows.map(({ row }) => row.session_first)).toEqual([1]);
+    // The round is stored: its mark is in the table, which the next lookup reads.
+    stored.set(key, [
+      { event_id: first.rows[0]!.row.id, agent_id: '', session_first: true, agent_session_first: true },
+    ]);
+    const second = await decide('t2');
+    const third = await decide('t3');
+    expect([second, third].map((decided) => decided.rows.map(({ row }) => row.session_first))).toEqual([[0], [0]]);
+    expect(askedSessions).toEqual([[key], [key]]);
   });
 });

@@ -17,7 +17,7 @@ import {
   type UsageEventRow,
 } from '../../shared/clickhouse/tables/usage-events.ts';
 import type { EventClaims } from './event-claims.ts';
-import { markSessionFirsts } from './session-firsts.ts';
+import { agentKey, CountedSessions, markSessionFirsts } from './session-firsts.ts';
 
 export interface UsageItem {
   readonly record: UsageRecord;
@@ -32,6 +32,8 @@ export interface UsageRowsDeps {
   readonly catalogs?: Catalogs | null;
   /** null in the embedded mode: one writer, flushes one at a time, nothing replayed. */
   readonly claims: EventClaims | null;
+  /** The sessions found counted before, not looked up again; absent: every session is looked up. */
+  readonly counted?: CountedSessions;
 }
 
 /** The usage events of one batch of a round, claimed under the batch's own token. */
@@ -66,7 +68,7 @@ export interface DecidedUsage<I extends UsageItem = UsageItem> {
  * same insert); stored from another message, it is a client's copy and left out.
  */
 export async function usageRows<I extends UsageItem>(
-  { ch, card, catalogs = null, claims }: UsageRowsDeps,
+  { ch, card, catalogs = null, claims, counted = new CountedSessions(0) }: UsageRowsDeps,
   groups: readonly UsageGroup<I>[],
 ): Promise<DecidedUsage<I>> {
   // An event id deduplicates within its tenant only: another tenant's event of the same id is another event.
@@ -93,10 +95,14 @@ export async function usageRows<I extends UsageItem>(
   const askedWhere = firsts.flatMap((byKey, i) =>
     [...byKey].filter(([key]) => replayed(i, key)).map(([, { record }]) => record),
   );
-  // Every session the round may store is asked for its marked row beside the events' lookups.
+  // Every session the round may store and not found counted before, alone or under the event's agent,
+  // is asked for its marked rows beside the events' lookups.
   const sessions = new Map(
     firsts.flatMap((byKey) =>
-      [...byKey.values()].map(({ record }) => [sessionKey(record.user_id, record.session_id), record]),
+      [...byKey.values()].flatMap(({ record }) => {
+        const key = sessionKey(record.user_id, record.session_id);
+        return counted.has(key) && counted.has(agentKey(key, record.agent_id ?? '')) ? [] : [[key, record] as const];
+      }),
     ),
   );
   const [stored, places, marked] = await Promise.all([
@@ -124,7 +130,8 @@ export async function usageRows<I extends UsageItem>(
       rows.push({ row: toUsageRow(card, catalogs, item.record, item.source), item });
     }
   });
-  const kept = markSessionFirsts(await withoutRepeatedReversals(ch, rows), marked);
+  const kept = markSessionFirsts(await withoutRepeatedReversals(ch, rows), marked, counted);
+  counted.remember(marked);
   if (claims === null) return { rows: kept, claimed: [] };
   // A claim held on an event found stored is let go at once: held, it would read on the next try as this
   // batch's own decision to keep the event (a kept claim that is not fresh is never looked up).
