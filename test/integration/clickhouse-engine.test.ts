@@ -39,6 +39,14 @@ function makeUsageRow(overrides: Record<string, unknown> = {}) {
   };
 }
 
+/** A folder of the migrations older than `version` (its three digits): a database as made before it. */
+async function migrationsBefore(version: string): Promise<string> {
+  const older = await mkdtemp(path.join(os.tmpdir(), 'callmeter-migrations-'));
+  for (const file of (await readdir(MIGRATIONS_DIR)).filter((name) => name < version))
+    await copyFile(path.join(MIGRATIONS_DIR, file), path.join(older, file));
+  return older;
+}
+
 describe('the ClickHouse engine behind @clickhouse/client', () => {
   const isolation = isolate('clickhouse');
   const log = createLogger('warn');
@@ -326,9 +334,7 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
   });
 
   it('backfills the cost-query rollups, the event-id table and the sessions by user once when a database made before them is upgraded, and widens the sums', async () => {
-    const older = await mkdtemp(path.join(os.tmpdir(), 'callmeter-migrations-'));
-    for (const file of (await readdir(MIGRATIONS_DIR)).filter((name) => name < '005'))
-      await copyFile(path.join(MIGRATIONS_DIR, file), path.join(older, file));
+    const older = await migrationsBefore('005');
     // The engine allows one data folder per process: the upgraded database lives beside the others.
     const upgrade: ClickHouse = { ...ch, database: `${ch.database}_upgrade` };
     await migrate(upgrade, log, older);
@@ -407,9 +413,7 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
   });
 
   it('marks the first stored row of every session when a database made before session_first is upgraded, and counts each once', async () => {
-    const older = await mkdtemp(path.join(os.tmpdir(), 'callmeter-migrations-'));
-    for (const file of (await readdir(MIGRATIONS_DIR)).filter((name) => name < '021'))
-      await copyFile(path.join(MIGRATIONS_DIR, file), path.join(older, file));
+    const older = await migrationsBefore('021');
     const upgrade: ClickHouse = { ...ch, database: `${ch.database}_sessions` };
     await migrate(upgrade, log, older);
     const [long, short, other] = [randomUUID(), randomUUID(), randomUUID()];

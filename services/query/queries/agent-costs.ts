@@ -42,7 +42,22 @@ export async function agentServiceLines(ch: ClickHouse, userId: string, range: I
  * counts once.
  */
 export async function agentSessions(ch: ClickHouse, userId: string, range: InstantRange): Promise<Map<string, number>> {
-  if (range.start === null && range.end === null) return agentSessionsEver(ch, userId);
+  const result = await ch.client.query({ ...agentSessionsStatement(ch, userId, range), format: 'JSONEachRow' });
+  return new Map(
+    (await result.json<{ agent_id: string; session_total: string }>()).map((row) => [
+      row.agent_id,
+      Number(row.session_total),
+    ]),
+  );
+}
+
+function agentSessionsStatement(ch: ClickHouse, userId: string, range: InstantRange) {
+  if (range.start === null && range.end === null)
+    return {
+      query: `SELECT agent_id, sum(agent_sessions) AS session_total FROM ${tableName(ch, 'usageSessionStarts')}
+        WHERE user_id = {user:String} AND agent_id != '' GROUP BY agent_id`,
+      query_params: { user: userId },
+    };
   const split = splitRange(range, DAY_MS, 'day');
   const sources = [
     split.rollup === null
@@ -52,32 +67,10 @@ export async function agentSessions(ch: ClickHouse, userId: string, range: Insta
       ? null
       : `SELECT agent_id, uniqExactState(session_id) AS s FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events}) GROUP BY agent_id`,
   ].filter((source) => source !== null);
-  const result = await ch.client.query({
+  return {
     query: `SELECT agent_id, uniqExactMerge(s) AS session_total FROM (${sources.join(' UNION ALL ')}) GROUP BY agent_id`,
     query_params: { user: userId, ...split.params },
-    format: 'JSONEachRow',
-  });
-  return new Map(
-    (await result.json<{ agent_id: string; session_total: string }>()).map((row) => [
-      row.agent_id,
-      Number(row.session_total),
-    ]),
-  );
-}
-
-async function agentSessionsEver(ch: ClickHouse, userId: string): Promise<Map<string, number>> {
-  const result = await ch.client.query({
-    query: `SELECT agent_id, sum(agent_sessions) AS session_total FROM ${tableName(ch, 'usageSessionStarts')}
-      WHERE user_id = {user:String} AND agent_id != '' GROUP BY agent_id`,
-    query_params: { user: userId },
-    format: 'JSONEachRow',
-  });
-  return new Map(
-    (await result.json<{ agent_id: string; session_total: string }>()).map((row) => [
-      row.agent_id,
-      Number(row.session_total),
-    ]),
-  );
+  };
 }
 
 /**
