@@ -3,6 +3,7 @@ import {
   addDays,
   addMonths,
   isTimeZone,
+  isUtcZone,
   localDate,
   localToInstant,
   startOfLocalDay,
@@ -39,6 +40,26 @@ describe('zoned time', () => {
     expect(new Date(startOfLocalDay({ year: 2026, month: 11, day: 2 }, 'America/New_York')).toISOString()).toBe(
       '2026-11-02T05:00:00.000Z',
     );
+  });
+
+  it('reads a UTC zone under any of its names from the UTC calendar, as Intl reads a zone at +00:00', () => {
+    expect(['UTC', 'Etc/UTC', 'GMT', 'Zulu', 'utc'].map(isUtcZone)).toEqual([true, true, true, true, true]);
+    expect(['Europe/London', 'Africa/Abidjan', 'Asia/Kolkata'].map(isUtcZone)).toEqual([false, false, false]);
+    // Africa/Abidjan has kept +00:00 since 1912, so Intl's reading of it is the one the UTC names must give.
+    for (
+      let instant = Date.parse('1999-12-31T23:59:59.999Z');
+      instant < Date.parse('2001-01-02Z');
+      instant += 36_055_013
+    ) {
+      const date = localDate(instant, 'Africa/Abidjan');
+      for (const zone of ['UTC', 'Etc/UTC', 'GMT']) {
+        expect(localDate(instant, zone)).toEqual(date);
+        expect(startOfLocalDay(date, zone)).toBe(startOfLocalDay(date, 'Africa/Abidjan'));
+        expect(localToInstant({ ...date, hour: 13, minute: 45, second: 7, millisecond: 250 }, zone)).toBe(
+          localToInstant({ ...date, hour: 13, minute: 45, second: 7, millisecond: 250 }, 'Africa/Abidjan'),
+        );
+      }
+    }
   });
 
   it('reads the local date of an instant and moves across month ends', () => {

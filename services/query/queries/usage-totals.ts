@@ -3,6 +3,7 @@ import { tableName } from '../../shared/clickhouse/tables.ts';
 import type { CostLine } from '../cost-tally.ts';
 import type { InstantRange } from '../routes/date-bounds.ts';
 import type { Period } from '../timeline-buckets.ts';
+import { isUtcZone } from '../../shared/zoned-time.ts';
 import { alignRange, DAY_MS, QUARTER_HOUR_MS, splitRange } from './range-split.ts';
 
 // Aliases differ from the column names: ClickHouse would resolve a column to a same-named alias.
@@ -104,7 +105,7 @@ export async function timelineLines(
     ];
     return { sources, params: split.params };
   };
-  const parts = isUtc(timeZone) ? alignRange(range, DAY_MS) : { inner: null, edges: [range] };
+  const parts = isUtcZone(timeZone) ? alignRange(range, DAY_MS) : { inner: null, edges: [range] };
   const edges = parts.edges.map((edge, i) => quarterHours(edge, `e${i}_`));
   const days = parts.inner === null ? null : splitRange(parts.inner, DAY_MS, 'day', 'occurred_at', 'd_');
   const sources = [
@@ -127,8 +128,4 @@ export async function timelineLines(
     format: 'JSONEachRow',
   });
   return result.json<TimelineLine>();
-}
-
-function isUtc(timeZone: string): boolean {
-  return new Intl.DateTimeFormat('en-US', { timeZone }).resolvedOptions().timeZone === 'UTC';
 }
