@@ -1,10 +1,10 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { READ_AFRESH, type Answers } from './answer-cache.ts';
 import { CostTally, money, ZERO } from './cost-tally.ts';
-import { liveCost } from './live-cost.ts';
-import { sessionsWithUsage } from './queries/session-costs.ts';
-import { summaryLines } from './queries/usage-totals.ts';
-import { partsByService, serviceKey } from './queries/usage-parts.ts';
+import { activeSessionsCostRead, sessionsWithUsageRead } from './queries/session-costs.ts';
+import { readTogether } from './queries/together.ts';
+import { summaryLinesRead, type SummaryLine } from './queries/usage-totals.ts';
+import { partsByService, partsByServiceRead, serviceKey, type PartRow } from './queries/usage-parts.ts';
 import { localDate, startOfLocalDay, startOfMonth } from '../shared/zoned-time.ts';
 
 /**
@@ -26,14 +26,27 @@ export async function costSummary(
   return { ...totals, as_of: new Date(nowMs).toISOString() };
 }
 
-/** `withLive` false (an as-of answer): live_cost is 0, since which calls were live then is not kept. */
+/**
+ * The summary's four reads in one statement (a statement's own cost is most of a small read's). `withLive`
+ * false (an as-of answer): live_cost is 0, since which calls were live then is not kept.
+ */
 async function summaryTotals(ch: ClickHouse, userId: string, monthStart: number, withLive: boolean) {
-  const [lines, sessions, live, parts] = await Promise.all([
-    summaryLines(ch, userId, monthStart),
-    sessionsWithUsage(ch, userId),
-    withLive ? liveCost(ch, userId) : ZERO,
-    partsByService(ch, userId),
-  ]);
+  const rows = await readTogether<{
+    lines: SummaryLine;
+    sessions: { session_total: string };
+    live: { cost_sum: string };
+    parts: PartRow;
+  }>(ch, {
+    lines: summaryLinesRead(ch, userId, monthStart),
+    sessions: sessionsWithUsageRead(ch, userId),
+    live: withLive ? activeSessionsCostRead(ch, userId) : { sql: `SELECT '0' AS cost_sum` },
+    parts: partsByServiceRead(ch, userId),
+  });
+  // The tally sorts providers and services; the lines are sorted so that the currency is the first provider's.
+  const lines = rows.lines.sort((a, b) => compare(a.provider, b.provider) || compare(a.service, b.service));
+  const sessions = Number(rows.sessions[0]?.session_total ?? 0);
+  const live = rows.live[0]?.cost_sum ?? '0';
+  const parts = partsByService(rows.parts);
   const tally = new CostTally();
   let month = ZERO,
     reported = ZERO,
@@ -60,3 +73,5 @@ async function summaryTotals(ch: ClickHouse, userId: string, monthStart: number,
     live_cost: money(live),
   };
 }
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -1,8 +1,6 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
-import { Exact } from '../shared/exact-decimal.ts';
 import type { LiveUsageEntry } from '../shared/redis/live-usage.ts';
 import { eventKey, storedEventKeys } from '../shared/clickhouse/tables/usage-events.ts';
-import { activeSessionsCost } from './queries/session-costs.ts';
 
 /**
  * The live counters' entries of a call that ClickHouse does not hold yet (the consumer writes the
@@ -25,14 +23,4 @@ export async function pendingLiveEntries(
     unlisted.map((entry) => ({ user_id: userId, event_id: entry.event_id })),
   );
   return unlisted.filter((entry) => !stored.has(eventKey(userId, entry.event_id)));
-}
-
-/**
- * What the user's calls in progress (sessions still ACTIVE) have cost so far: their stored events. The live counters are not
- * read here: the consumer writes them after the insert, so they never hold an event ClickHouse lacks,
- * and reading them would cost a Redis read of every event of every live call on each summary, growing
- * with the live events. The breakdown of one call still unions its counters by event id.
- */
-export async function liveCost(ch: ClickHouse, userId: string): Promise<Exact> {
-  return new Exact(await activeSessionsCost(ch, userId));
 }

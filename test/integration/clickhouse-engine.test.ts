@@ -12,6 +12,7 @@ import {
   storedEventPlaces,
   type UsageEventRow,
 } from '../../services/shared/clickhouse/tables/usage-events.ts';
+import { readTogether, type Read } from '../../services/query/queries/together.ts';
 import { connectInfrastructure } from '../../services/shared/infrastructure.ts';
 import { Shutdown } from '../../services/shared/lifecycle.ts';
 import { createLogger } from '../../services/shared/logger.ts';
@@ -98,6 +99,46 @@ describe('the ClickHouse engine behind @clickhouse/client', () => {
       format: 'JSONEachRow',
     });
     expect(await result.json()).toEqual([{ total: '0.0003', events: '1000' }]);
+  });
+
+  it("answers several reads in one statement, each read's rows as the read alone gives them", async () => {
+    const reads: Record<string, Read> = {
+      wide: {
+        sql: `SELECT toDecimal256('123456789012345678901234567890.000000000000000001', 18) AS big, toUInt64(18446744073709551615) AS most, 'a' AS tag`,
+      },
+      words: {
+        sql: `SELECT number AS k, concat({word:String}, toString(number)) AS w FROM numbers(3)`,
+        params: { word: "it's " },
+      },
+      none: { sql: `SELECT 1 AS x WHERE {word:String} = ''`, params: { word: "it's " } },
+    };
+    const together = await readTogether<{
+      wide: Record<string, string>;
+      words: { k: string; w: string };
+      none: { x: number };
+    }>(ch, { wide: reads.wide!, words: reads.words!, none: reads.none! });
+    expect(together.wide).toEqual([
+      { big: '123456789012345678901234567890.000000000000000001', most: '18446744073709551615', tag: 'a' },
+    ]);
+    expect(together.words.sort((a, b) => Number(a.k) - Number(b.k))).toEqual([
+      { k: '0', w: "it's 0" },
+      { k: '1', w: "it's 1" },
+      { k: '2', w: "it's 2" },
+    ]);
+    expect(together.none).toEqual([]);
+    for (const [name, read] of Object.entries(reads)) {
+      const alone = await ch.client.query({ query: read.sql, query_params: read.params, format: 'JSONEachRow' });
+      const rows: object[] = together[name as keyof typeof together];
+      const aloneRows = await alone.json();
+      expect(aloneRows).toEqual(expect.arrayContaining(rows));
+      expect(rows).toHaveLength(aloneRows.length);
+    }
+    await expect(
+      readTogether(ch, {
+        a: { sql: 'SELECT {v:String} AS v', params: { v: 'x' } },
+        b: { sql: 'SELECT {v:String} AS v', params: { v: 'y' } },
+      }),
+    ).rejects.toThrow('query parameter v has two values in one statement');
   });
 
   it('stores a batch replayed with the same insert_deduplication_token once', async () => {

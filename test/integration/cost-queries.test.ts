@@ -92,10 +92,22 @@ describe('timeline, by-agent and the per-session breakdown on the embedded proce
     // A long range that ends before the first usage holds none of it.
     const before = await get('/api/costs/timeline?start_date=1990-01-01&end_date=2026-01-01');
     expect([before.status, before.body]).toEqual([200, []]);
+    // In another zone and period, the default (its span and lines read in one statement) and a range that
+    // starts on the first usage's local day agree.
+    for (const [zone, period] of [
+      ['Asia/Kolkata', 'daily'],
+      ['America/New_York', 'weekly'],
+      ['UTC', 'monthly'],
+    ]) {
+      const daily = (await get(`/api/costs/timeline?tz=${zone}`)).body as { date: string }[];
+      const ranged = await get(`/api/costs/timeline?tz=${zone}&period=${period}&start_date=${daily[0]!.date}`);
+      expect(ranged.status).toBe(200);
+      expect((ranged.body as unknown[]).length).toBeGreaterThan(0);
+      expect((await get(`/api/costs/timeline?tz=${zone}&period=${period}`)).body).toEqual(ranged.body);
+    }
     // Another tenant with no usage: no buckets.
-    expect(
-      (await get('/api/costs/timeline?start_date=2020-01-01&end_date=2099-12-31', { 'x-user-id': 'nobody-here' })).body,
-    ).toEqual([]);
+    for (const path of ['/api/costs/timeline?start_date=2020-01-01&end_date=2099-12-31', '/api/costs/timeline'])
+      expect((await get(path, { 'x-user-id': 'nobody-here' })).body).toEqual([]);
   });
 
   it('exports the timeline and the agents as CSV when asked', async () => {

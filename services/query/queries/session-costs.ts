@@ -5,41 +5,39 @@ import type { UsageEventRow } from '../../shared/clickhouse/tables/usage-events.
 import type { CostDimension } from '../../domain/pricing/index.ts';
 import type { CostSource } from '../../domain/pricing/index.ts';
 import type { CostLine } from '../cost-tally.ts';
+import type { Read } from './together.ts';
 
 /**
- * How many sessions of the user had usage: the sum of usage_session_starts, one for each session's
+ * The read of how many sessions of the user had usage (one row, `session_total`): the sum of usage_session_starts, one for each session's
  * row marked session_first (migration 021), not an exact count of distinct ids at each read.
  */
-export async function sessionsWithUsage(ch: ClickHouse, userId: string): Promise<number> {
-  const result = await ch.client.query({
-    query: `SELECT sum(sessions) AS session_total FROM ${tableName(ch, 'usageSessionStarts')} WHERE user_id = {user:String}`,
-    query_params: { user: userId },
-    format: 'JSONEachRow',
-  });
-  const [row] = await result.json<{ session_total: string | number }>();
-  return Number(row?.session_total ?? 0);
+export function sessionsWithUsageRead(ch: ClickHouse, userId: string): Read {
+  return {
+    sql: `SELECT sum(sessions) AS session_total FROM ${tableName(ch, 'usageSessionStarts')} WHERE user_id = {user:String}`,
+    params: { user: userId },
+  };
 }
 
 /**
- * The stored cost of the user's sessions that are still ACTIVE: one statement over the user's key
+ * The read of the stored cost of the user's sessions that are still ACTIVE (one row, `cost_sum`): the user's key
  * range of sessions_by_user and of usage_by_session, no FINAL and no cap on how many calls are live.
  * Only sessions with an ACTIVE row can be ACTIVE now, so the latest version (argMax) is taken for
- * those alone: merges leave few such rows, where a tenant has hundreds of thousands of sessions.
+ * those alone: merges leave few such rows, where a tenant has hundreds of thousands of sessions. The
+ * live counters are not read: the consumer writes them after the insert, so they never hold an event
+ * ClickHouse lacks, and reading them would cost a Redis read of every event of every live call on each
+ * summary. The breakdown of one call still unions its counters by event id.
  */
-export async function activeSessionsCost(ch: ClickHouse, userId: string): Promise<string> {
+export function activeSessionsCostRead(ch: ClickHouse, userId: string): Read {
   const sessions = tableName(ch, 'sessionsByUser');
-  const result = await ch.client.query({
-    query: `SELECT sum(cost) AS cost_sum FROM ${tableName(ch, 'usageBySession')}
+  return {
+    sql: `SELECT sum(cost) AS cost_sum FROM ${tableName(ch, 'usageBySession')}
       WHERE user_id = {user:String} AND session_id IN (
         SELECT id FROM ${sessions}
         WHERE user_id = {user:String} AND id IN (SELECT id FROM ${sessions} WHERE user_id = {user:String} AND status = 'ACTIVE')
         GROUP BY id HAVING argMax(status, version) = 'ACTIVE'
       )`,
-    query_params: { user: userId },
-    format: 'JSONEachRow',
-  });
-  const [row] = await result.json<{ cost_sum: string }>();
-  return row?.cost_sum ?? '0';
+    params: { user: userId },
+  };
 }
 
 export interface SessionHead {

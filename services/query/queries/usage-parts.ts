@@ -4,11 +4,12 @@ import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import type { CostDimension } from '../../domain/pricing/index.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import { money } from '../cost-tally.ts';
+import type { Read } from './together.ts';
 
 /** One priced part, summed: what a token kind (or a quantity price) came to. */
 export type PartTotal = WireOf<typeof partTotalSchema>;
 
-interface PartRow {
+export interface PartRow {
   readonly provider?: string;
   readonly event_type: string;
   readonly service: string;
@@ -33,17 +34,29 @@ export const serviceKey = (eventType: string, service: string) => `${eventType}\
 export const itemKey = (provider: string, eventType: string, service: string) =>
   `${provider}\u0000${eventType}\u0000${service}`;
 
-/** A tenant's priced parts over all time, by event type and service (usage_parts_totals, migration 012). */
-export async function partsByService(ch: ClickHouse, userId: string): Promise<Map<string, PartTotal[]>> {
-  const result = await ch.client.query({
-    query: `SELECT event_type, service, dimension, unit, sum(quantity) AS quantity, sum(cost) AS cost
+/** The read of a tenant's priced parts over all time, by event type and service (usage_parts_totals, migration 012). */
+export function partsByServiceRead(ch: ClickHouse, userId: string): Read {
+  return {
+    sql: `SELECT event_type, service, dimension, unit, sum(quantity) AS quantity, sum(cost) AS cost
       FROM ${tableName(ch, 'usagePartsTotals')} WHERE user_id = {user:String}
-      GROUP BY event_type, service, dimension, unit ORDER BY event_type, service, dimension, unit`,
-    query_params: { user: userId },
-    format: 'JSONEachRow',
-  });
-  return grouped(await result.json<PartRow>(), (row) => serviceKey(row.event_type, row.service));
+      GROUP BY event_type, service, dimension, unit`,
+    params: { user: userId },
+  };
 }
+
+/** partsByServiceRead's rows by event type and service, each service's parts by dimension, then unit. */
+export function partsByService(rows: readonly PartRow[]): Map<string, PartTotal[]> {
+  const ordered = [...rows].sort(
+    (a, b) =>
+      compare(a.event_type, b.event_type) ||
+      compare(a.service, b.service) ||
+      compare(a.dimension, b.dimension) ||
+      compare(a.unit, b.unit),
+  );
+  return grouped(ordered, (row) => serviceKey(row.event_type, row.service));
+}
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** One session's priced parts, by provider, event type and service (usage_parts_by_session). */
 export async function partsBySessionItem(

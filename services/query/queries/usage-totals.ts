@@ -4,6 +4,7 @@ import type { CostLine } from '../cost-tally.ts';
 import type { InstantRange } from '../routes/date-bounds.ts';
 import type { Period } from '../timeline-buckets.ts';
 import { isUtcZone } from '../../shared/zoned-time.ts';
+import type { Read } from './together.ts';
 import { alignRange, DAY_MS, QUARTER_HOUR_MS, splitRange } from './range-split.ts';
 
 // Aliases differ from the column names: ClickHouse would resolve a column to a same-named alias.
@@ -23,11 +24,11 @@ const WIDE_COST = 'toDecimal256(cost, 18)';
 const WIDE_QUANTITY = 'toDecimal256(quantity, 18)';
 
 /**
- * A user's costs over all time per provider and service, and the part since `monthStartMs`: whole
+ * The read of a user's costs over all time per provider and service, and the part since `monthStartMs`: whole
  * UTC days from usage_totals_daily, and the month's first partial UTC day from the quarter hours
  * (and, were the month start not on one, the events) — so a year of usage is a few hundred rows.
  */
-export async function summaryLines(ch: ClickHouse, userId: string, monthStartMs: number): Promise<SummaryLine[]> {
+export function summaryLinesRead(ch: ClickHouse, userId: string, monthStartMs: number): Read {
   const monthDay = Math.ceil(monthStartMs / DAY_MS) * DAY_MS;
   const edge =
     monthStartMs < monthDay ? splitRange({ start: monthStartMs, end: monthDay }, QUARTER_HOUR_MS, 'bucket') : null;
@@ -43,13 +44,11 @@ export async function summaryLines(ch: ClickHouse, userId: string, monthStartMs:
       ? null
       : `SELECT ${keys}, ${monthOnly} FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND (${edge.events})`,
   ].filter((source) => source !== null);
-  const result = await ch.client.query({
-    query: `SELECT ${keys}, sum(c) AS cost_sum, sum(mc) AS month_cost, sum(q) AS quantity_sum, sum(r) AS reported, sum(n) AS events_sum, sum(u) AS unpriced
-      FROM (${sources.join(' UNION ALL ')}) GROUP BY ${keys} ORDER BY provider, service`,
-    query_params: { user: userId, month_day: monthDay, ...edge?.params },
-    format: 'JSONEachRow',
-  });
-  return result.json<SummaryLine>();
+  return {
+    sql: `SELECT ${keys}, sum(c) AS cost_sum, sum(mc) AS month_cost, sum(q) AS quantity_sum, sum(r) AS reported, sum(n) AS events_sum, sum(u) AS unpriced
+      FROM (${sources.join(' UNION ALL ')}) GROUP BY ${keys}`,
+    params: { user: userId, month_day: monthDay, ...edge?.params },
+  };
 }
 
 /** The first and last quarter hours holding a user's usage (the instants they start at). */
