@@ -3,7 +3,14 @@ import type { WireOf } from '../../schemas/http/response-parts.ts';
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { READ_AFRESH, type Answers } from './answer-cache.ts';
 import { CostTally, money } from './cost-tally.ts';
-import { agentNames, agentServiceLines, agentSessions } from './queries/agent-costs.ts';
+import {
+  agentNames,
+  agentServiceLinesRead,
+  agentSessionsRead,
+  type AgentLine,
+  type AgentSessions,
+} from './queries/agent-costs.ts';
+import { readTogether } from './queries/together.ts';
 import type { InstantRange } from './routes/date-bounds.ts';
 
 /** One agent of GET /api/costs/by-agent. */
@@ -44,7 +51,11 @@ async function agentCosts(
   range: InstantRange,
   limit: number,
 ): Promise<Omit<AgentCost, 'agent_name'>[]> {
-  const [lines, sessions] = await Promise.all([agentServiceLines(ch, userId, range), agentSessions(ch, userId, range)]);
+  const { lines, counts } = await readTogether<{ lines: AgentLine; counts: AgentSessions }>(ch, {
+    lines: agentServiceLinesRead(ch, userId, range),
+    counts: agentSessionsRead(ch, userId, range),
+  });
+  const sessions = new Map(counts.map((row) => [row.agent_id, Number(row.session_total)]));
   const tallies = new Map<string, CostTally>();
   for (const line of lines) {
     const tally = tallies.get(line.agent_id) ?? new CostTally();

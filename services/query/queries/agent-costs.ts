@@ -1,6 +1,7 @@
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
 import type { CostLine } from '../cost-tally.ts';
+import type { Read } from './together.ts';
 import type { InstantRange } from '../routes/date-bounds.ts';
 import { DAY_MS, splitRange } from './range-split.ts';
 
@@ -13,10 +14,10 @@ export interface AgentLine extends CostLine {
 }
 
 /**
- * Per agent and service over a range: cost, quantity and events. Whole UTC days come from
+ * The read of the costs per agent and service over a range: cost, quantity and events. Whole UTC days come from
  * usage_by_agent_daily, the unaligned edges from the events. Usage without an agent is left out.
  */
-export async function agentServiceLines(ch: ClickHouse, userId: string, range: InstantRange): Promise<AgentLine[]> {
+export function agentServiceLinesRead(ch: ClickHouse, userId: string, range: InstantRange): Read {
   const split = splitRange(range, DAY_MS, 'day');
   const keys = 'agent_id, service, event_type, unit';
   const sources = [
@@ -27,36 +28,30 @@ export async function agentServiceLines(ch: ClickHouse, userId: string, range: I
       ? null
       : `SELECT ${keys}, toDecimal256(cost, 18) AS c, toDecimal256(quantity, 18) AS q, toInt64(weight) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events})`,
   ].filter((source) => source !== null);
-  const result = await ch.client.query({
-    query: `SELECT ${keys}, sum(c) AS cost_sum, sum(q) AS quantity_sum, sum(n) AS events_sum FROM (${sources.join(' UNION ALL ')}) GROUP BY ${keys}`,
-    query_params: { user: userId, ...split.params },
-    format: 'JSONEachRow',
-  });
-  return result.json<AgentLine>();
+  return {
+    sql: `SELECT ${keys}, sum(c) AS cost_sum, sum(q) AS quantity_sum, sum(n) AS events_sum FROM (${sources.join(' UNION ALL ')}) GROUP BY ${keys}`,
+    params: { user: userId, ...split.params },
+  };
+}
+
+/** A row of agentSessionsRead. */
+export interface AgentSessions {
+  readonly agent_id: string;
+  readonly session_total: string;
 }
 
 /**
- * Per agent, how many sessions had usage in the range. Over all time, the sums of usage_session_starts
+ * The read of how many sessions had usage in the range, per agent. Over all time, the sums of usage_session_starts
  * (one for each session's first stored row under the agent, migration 021); over a range, exact sets
  * of whole UTC days from usage_sessions_daily and of the edges from the events, merged, so a session
  * counts once.
  */
-export async function agentSessions(ch: ClickHouse, userId: string, range: InstantRange): Promise<Map<string, number>> {
-  const result = await ch.client.query({ ...agentSessionsStatement(ch, userId, range), format: 'JSONEachRow' });
-  return new Map(
-    (await result.json<{ agent_id: string; session_total: string }>()).map((row) => [
-      row.agent_id,
-      Number(row.session_total),
-    ]),
-  );
-}
-
-function agentSessionsStatement(ch: ClickHouse, userId: string, range: InstantRange) {
+export function agentSessionsRead(ch: ClickHouse, userId: string, range: InstantRange): Read {
   if (range.start === null && range.end === null)
     return {
-      query: `SELECT agent_id, sum(agent_sessions) AS session_total FROM ${tableName(ch, 'usageSessionStarts')}
+      sql: `SELECT agent_id, sum(agent_sessions) AS session_total FROM ${tableName(ch, 'usageSessionStarts')}
         WHERE user_id = {user:String} AND agent_id != '' GROUP BY agent_id`,
-      query_params: { user: userId },
+      params: { user: userId },
     };
   const split = splitRange(range, DAY_MS, 'day');
   const sources = [
@@ -68,8 +63,8 @@ function agentSessionsStatement(ch: ClickHouse, userId: string, range: InstantRa
       : `SELECT agent_id, uniqExactState(session_id) AS s FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events}) GROUP BY agent_id`,
   ].filter((source) => source !== null);
   return {
-    query: `SELECT agent_id, uniqExactMerge(s) AS session_total FROM (${sources.join(' UNION ALL ')}) GROUP BY agent_id`,
-    query_params: { user: userId, ...split.params },
+    sql: `SELECT agent_id, uniqExactMerge(s) AS session_total FROM (${sources.join(' UNION ALL ')}) GROUP BY agent_id`,
+    params: { user: userId, ...split.params },
   };
 }
 
