@@ -5,7 +5,16 @@ import { AppError } from '../shared/errors.ts';
 import { READ_AFRESH, type Answers } from './answer-cache.ts';
 import { CostTally, money } from './cost-tally.ts';
 import { FUTURE_TOLERANCE_MS } from '../shared/validation/instant-window.ts';
-import { timelineLines, usageSpan, type UsageSpan } from './queries/usage-totals.ts';
+import { readTogether } from './queries/together.ts';
+import {
+  timelineLinesRead,
+  usageSpan,
+  usageSpanOf,
+  usageSpanRead,
+  type TimelineLine,
+  type UsageSpan,
+  type UsageSpanRow,
+} from './queries/usage-totals.ts';
 import type { InstantRange } from './routes/date-bounds.ts';
 import { MAX_BUCKETS, timelineBuckets, type Period } from './timeline-buckets.ts';
 
@@ -50,6 +59,20 @@ async function readTimeline(
   // The span is read only when the answer needs it: without a start, and in the last minutes of the
   // current bucket, when usage stamped ahead of the clock may already lie in the next one.
   let span: UsageSpan | null | undefined;
+  if (range.start === null && range.end === null && !nearEnd) {
+    // The dashboard's default: from the first usage to the current bucket, whose end is known without
+    // the span away from a bucket's last minutes (usage stamps at most FUTURE_TOLERANCE_MS ahead). Nothing
+    // lies before the first usage, so the span and the lines up to that end are one statement.
+    const rows = await readTogether<{ span: UsageSpanRow; lines: TimelineLine }>(ch, {
+      span: usageSpanRead(ch, userId),
+      lines: timelineLinesRead(ch, userId, { start: null, end: nowEnd }, period, timeZone),
+    });
+    span = usageSpanOf(rows.span);
+    if (span === null) return [];
+    // A first usage at or past the current bucket (a writer's clock ahead of this one) takes the path below.
+    if (span.first < nowEnd)
+      return points(timelineBuckets(span.first, nowEnd, period, timeZone), rows.lines, period, timeZone);
+  }
   const readSpan = async () => (span === undefined ? (span = await usageSpan(ch, userId)) : span);
   const lastEnd = async () => {
     const last = nearEnd ? (await readSpan())?.last : undefined;
@@ -71,6 +94,18 @@ async function readTimeline(
     if (end <= start) return [];
     buckets = timelineBuckets(start, end, period, timeZone);
   }
+  const { sql, params } = timelineLinesRead(ch, userId, { start, end }, period, timeZone);
+  const result = await ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+  return points(buckets, await result.json<TimelineLine>(), period, timeZone);
+}
+
+/** The buckets' points from their lines; null buckets (more than MAX_BUCKETS) are a 422. */
+function points(
+  buckets: ReturnType<typeof timelineBuckets>,
+  lines: readonly TimelineLine[],
+  period: Period,
+  timeZone: string,
+): TimelinePoint[] {
   if (buckets === null) {
     throw AppError.validation([
       {
@@ -83,7 +118,7 @@ async function readTimeline(
     ]);
   }
   const tallies = new Map(buckets.map((bucket) => [bucket.date, new CostTally()]));
-  for (const line of await timelineLines(ch, userId, { start, end }, period, timeZone)) {
+  for (const line of lines) {
     const tally = tallies.get(line.bucket_date);
     // Both sides cut the same range with the IANA rules; were their tz data ever to disagree, fail
     // loudly rather than answer a timeline whose points do not add up to the summary.

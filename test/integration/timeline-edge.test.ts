@@ -22,6 +22,7 @@ describe('the default timeline at the end of a day', () => {
   const beforeMidnight = yesterday + DAY_MS - 2 * MINUTE_MS;
   const AHEAD = 'tenant-ahead';
   const BEHIND = 'tenant-behind';
+  const FIRST_AHEAD = 'tenant-first-ahead';
   let ch: ClickHouse;
 
   beforeAll(async () => {
@@ -51,6 +52,8 @@ describe('the default timeline at the end of a day', () => {
         // Sent at 23:58 stamped 00:02: four minutes ahead, inside the tolerance.
         event(AHEAD, beforeMidnight + 4 * MINUTE_MS, '0.25'),
         event(BEHIND, yesterday + 10 * 60 * MINUTE_MS, '2'),
+        // Only usage stamped in the next day, read at noon: a writer's clock ahead of the reader's.
+        event(FIRST_AHEAD, yesterday + DAY_MS + 2 * MINUTE_MS, '3'),
       ],
       format: 'JSONEachRow',
     });
@@ -88,5 +91,11 @@ describe('the default timeline at the end of a day', () => {
 
   it('still ends with the current day when the next one holds nothing', async () => {
     expect(await points(BEHIND)).toEqual([[day(yesterday), '2']]);
+  });
+
+  it('shows usage whose first instant lies past the current bucket, when a writer clock is ahead', async () => {
+    const noon = yesterday + 12 * 60 * MINUTE_MS;
+    const timeline = await costTimeline(ch, FIRST_AHEAD, { start: null, end: null }, 'daily', 'UTC', noon);
+    expect(timeline.map((point) => [point.date, point.total_cost])).toEqual([[day(yesterday + DAY_MS), '3']]);
   });
 });

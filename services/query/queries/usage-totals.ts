@@ -57,17 +57,33 @@ export interface UsageSpan {
   readonly last: number;
 }
 
-/** The span of a user's usage, or null without usage. */
-export async function usageSpan(ch: ClickHouse, userId: string): Promise<UsageSpan | null> {
-  const result = await ch.client.query({
-    query: `SELECT toUnixTimestamp(min(bucket)) AS first_at, toUnixTimestamp(max(bucket)) AS last_at, count() AS lines FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String}`,
-    query_params: { user: userId },
-    format: 'JSONEachRow',
-  });
-  const [row] = await result.json<{ first_at: number | string; last_at: number | string; lines: number | string }>();
+/** The read of the span of a user's usage: one row, whose `lines` is 0 without usage (usageSpanOf reads it). */
+export function usageSpanRead(ch: ClickHouse, userId: string): Read {
+  return {
+    sql: `SELECT toUnixTimestamp(min(bucket)) AS first_at, toUnixTimestamp(max(bucket)) AS last_at, count() AS lines FROM ${tableName(ch, 'usageTotals15m')} WHERE user_id = {user:String}`,
+    params: { user: userId },
+  };
+}
+
+/** A row of usageSpanRead. */
+export interface UsageSpanRow {
+  readonly first_at: number | string;
+  readonly last_at: number | string;
+  readonly lines: number | string;
+}
+
+/** The span usageSpanRead's rows give, or null without usage. */
+export function usageSpanOf([row]: readonly UsageSpanRow[]): UsageSpan | null {
   return row === undefined || Number(row.lines) === 0
     ? null
     : { first: Number(row.first_at) * 1000, last: Number(row.last_at) * 1000 };
+}
+
+/** The span of a user's usage, or null without usage. */
+export async function usageSpan(ch: ClickHouse, userId: string): Promise<UsageSpan | null> {
+  const { sql, params } = usageSpanRead(ch, userId);
+  const result = await ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+  return usageSpanOf(await result.json<UsageSpanRow>());
 }
 
 export interface TimelineLine extends CostLine {
@@ -79,18 +95,18 @@ export interface TimelineLine extends CostLine {
 const BUCKET_OF: Record<Period, string> = { daily: 'toDate', weekly: 'toMonday', monthly: 'toStartOfMonth' };
 
 /**
- * Costs per local bucket, provider and service over [start, end): whole quarter hours from the
+ * The read of the costs per local bucket, provider and service over [start, end): whole quarter hours from the
  * rollup, the unaligned edges from the events, bucketed by ClickHouse in the zone. In UTC a local
  * day is a UTC day, so the whole days come from usage_totals_daily and only the partial first and
  * last days from the quarter hours: a year is a few hundred rows instead of 35,000.
  */
-export async function timelineLines(
+export function timelineLinesRead(
   ch: ClickHouse,
   userId: string,
   range: InstantRange,
   period: Period,
   timeZone: string,
-): Promise<TimelineLine[]> {
+): Read {
   const columns = 'provider, service, event_type, unit, currency';
   const quarterHours = (part: InstantRange, prefix: string) => {
     const split = splitRange(part, QUARTER_HOUR_MS, 'bucket', 'occurred_at', prefix);
@@ -113,18 +129,16 @@ export async function timelineLines(
       : `SELECT toDateTime64(day, 3, 'UTC') AS t, ${columns}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageTotalsDaily')} WHERE user_id = {user:String} AND ${days.rollup}`,
     ...edges.flatMap((edge) => edge.sources),
   ].filter((source) => source !== null);
-  const result = await ch.client.query({
-    query: `SELECT toString(${BUCKET_OF[period]}(t, {tz:String})) AS bucket_date, ${columns},
+  return {
+    sql: `SELECT toString(${BUCKET_OF[period]}(t, {tz:String})) AS bucket_date, ${columns},
         sum(c) AS cost_sum, sum(q) AS quantity_sum, sum(n) AS events_sum
       FROM (${sources.join(' UNION ALL ')})
       GROUP BY bucket_date, ${columns}`,
-    query_params: {
+    params: {
       user: userId,
       tz: timeZone,
       ...days?.params,
       ...Object.assign({}, ...edges.map((edge) => edge.params)),
     },
-    format: 'JSONEachRow',
-  });
-  return result.json<TimelineLine>();
+  };
 }
