@@ -3,7 +3,7 @@ import { tableName } from '../../shared/clickhouse/tables.ts';
 import type { CostLine } from '../cost-tally.ts';
 import type { Read } from './together.ts';
 import type { InstantRange } from '../routes/date-bounds.ts';
-import { DAY_MS, splitRange } from './range-split.ts';
+import { alignRange, DAY_MS, QUARTER_HOUR_MS, splitRange } from './range-split.ts';
 
 // Aliases differ from the column names: ClickHouse would resolve a column to a same-named alias.
 // The events' Decimal(38, 18) is widened to the rollups' Decimal(76, 18) before it is summed (migration 010).
@@ -15,22 +15,32 @@ export interface AgentLine extends CostLine {
 
 /**
  * The read of the costs per agent and service over a range: cost, quantity and events. Whole UTC days come from
- * usage_by_agent_daily, the unaligned edges from the events. Usage without an agent is left out.
+ * usage_by_agent_daily, whole quarter hours of the edges from usage_rollup_15m, and what is left of a
+ * quarter hour from the events, so that a local day of any zone (a whole number of quarter hours) reads
+ * no event. Usage without an agent is left out.
  */
 export function agentServiceLinesRead(ch: ClickHouse, userId: string, range: InstantRange): Read {
-  const split = splitRange(range, DAY_MS, 'day');
   const keys = 'agent_id, service, event_type, unit';
+  const { inner, edges } = alignRange(range, DAY_MS);
+  const days = inner === null ? null : splitRange(inner, DAY_MS, 'day', 'occurred_at', 'd_');
+  const quarters = edges.map((edge, i) => splitRange(edge, QUARTER_HOUR_MS, 'bucket', 'occurred_at', `e${i}_`));
+  const agentRows = `user_id = {user:String} AND agent_id != ''`;
   const sources = [
-    split.rollup === null
+    days?.rollup == null
       ? null
-      : `SELECT ${keys}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageByAgentDaily')} WHERE user_id = {user:String} AND agent_id != '' AND ${split.rollup}`,
-    split.events === null
-      ? null
-      : `SELECT ${keys}, toDecimal256(cost, 18) AS c, toDecimal256(quantity, 18) AS q, toInt64(weight) AS n FROM ${tableName(ch, 'usageEvents')} WHERE user_id = {user:String} AND agent_id != '' AND (${split.events})`,
+      : `SELECT ${keys}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageByAgentDaily')} WHERE ${agentRows} AND ${days.rollup}`,
+    ...quarters.flatMap((quarter) => [
+      quarter.rollup === null
+        ? null
+        : `SELECT ${keys}, cost AS c, quantity AS q, events AS n FROM ${tableName(ch, 'usageRollup15m')} WHERE ${agentRows} AND ${quarter.rollup}`,
+      quarter.events === null
+        ? null
+        : `SELECT ${keys}, toDecimal256(cost, 18) AS c, toDecimal256(quantity, 18) AS q, toInt64(weight) AS n FROM ${tableName(ch, 'usageEvents')} WHERE ${agentRows} AND (${quarter.events})`,
+    ]),
   ].filter((source) => source !== null);
   return {
     sql: `SELECT ${keys}, sum(c) AS cost_sum, sum(q) AS quantity_sum, sum(n) AS events_sum FROM (${sources.join(' UNION ALL ')}) GROUP BY ${keys}`,
-    params: { user: userId, ...split.params },
+    params: { user: userId, ...days?.params, ...Object.assign({}, ...quarters.map((quarter) => quarter.params)) },
   };
 }
 
