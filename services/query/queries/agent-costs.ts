@@ -15,9 +15,9 @@ export interface AgentLine extends CostLine {
 
 /**
  * The read of the costs per agent and service over a range: cost, quantity and events. Whole UTC days come from
- * usage_by_agent_daily, whole quarter hours of the edges from usage_rollup_15m, and what is left of a
- * quarter hour from the events, so that a local day of any zone (a whole number of quarter hours) reads
- * no event. Usage without an agent is left out.
+ * usage_by_agent_daily, whole quarter hours of the edges from usage_rollup_15m, and what is left of a quarter hour
+ * from the events, so that a local day of any zone (a whole number of quarter hours) reads no event. Usage without
+ * an agent is left out.
  */
 export function agentServiceLinesRead(ch: ClickHouse, userId: string, range: InstantRange): Read {
   const keys = 'agent_id, service, event_type, unit';
@@ -52,9 +52,8 @@ export interface AgentSessions {
 
 /**
  * The read of how many sessions had usage in the range, per agent. Over all time, the sums of usage_session_starts
- * (one for each session's first stored row under the agent, migration 021); over a range, exact sets
- * of whole UTC days from usage_sessions_daily and of the edges from the events, merged, so a session
- * counts once.
+ * (one for each session's first stored row under the agent, migration 021); over a range, exact sets of whole UTC
+ * days from usage_sessions_daily and of the edges from the events, merged, so a session counts once.
  */
 export function agentSessionsRead(ch: ClickHouse, userId: string, range: InstantRange): Read {
   if (range.start === null && range.end === null)

@@ -8,8 +8,8 @@ import type { CostLine } from '../cost-tally.ts';
 import type { Read } from './together.ts';
 
 /**
- * The read of how many sessions of the user had usage (one row, `session_total`): the sum of usage_session_starts, one for each session's
- * row marked session_first (migration 021), not an exact count of distinct ids at each read.
+ * The read of how many sessions of the user had usage (one row, `session_total`): the sum of usage_session_starts,
+ * one for each session's row marked session_first (migration 021), not an exact count of distinct ids at each read.
  */
 export function sessionsWithUsageRead(ch: ClickHouse, userId: string): Read {
   return {
@@ -20,12 +20,12 @@ export function sessionsWithUsageRead(ch: ClickHouse, userId: string): Read {
 
 /**
  * The read of the stored cost of the user's sessions that are still ACTIVE (one row, `cost_sum`): the user's key
- * range of sessions_by_user and of usage_by_session, no FINAL and no cap on how many calls are live.
- * Only sessions with an ACTIVE row can be ACTIVE now, so the latest version (argMax) is taken for
- * those alone: merges leave few such rows, where a tenant has hundreds of thousands of sessions. The
- * live counters are not read: the consumer writes them after the insert, so they never hold an event
- * ClickHouse lacks, and reading them would cost a Redis read of every event of every live call on each
- * summary. The breakdown of one call still unions its counters by event id.
+ * range of sessions_by_user and of usage_by_session, no FINAL and no cap on how many calls are live. Only sessions
+ * with an ACTIVE row can be ACTIVE now, so the latest version (argMax) is taken for those alone: merges leave few
+ * such rows, where a tenant has hundreds of thousands of sessions. The live counters are not read: the consumer
+ * writes them after the insert, so they never hold an event ClickHouse lacks, and reading them would cost a Redis
+ * read of every event of every live call on each summary. The breakdown of one call still unions its counters by
+ * event id.
  */
 export function activeSessionsCostRead(ch: ClickHouse, userId: string): Read {
   const sessions = tableName(ch, 'sessionsByUser');

@@ -24,9 +24,9 @@ const WIDE_COST = 'toDecimal256(cost, 18)';
 const WIDE_QUANTITY = 'toDecimal256(quantity, 18)';
 
 /**
- * The read of a user's costs over all time per provider and service, and the part since `monthStartMs`: whole
- * UTC days from usage_totals_daily, and the month's first partial UTC day from the quarter hours
- * (and, were the month start not on one, the events) — so a year of usage is a few hundred rows.
+ * The read of a user's costs over all time per provider and service, and the part since `monthStartMs`: whole UTC
+ * days from usage_totals_daily, and the month's first partial UTC day from the quarter hours (and, were the month
+ * start not on one, the events) — so a year of usage is a few hundred rows.
  */
 export function summaryLinesRead(ch: ClickHouse, userId: string, monthStartMs: number): Read {
   const monthDay = Math.ceil(monthStartMs / DAY_MS) * DAY_MS;
@@ -96,9 +96,9 @@ const BUCKET_OF: Record<Period, string> = { daily: 'toDate', weekly: 'toMonday',
 
 /**
  * The read of the costs per local bucket, provider and service over [start, end): whole quarter hours from the
- * rollup, the unaligned edges from the events, bucketed by ClickHouse in the zone. In UTC a local
- * day is a UTC day, so the whole days come from usage_totals_daily and only the partial first and
- * last days from the quarter hours: a year is a few hundred rows instead of 35,000.
+ * rollup, the unaligned edges from the events, bucketed by ClickHouse in the zone. In UTC a local day is a UTC day,
+ * so the whole days come from usage_totals_daily and only the partial first and last days from the quarter hours: a
+ * year is a few hundred rows instead of 35,000.
  */
 export function timelineLinesRead(
   ch: ClickHouse,
