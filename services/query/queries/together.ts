@@ -12,7 +12,7 @@ export type RowsOf<Rows> = { [Name in keyof Rows]: Rows[Name][] };
 /**
  * Several reads answered by one statement. A statement has a cost of its own in the engine, whatever it
  * reads (about 2 ms of CPU for `SELECT 1` on the embedded one, 4 ms for a read of a few rows), which an
- * answer of four reads paid four times. Each read's rows come back tagged with its name, each row as the
+ * answer of four statements would pay four times. Each read's rows come back tagged with its name, each row as the
  * JSON object the read alone would have given (`formatRowNoNewline` formats as the statement's own rows
  * would be, quoted decimals included). The order of the rows is not kept: a caller that needs one sorts.
  * Reads that share a placeholder must give it the same value.
