@@ -1,6 +1,6 @@
 import type { ClickHouse } from '../shared/clickhouse/client.ts';
 import { READ_AFRESH, type Answers } from './answer-cache.ts';
-import { CostTally, money, ZERO } from './cost-tally.ts';
+import { compareText, CostTally, money, ZERO } from './cost-tally.ts';
 import { activeSessionsCostRead, sessionsWithUsageRead } from './queries/session-costs.ts';
 import { readTogether } from './queries/together.ts';
 import { summaryLinesRead, type SummaryLine } from './queries/usage-totals.ts';
@@ -43,7 +43,7 @@ async function summaryTotals(ch: ClickHouse, userId: string, monthStart: number,
     parts: partsByServiceRead(ch, userId),
   });
   // The tally sorts providers and services; the lines are sorted so that the currency is the first provider's.
-  const lines = rows.lines.sort((a, b) => compare(a.provider, b.provider) || compare(a.service, b.service));
+  const lines = rows.lines.sort((a, b) => compareText(a.provider, b.provider) || compareText(a.service, b.service));
   const sessions = Number(rows.sessions[0]?.session_total ?? 0);
   const live = rows.live[0]?.cost_sum ?? '0';
   const parts = partsByService(rows.parts);
@@ -73,5 +73,3 @@ async function summaryTotals(ch: ClickHouse, userId: string, monthStart: number,
     live_cost: money(live),
   };
 }
-
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

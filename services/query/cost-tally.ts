@@ -22,6 +22,9 @@ export type ServiceCost = WireOf<typeof serviceCostSchema>;
 /** Sums use the exact clone: decimal.js's default 20 significant digits would round a total of 1,000.000000000000000001. */
 export const ZERO = new Exact(0);
 
+/** Text order by UTF-16 code units, as ClickHouse orders ASCII keys. */
+export const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** Money on the wire: a plain decimal string, exact, no exponent ("0.0000003", "0"). */
 export const money = (value: Exact | string): string => new Exact(value).toFixed();
 
@@ -63,9 +66,7 @@ export class CostTally {
   /** Providers in name order. */
   byProvider(): Record<string, string> {
     return Object.fromEntries(
-      [...this.providers]
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([provider, cost]) => [provider, money(cost)]),
+      [...this.providers].sort(([a], [b]) => compareText(a, b)).map(([provider, cost]) => [provider, money(cost)]),
     );
   }
 

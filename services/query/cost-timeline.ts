@@ -5,7 +5,7 @@ import { AppError } from '../shared/errors.ts';
 import { READ_AFRESH, type Answers } from './answer-cache.ts';
 import { CostTally, money } from './cost-tally.ts';
 import { FUTURE_TOLERANCE_MS } from '../shared/validation/instant-window.ts';
-import { readTogether } from './queries/together.ts';
+import { readRows, readTogether } from './queries/together.ts';
 import {
   timelineLinesRead,
   usageSpan,
@@ -94,9 +94,8 @@ async function readTimeline(
     if (end <= start) return [];
     buckets = timelineBuckets(start, end, period, timeZone);
   }
-  const { sql, params } = timelineLinesRead(ch, userId, { start, end }, period, timeZone);
-  const result = await ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
-  return points(buckets, await result.json<TimelineLine>(), period, timeZone);
+  const lines = await readRows<TimelineLine>(ch, timelineLinesRead(ch, userId, { start, end }, period, timeZone));
+  return points(buckets, lines, period, timeZone);
 }
 
 /** The buckets' points from their lines; null buckets (more than MAX_BUCKETS) are a 422. */

@@ -6,6 +6,12 @@ export interface Read {
   readonly params?: Readonly<Record<string, unknown>>;
 }
 
+/** One read as a statement of its own: its rows, as JSONEachRow gives them. */
+export async function readRows<Row>(ch: ClickHouse, { sql, params }: Read): Promise<Row[]> {
+  const result = await ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+  return result.json<Row>();
+}
+
 /** The rows of each read, by the read's name. */
 export type RowsOf<Rows> = { [Name in keyof Rows]: Rows[Name][] };
 

@@ -3,7 +3,7 @@ import type { WireOf } from '../../../schemas/http/response-parts.ts';
 import type { ClickHouse } from '../../shared/clickhouse/client.ts';
 import type { CostDimension } from '../../domain/pricing/index.ts';
 import { tableName } from '../../shared/clickhouse/tables.ts';
-import { money } from '../cost-tally.ts';
+import { compareText, money } from '../cost-tally.ts';
 import type { Read } from './together.ts';
 
 /** One priced part, summed: what a token kind (or a quantity price) came to. */
@@ -48,15 +48,13 @@ export function partsByServiceRead(ch: ClickHouse, userId: string): Read {
 export function partsByService(rows: readonly PartRow[]): Map<string, PartTotal[]> {
   const ordered = [...rows].sort(
     (a, b) =>
-      compare(a.event_type, b.event_type) ||
-      compare(a.service, b.service) ||
-      compare(a.dimension, b.dimension) ||
-      compare(a.unit, b.unit),
+      compareText(a.event_type, b.event_type) ||
+      compareText(a.service, b.service) ||
+      compareText(a.dimension, b.dimension) ||
+      compareText(a.unit, b.unit),
   );
   return grouped(ordered, (row) => serviceKey(row.event_type, row.service));
 }
-
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** One session's priced parts, by provider, event type and service (usage_parts_by_session). */
 export async function partsBySessionItem(

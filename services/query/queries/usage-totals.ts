@@ -4,7 +4,7 @@ import type { CostLine } from '../cost-tally.ts';
 import type { InstantRange } from '../routes/date-bounds.ts';
 import type { Period } from '../timeline-buckets.ts';
 import { isUtcZone } from '../../shared/zoned-time.ts';
-import type { Read } from './together.ts';
+import { readRows, type Read } from './together.ts';
 import { alignRange, DAY_MS, QUARTER_HOUR_MS, splitRange } from './range-split.ts';
 
 // Aliases differ from the column names: ClickHouse would resolve a column to a same-named alias.
@@ -81,9 +81,7 @@ export function usageSpanOf([row]: readonly UsageSpanRow[]): UsageSpan | null {
 
 /** The span of a user's usage, or null without usage. */
 export async function usageSpan(ch: ClickHouse, userId: string): Promise<UsageSpan | null> {
-  const { sql, params } = usageSpanRead(ch, userId);
-  const result = await ch.client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
-  return usageSpanOf(await result.json<UsageSpanRow>());
+  return usageSpanOf(await readRows<UsageSpanRow>(ch, usageSpanRead(ch, userId)));
 }
 
 export interface TimelineLine extends CostLine {
