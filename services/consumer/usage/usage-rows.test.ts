@@ -246,6 +246,44 @@ describe('usage rows of corrections', () => {
   });
 });
 
+describe('usage rows without claims (the embedded journal)', () => {
+  let card: RateCard;
+  beforeAll(async () => {
+    card = await loadRateCard(DEFAULT_RATE_CARD_URL);
+  });
+
+  it('keeps an event the id index names that usage_events does not hold, asking usage_events only for those', async () => {
+    const [uncommitted, held, unknown] = [record(), record(), record()];
+    const steps: string[] = [];
+    const asked: string[][] = [];
+    const ch = fakeClickHouse({
+      stored: new Set([keyOf(uncommitted), keyOf(held)]),
+      places: new Map([[keyOf(held), [{ partition: 0, offset: '9' }]]]),
+      steps,
+      asked,
+    }).ch;
+    const { rows } = await usageRows({ ch, card, claims: null }, [group([uncommitted, held, unknown], 'round-1')]);
+    expect(rows.map(({ row }) => row.id)).toEqual([uncommitted.event_id, unknown.event_id]);
+    expect(steps).toEqual(['lookup', 'where']);
+    expect(asked).toEqual([
+      [keyOf(uncommitted), keyOf(held), keyOf(unknown)],
+      [keyOf(uncommitted), keyOf(held)],
+    ]);
+  });
+
+  it('asks usage_events nothing when the index names none, nor for a batch replayed after the views were rebuilt', async () => {
+    const steps: string[] = [];
+    const [named, fresh] = [record(), record()];
+    const ch = fakeClickHouse({ stored: new Set([keyOf(named)]), steps }).ch;
+    const { rows } = await usageRows({ ch, card, claims: null }, [
+      group([named], 'round-1', true),
+      group([fresh], 'round-1'),
+    ]);
+    expect(rows.map(({ row }) => row.id)).toEqual([fresh.event_id]);
+    expect(steps).toEqual(['lookup']);
+  });
+});
+
 describe('usage rows that first store their session', () => {
   let card: RateCard;
   beforeAll(async () => {

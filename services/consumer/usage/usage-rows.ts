@@ -30,7 +30,7 @@ export interface UsageRowsDeps {
   readonly card: RateCard;
   /** The built-in prices beneath the card; null or absent: the card alone. */
   readonly catalogs?: Catalogs | null;
-  /** null in the embedded mode: one writer, flushes one at a time, nothing replayed. */
+  /** null in the embedded mode: one writer, one round at a time, a round replayed only after a restart. */
   readonly claims: EventClaims | null;
   /** The sessions found counted before, not looked up again; absent: every session is looked up. */
   readonly counted?: CountedSessions;
@@ -110,6 +110,7 @@ export async function usageRows<I extends UsageItem>(
     askedWhere.length === 0 ? new Map<string, RecordSource[]>() : storedEventPlaces(ch, askedWhere),
     sessions.size === 0 ? new Map<string, SessionMark[]>() : storedSessionMarks(ch, [...sessions.values()]),
   ]);
+  if (claims === null) await confirmInSource(ch, groups, firsts, stored);
   const storedElsewhere = (key: string, { source }: I) =>
     (places.get(key) ?? []).some(({ partition, offset }) => partition !== source.partition || offset !== source.offset);
   // Without claims (the embedded mode) the first batch holding an id keeps it; with them, the one whose claim holds.
@@ -137,6 +138,33 @@ export async function usageRows<I extends UsageItem>(
   // batch's own decision to keep the event (a kept claim that is not fresh is never looked up).
   await Promise.all(claimed.map(({ token, stored: found }) => claims.release(found, token)));
   return { rows: kept, claimed: claimed.map(({ token, keys }) => ({ token, keys })) };
+}
+
+/**
+ * Leaves in `stored` only the events usage_events holds, of those the id index named for a batch that
+ * is not `storedWins`; the index is read first because it answers by primary key, and usage_events is
+ * read only when the index names any (a client's resend). The index is a view written beside
+ * usage_events (parallel_view_processing): a round whose insert failed can leave it holding events
+ * whose usage_events part was never committed. Without claims (the embedded journal's one writer) the
+ * only round that can meet them is that round's replay, under its own token after a restart, and it
+ * must keep them: the views that took them drop the repeat, and usage_events takes it. A batch with
+ * `storedWins` replays after the views were rebuilt from usage_events, whose index is then exact.
+ */
+async function confirmInSource<I extends UsageItem>(
+  ch: ClickHouse,
+  groups: readonly UsageGroup<I>[],
+  firsts: readonly Map<string, I>[],
+  stored: Set<string>,
+): Promise<void> {
+  const named = firsts.flatMap((byKey, i) =>
+    groups[i]!.storedWins ? [] : [...byKey].filter(([key]) => stored.has(key)).map(([, { record }]) => record),
+  );
+  if (named.length === 0) return;
+  const held = await storedEventPlaces(ch, named);
+  for (const { user_id, event_id } of named) {
+    const key = eventKey(user_id, event_id);
+    if (!held.has(key)) stored.delete(key);
+  }
 }
 
 /**
