@@ -39,14 +39,14 @@ describe('a round whose materialized view failed, in the embedded journal', () =
   const writer = (liveUsage = new MemoryLiveUsage()) =>
     createRecordWriter({ ch, reads: ch, log, card, claims: null, liveUsage, deadLetterTopic: null });
   let appended = 0;
-  const appendUsage = (journal: RecordJournal, count: number, session = sessionId) => {
+  /** Appends `count` usage events of `session` and gives their records. */
+  const appendUsage = async (journal: RecordJournal, count: number, session = sessionId) => {
+    const records = Array.from({ length: count }, () => makeUsageRecord({ session_id: session, user_id: USER }));
     appended += count;
-    return journal.append(
-      Array.from({ length: count }, () => {
-        const record = makeUsageRecord({ session_id: session, user_id: USER });
-        return JSON.stringify(makeEnvelope('usage', session, record, new Date(), new Date()));
-      }),
+    await journal.append(
+      records.map((record) => JSON.stringify(makeEnvelope('usage', session, record, new Date(), new Date()))),
     );
+    return records;
   };
   const failView = () => ch.client.command({ query: `ALTER TABLE ${view()} ADD CONSTRAINT fault_injected CHECK 0` });
   const healView = () => ch.client.command({ query: `ALTER TABLE ${view()} DROP CONSTRAINT fault_injected` });
@@ -185,11 +185,7 @@ describe('a round whose materialized view failed, in the embedded journal', () =
     const journal = await RecordJournal.open(journalDir);
     const runner = startJournalRunner({ journal, writer: writer(), log, afterRebuild: false });
     await ch.client.command({ query: `ALTER TABLE ${source} ADD CONSTRAINT fault_injected CHECK 0` });
-    const records = Array.from({ length: 3 }, () => makeUsageRecord({ session_id: sessionId, user_id: USER }));
-    appended += records.length;
-    await journal.append(
-      records.map((record) => JSON.stringify(makeEnvelope('usage', sessionId, record, new Date(), new Date()))),
-    );
+    const records = await appendUsage(journal, 3);
     await eventually(async () => expect(runner.stalled(0)).not.toBeNull(), 30_000);
     await runner.stop();
     await ch.client.command({ query: `ALTER TABLE ${source} DROP CONSTRAINT fault_injected` });
